@@ -1,0 +1,25 @@
+"""jaxtire: every tire equation of motorsport vehicle dynamics in pure, functional JAX.
+
+Public API::
+
+    params = jaxtire.load_tir(path)            # .tir file -> MFParams pytree
+    jaxtire.save_tir(params, path)
+    out = jaxtire.mf_forces(params, kappa, alpha, gamma, fz, vx=..., surface=...)
+    out.fx, out.fy, out.mz                      # SI units, TYDEX / ISO-W axes
+    jaxtire.magic_formula(x, B, C, D, E, Sh, Sv); jaxtire.magic_formula_direct(x, B, C, D, E)
+    jaxtire.surfaces.preset_table()
+"""
+
+from jaxtire import surfaces
+from jaxtire.forces import TireForces
+from jaxtire.magic_formula import magic_formula, magic_formula_direct
+from jaxtire.mf61 import mf_forces
+from jaxtire.params import MFParams, make_params
+from jaxtire.slip import slip_angle, slip_ratio
+from jaxtire.tir import TirError, data_path, default_tire, load_tir, save_tir
+
+__all__ = [
+    "MFParams", "TireForces", "TirError", "data_path", "default_tire", "load_tir", "magic_formula",
+    "magic_formula_direct", "make_params", "mf_forces", "save_tir", "slip_angle", "slip_ratio", "surfaces",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,46 @@
+"""The Magic Formula curve itself (Pacejka, *Tire and Vehicle Dynamics*, 3rd ed., §4.3).
+
+General form with shifts::
+
+    x1 = x + Sh
+    y  = D sin(C atan(B x1 - E (B x1 - atan(B x1)))) + Sv
+
+* ``B`` stiffness factor, ``C`` shape factor, ``D`` peak value, ``E`` curvature.
+* ``B C D`` is the slope at ``x1 = 0`` (the slip stiffness).
+* The peak ``D + Sv`` is reached where ``C atan(...) = pi/2``.
+
+Direct variant (the TLabVehiclePhysics / C# evaluation)::
+
+    y = D sin(C atan(B x - E atan(B x - atan(B x))))
+
+Both are plain elementwise functions: every argument broadcasts, so one call
+evaluates a whole batch of curves, and both are smooth in every argument.
+Units are those of the caller (``x`` slip in [-] or [rad], ``D`` in [N] or [-]).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+
+def magic_formula(x, B, C, D, E, Sh=0.0, Sv=0.0):
+    """General Magic Formula ``D sin(C atan(B x1 - E (B x1 - atan(B x1)))) + Sv``, ``x1 = x + Sh``."""
+    bx = B * (x + Sh)
+    return D * jnp.sin(C * jnp.arctan(bx - E * (bx - jnp.arctan(bx)))) + Sv
+
+
+def magic_formula_direct(x, B, C, D, E):
+    """Direct variant ``D sin(C atan(B x - E atan(B x - atan(B x))))``."""
+    bx = B * x
+    return D * jnp.sin(C * jnp.arctan(bx - E * jnp.arctan(bx - jnp.arctan(bx))))
+
+
+def peak_phase(x, B, C, E, Sh=0.0):
+    """The sine's phase ``C atan(B x1 - E (B x1 - atan(B x1)))``; ``|phase| > pi/2`` means past the peak."""
+    bx = B * (x + Sh)
+    return C * jnp.arctan(bx - E * (bx - jnp.arctan(bx)))
+
+
+def cosine_weight(x, B, C, E, Sh=0.0):
+    """Cosine-form weighting used by combined slip: ``cos(C atan(B x1 - E (B x1 - atan(B x1))))``."""
+    return jnp.cos(peak_phase(x, B, C, E, Sh))

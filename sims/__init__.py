@@ -1,0 +1,1 @@
+"""sims: vehicle models, lax.scan rollouts, fleets, scenarios and environments built on jaxtire."""
