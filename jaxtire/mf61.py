@@ -110,6 +110,7 @@ class _Fx0(NamedTuple):
     kxk: jax.Array
     mux: jax.Array
     phase: jax.Array
+    svx: jax.Array
 
 
 def _fx0(p: MFParams, c: _Common, kappa) -> _Fx0:
@@ -124,7 +125,7 @@ def _fx0(p: MFParams, c: _Common, kappa) -> _Fx0:
     ex = jnp.minimum((p.PEX1 + p.PEX2 * c.dfz + p.PEX3 * c.dfz**2) * (1.0 - p.PEX4 * jnp.sign(kx)) * p.LEX, 1.0)
     bx = safe_div(kxk, cx * dx)
     phase = peak_phase(kx, bx, cx, ex)
-    return _Fx0(dx * jnp.sin(phase) + svx, kxk, mux, phase)
+    return _Fx0(dx * jnp.sin(phase) + svx, kxk, mux, phase, svx)
 
 
 class _Fy0(NamedTuple):
@@ -314,3 +315,23 @@ def slip_stiffness(params: MFParams, fz=None, surface=None):
     grip = 1.0 if surface is None else surface.grip
     c = _common(params, fz, jnp.zeros_like(fz), None, grip, 0.0)
     return _fx0(params, c, 0.0).kxk
+
+
+class PeakValues(NamedTuple):
+    """Extreme values of the pure-slip curves [N]: ``D + SV`` and ``-D + SV`` per axis."""
+
+    fx_max: jax.Array
+    fx_min: jax.Array
+    fy_max: jax.Array
+    fy_min: jax.Array
+
+
+def peak_values(params: MFParams, fz=None, gamma=0.0, surface=None) -> PeakValues:
+    """Analytic extremes of the pure-slip Fx0 and Fy0 curves (reached where ``|C atan(...)| = pi/2``, for C > 1)."""
+    fz = params.FNOMIN if fz is None else jnp.asarray(fz)
+    grip = 1.0 if surface is None else surface.grip
+    c = _common(params, fz, jnp.asarray(gamma), None, grip, 0.0)
+    x = _fx0(params, c, 0.0)
+    y = _fy0(params, c, 0.0, c.gs)
+    dx, dy = x.mux * fz, y.muy * fz
+    return PeakValues(dx + x.svx, -dx + x.svx, dy + y.svy, -dy + y.svy)

@@ -104,7 +104,7 @@ def read_entries(path) -> list[tuple[int, str, str, str, object]]:
         if m and section is not None:
             parsed = _parse_value(m.group(2))
             if parsed is None:
-                raise TirError(f"{path}:{lineno}: malformed value in line {line.strip()!r}")
+                raise TirError(f"{path}, line {lineno}: malformed value in line {line.strip()!r}")
             records.append((lineno, section, m.group(1).upper(), parsed[0], parsed[1]))
             continue
         body = s.split("$", 1)[0].strip()
@@ -115,7 +115,7 @@ def read_entries(path) -> list[tuple[int, str, str, str, object]]:
             records.append((lineno, section, "", body, None))
             continue
         where = "before any [SECTION]" if section is None else f"in [{section}]"
-        raise TirError(f"{path}:{lineno}: cannot parse line {where}: {line.strip()!r}")
+        raise TirError(f"{path}, line {lineno}: cannot parse line {where}: {line.strip()!r}")
     return records
 
 
@@ -130,23 +130,23 @@ def load_tir(path, *, dtype=None) -> MFParams:
     for lineno, section, key, raw, value in records:
         if key:
             if (section, key) in seen:
-                raise TirError(f"{path}:{lineno}: duplicate key {key} in [{section}] "
+                raise TirError(f"{path}, line {lineno}: duplicate key {key} in [{section}] "
                                f"(first on line {seen[section, key]})")
             seen[section, key] = lineno
         if key in COEFFICIENT_SECTION:
             if not isinstance(value, float):
-                raise TirError(f"{path}:{lineno}: {key} must be a number, got {raw!r}")
+                raise TirError(f"{path}, line {lineno}: {key} must be a number, got {raw!r}")
             values[key] = value
             continue
         if key == "FITTYP":
             if not isinstance(value, float) or value != int(value):
-                raise TirError(f"{path}:{lineno}: FITTYP must be an integer, got {raw!r}")
+                raise TirError(f"{path}, line {lineno}: FITTYP must be an integer, got {raw!r}")
             fittyp = int(value)
             continue
         if section == "UNITS" and key in _UNITS:
             unit = str(value).strip().lower()
             if unit not in _UNITS[key]:
-                raise TirError(f"{path}:{lineno}: {key} unit {raw} is not supported; use {_UNITS[key][0]!r} (SI)")
+                raise TirError(f"{path}, line {lineno}: {key} unit {raw} is not supported; use {_UNITS[key][0]!r} (SI)")
         meta.append((section, key, raw))
     try:
         params = make_params(values, fittyp=fittyp, meta=tuple(meta), dtype=dtype, source=str(path))

@@ -24,3 +24,12 @@ def tir_path(name: str = "TNO_car205_60R15.tir") -> Path:
 def tnop():
     import jaxtire
     return jaxtire.load_tir(tir_path())
+
+
+@pytest.fixture
+def x64():
+    """Run a test in float64 (restores the previous setting afterwards)."""
+    import jax
+
+    with jax.enable_x64(True):
+        yield
