@@ -8,6 +8,7 @@ of the discarded branch can produce NaN or inf.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 #: Small positive number used to regularise denominators (same role as MFeval's eps).
@@ -50,3 +51,8 @@ def smooth_sign(x, width):
 def sign_nonzero(x):
     """``sign(x)`` but +1 at ``x == 0`` (used where MF needs a sign that is never 0)."""
     return jnp.where(x >= 0, 1.0, -1.0).astype(jnp.result_type(x))
+
+
+def cos_atan(x):
+    """``cos(atan(x)) = 1 / sqrt(1 + x^2)``, exact identity without the two transcendental calls."""
+    return jax.lax.rsqrt(1.0 + x * x)

@@ -59,7 +59,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtire._math import safe_div, safe_norm, safe_pow, safe_sqrt, sign_nonzero
+from jaxtire._math import cos_atan, safe_div, safe_norm, safe_pow, safe_sqrt
 from jaxtire.forces import TireForces
 from jaxtire.magic_formula import peak_phase
 from jaxtire.params import MFParams
@@ -165,7 +165,7 @@ def _fy0(p: MFParams, c: _Common, alpha_s, gs) -> _Fy0:
 
 def _gxa(p: MFParams, c: _Common, kappa, alpha_s):
     """Weighting of Fx by slip angle, ``Gxa`` (eqs. 4.E54-4.E57)."""
-    bxa = (p.RBX1 + p.RBX3 * c.gs**2) * jnp.cos(jnp.arctan(p.RBX2 * kappa)) * p.LXAL
+    bxa = (p.RBX1 + p.RBX3 * c.gs**2) * cos_atan(p.RBX2 * kappa) * p.LXAL
     cxa = p.RCX1
     exa = jnp.minimum(p.REX1 + p.REX2 * c.dfz, 1.0)
     shxa = p.RHX1
@@ -174,12 +174,12 @@ def _gxa(p: MFParams, c: _Common, kappa, alpha_s):
 
 def _gyk(p: MFParams, c: _Common, kappa, alpha_s, gs, muy):
     """Weighting of Fy by slip ratio ``Gyk`` and the kappa-induced side force ``SVyk`` (eqs. 4.E58-4.E67)."""
-    byk = (p.RBY1 + p.RBY4 * gs**2) * jnp.cos(jnp.arctan(p.RBY2 * (alpha_s - p.RBY3))) * p.LYKA
+    byk = (p.RBY1 + p.RBY4 * gs**2) * cos_atan(p.RBY2 * (alpha_s - p.RBY3)) * p.LYKA
     cyk = p.RCY1
     eyk = jnp.minimum(p.REY1 + p.REY2 * c.dfz, 1.0)
     shyk = p.RHY1 + p.RHY2 * c.dfz
     gyk = jnp.cos(peak_phase(kappa, byk, cyk, eyk, shyk)) / jnp.cos(peak_phase(shyk, byk, cyk, eyk))
-    dvyk = muy * c.fz * (p.RVY1 + p.RVY2 * c.dfz + p.RVY3 * gs) * jnp.cos(jnp.arctan(p.RVY4 * alpha_s))
+    dvyk = muy * c.fz * (p.RVY1 + p.RVY2 * c.dfz + p.RVY3 * gs) * cos_atan(p.RVY4 * alpha_s)
     svyk = dvyk * jnp.sin(p.RVY5 * jnp.arctan(p.RVY6 * kappa)) * p.LVYKA * c.w_low
     return gyk, svyk
 
@@ -187,7 +187,7 @@ def _gyk(p: MFParams, c: _Common, kappa, alpha_s, gs, muy):
 def _mz(p: MFParams, c: _Common, kappa, alpha, alpha_s, fy, fy_g0, fx, y: _Fy0, kxk, combined: bool):
     """Aligning torque from pneumatic trail and residual torque (eqs. 4.E31-4.E49, 4.E71-4.E78)."""
     r0 = p.UNLOADED_RADIUS
-    cos_a = jnp.cos(alpha)
+    cos_a = cos_atan(alpha_s)  # cos(alpha) for |alpha| < pi/2
     gz = c.gz
     sht = p.QHZ1 + p.QHZ2 * c.dfz + (p.QHZ3 + p.QHZ4 * c.dfz) * gz
     alpha_t = alpha_s + sht
@@ -212,7 +212,7 @@ def _mz(p: MFParams, c: _Common, kappa, alpha, alpha_s, fy, fy_g0, fx, y: _Fy0, 
         alpha_t = safe_sqrt(alpha_t**2 + ratio2) * jnp.sign(alpha_t)
         alpha_r = safe_sqrt(alpha_r**2 + ratio2) * jnp.sign(alpha_r)
     t = dt * jnp.cos(peak_phase(alpha_t, bt, ct, et)) * cos_a
-    mzr = dr * jnp.cos(jnp.arctan(br * alpha_r))
+    mzr = dr * cos_atan(br * alpha_r)
     mz = -t * fy_g0 + mzr
     if combined:
         s = r0 * (p.SSZ1 + p.SSZ2 * (fy / c.fz0p) + (p.SSZ3 + p.SSZ4 * c.dfz) * gz) * p.LS
