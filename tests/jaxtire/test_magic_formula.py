@@ -1,0 +1,69 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxtire.magic_formula import cosine_weight, magic_formula, magic_formula_direct, peak_phase
+
+B, C, D, E = 10.0, 1.6, 1.35, -0.6
+
+
+def _np_general(x, B, C, D, E, Sh=0.0, Sv=0.0):
+    bx = B * (x + Sh)
+    return D * np.sin(C * np.arctan(bx - E * (bx - np.arctan(bx)))) + Sv
+
+
+def test_general_matches_numpy_and_shifts(x64):
+    x = np.linspace(-1, 1, 201)
+    np.testing.assert_allclose(magic_formula(x, B, C, D, E, 0.01, 0.02), _np_general(x, B, C, D, E, 0.01, 0.02), rtol=1e-13)
+    np.testing.assert_allclose(magic_formula(x, B, C, D, E, 0.01, 0.02), magic_formula(x + 0.01, B, C, D, E) + 0.02, rtol=1e-12)
+
+
+def test_direct_variant_known_values(x64):
+    # by hand: x = 0.1 -> Bx = 1, atan(1) = pi/4, inner = 1 - atan(1) = 0.2146..., E*atan(inner) = -0.6*0.2114...
+    bx = 1.0
+    inner = bx - np.arctan(bx)
+    expected = D * np.sin(C * np.arctan(bx - E * np.arctan(inner)))
+    np.testing.assert_allclose(float(magic_formula_direct(0.1, B, C, D, E)), expected, rtol=1e-14)
+    # with E = 0 both variants are D sin(C atan(Bx))
+    x = np.linspace(-0.5, 0.5, 11)
+    np.testing.assert_allclose(magic_formula_direct(x, B, C, D, 0.0), magic_formula(x, B, C, D, 0.0), rtol=1e-14)
+
+
+def test_peak_is_d_and_slope_is_bcd(x64):
+    x = np.linspace(0, 1, 200001)
+    y = np.asarray(magic_formula(x, B, C, D, E))
+    np.testing.assert_allclose(y.max(), D, rtol=1e-9)
+    # the sine's phase is pi/2 at the peak
+    np.testing.assert_allclose(float(peak_phase(x[y.argmax()], B, C, E)), np.pi / 2, atol=1e-4)
+    np.testing.assert_allclose(float(jax.grad(magic_formula)(0.0, B, C, D, E)), B * C * D, rtol=1e-14)
+    np.testing.assert_allclose(float(jax.grad(magic_formula_direct)(0.0, B, C, D, E)), B * C * D, rtol=1e-14)
+
+
+def test_odd_symmetry_and_cosine_weight():
+    x = jnp.linspace(0, 1, 101)
+    np.testing.assert_allclose(magic_formula(-x, B, C, D, E), -magic_formula(x, B, C, D, E), atol=1e-6)
+    np.testing.assert_allclose(magic_formula_direct(-x, B, C, D, E), -magic_formula_direct(x, B, C, D, E), atol=1e-6)
+    w = cosine_weight(x, 5.0, 1.0, 0.0)
+    np.testing.assert_allclose(w, 1 / np.sqrt(1 + (5.0 * np.asarray(x)) ** 2), rtol=1e-5)
+
+
+def test_broadcasts_over_coefficients():
+    x = jnp.linspace(-0.2, 0.2, 5)[None, :]
+    Bs = jnp.array([8.0, 10.0, 12.0])[:, None]
+    out = magic_formula(x, Bs, C, D, E)
+    assert out.shape == (3, 5)
+    np.testing.assert_allclose(out[1], magic_formula(x[0], 10.0, C, D, E), rtol=1e-6)
+
+
+@pytest.mark.parametrize("f", [magic_formula, magic_formula_direct])
+def test_gradients_finite_and_match_fd(f, x64):
+    args = (0.05, B, C, D, E)
+    g = jax.grad(f, argnums=(0, 1, 2, 3, 4))(*args)
+    for i, gi in enumerate(g):
+        h = 1e-6
+        up, dn = list(args), list(args)
+        up[i] += h; dn[i] -= h
+        np.testing.assert_allclose(float(gi), (f(*up) - f(*dn)) / (2 * h), rtol=1e-6, atol=1e-9)
+    g0 = jax.grad(f, argnums=(0, 1, 2, 3, 4))(0.0, B, C, D, E)
+    assert all(np.isfinite(float(v)) for v in g0)

@@ -1,0 +1,43 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxtire.slip import V_REG, regularised_speed, slip_angle, slip_ratio
+
+
+def test_slip_ratio_driving_braking_lockup():
+    r = 0.3
+    assert float(slip_ratio(0.0, r, 30.0)) == pytest.approx(-1.0, rel=2e-4)  # locked wheel
+    assert float(slip_ratio(30.0 / r, r, 30.0)) == pytest.approx(0.0, abs=1e-6)  # free rolling
+    assert float(slip_ratio(1.1 * 30.0 / r, r, 30.0)) == pytest.approx(0.1, rel=2e-4)  # driving
+    assert float(slip_ratio(0.9 * 30.0 / r, r, 30.0)) == pytest.approx(-0.1, rel=2e-4)  # braking
+
+
+def test_regularisation_error_bound_and_standstill():
+    vx = jnp.array([2.0, 5.0, 20.0])
+    exact = jnp.abs(vx)
+    rel = regularised_speed(vx) / exact - 1
+    assert bool(jnp.all(rel <= 0.5 * (V_REG / vx) ** 2 + 1e-7))
+    # standstill: finite, zero for a still wheel, bounded for a spinning one
+    assert float(slip_ratio(0.0, 0.3, 0.0)) == 0.0
+    assert float(slip_ratio(10.0, 0.3, 0.0)) == pytest.approx(3.0 / V_REG)
+
+
+def test_slip_angle_values():
+    assert float(slip_angle(20.0, 2.0)) == pytest.approx(np.arctan2(2.0, np.hypot(20.0, V_REG)), rel=1e-6)
+    assert float(slip_angle(0.0, 0.0)) == 0.0
+    # driving backwards uses |vx|: the same sign convention
+    assert float(slip_angle(-20.0, 2.0)) == pytest.approx(float(slip_angle(20.0, 2.0)))
+    # bounded by pi/2 even sliding sideways at standstill
+    assert abs(float(slip_angle(0.0, 50.0))) < np.pi / 2
+
+
+def test_gradients_finite_at_standstill_and_match_fd(x64):
+    g = jax.grad(lambda w, v: slip_ratio(w, 0.3, v), argnums=(0, 1))(0.0, 0.0)
+    assert all(np.isfinite(float(x)) for x in g)
+    g = jax.grad(slip_angle, argnums=(0, 1))(0.0, 0.0)
+    assert all(np.isfinite(float(x)) for x in g)
+    f = lambda v: slip_ratio(40.0, 0.3, v)
+    h = 1e-6
+    np.testing.assert_allclose(float(jax.grad(f)(7.0)), (f(7.0 + h) - f(7.0 - h)) / (2 * h), rtol=1e-7)
