@@ -22,23 +22,25 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from jaxtire._math import atan
+
 
 def magic_formula(x, B, C, D, E, Sh=0.0, Sv=0.0):
     """General Magic Formula ``D sin(C atan(B x1 - E (B x1 - atan(B x1)))) + Sv``, ``x1 = x + Sh``."""
     bx = B * (x + Sh)
-    return D * jnp.sin(C * jnp.arctan(bx - E * (bx - jnp.arctan(bx)))) + Sv
+    return D * jnp.sin(C * atan(bx - E * (bx - atan(bx)))) + Sv
 
 
 def magic_formula_direct(x, B, C, D, E):
     """Direct variant ``D sin(C atan(B x - E atan(B x - atan(B x))))``."""
     bx = B * x
-    return D * jnp.sin(C * jnp.arctan(bx - E * jnp.arctan(bx - jnp.arctan(bx))))
+    return D * jnp.sin(C * atan(bx - E * atan(bx - atan(bx))))
 
 
 def peak_phase(x, B, C, E, Sh=0.0):
     """The sine's phase ``C atan(B x1 - E (B x1 - atan(B x1)))``; ``|phase| > pi/2`` means past the peak."""
     bx = B * (x + Sh)
-    return C * jnp.arctan(bx - E * (bx - jnp.arctan(bx)))
+    return C * atan(bx - E * (bx - atan(bx)))
 
 
 def cosine_weight(x, B, C, E, Sh=0.0):

@@ -59,7 +59,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtire._math import cos_atan, safe_div, safe_norm, safe_pow, safe_sqrt
+from jaxtire._math import atan, cos_atan, safe_div, safe_norm, safe_pow, safe_sqrt
 from jaxtire.forces import TireForces
 from jaxtire.magic_formula import peak_phase
 from jaxtire.params import MFParams
@@ -143,7 +143,7 @@ def _fy0(p: MFParams, c: _Common, alpha_s, gs) -> _Fy0:
     """Pure lateral slip ``Fy0`` (Pacejka 2012, eqs. 4.E19-4.E30); ``alpha_s = tan(alpha)``, ``gs`` the camber term."""
     pky4 = 2.0 if p.is_mf52 else p.PKY4
     kya = (p.PKY1 * c.fz0p * (1.0 + p.PPY1 * c.dpi) * (1.0 - p.PKY3 * jnp.abs(gs))
-           * jnp.sin(pky4 * jnp.arctan(c.fz / ((p.PKY2 + p.PKY5 * gs**2) * (1.0 + p.PPY2 * c.dpi) * c.fz0p))) * p.LKY)
+           * jnp.sin(pky4 * atan(c.fz / ((p.PKY2 + p.PKY5 * gs**2) * (1.0 + p.PPY2 * c.dpi) * c.fz0p))) * p.LKY)
     if p.is_mf52:
         svyg = c.fz * (p.PVY3 + p.PVY4 * c.dfz) * gs * p.LVY * c.lmuy_p
         shy_camber = p.PHY3 * gs
@@ -180,7 +180,7 @@ def _gyk(p: MFParams, c: _Common, kappa, alpha_s, gs, muy):
     shyk = p.RHY1 + p.RHY2 * c.dfz
     gyk = jnp.cos(peak_phase(kappa, byk, cyk, eyk, shyk)) / jnp.cos(peak_phase(shyk, byk, cyk, eyk))
     dvyk = muy * c.fz * (p.RVY1 + p.RVY2 * c.dfz + p.RVY3 * gs) * cos_atan(p.RVY4 * alpha_s)
-    svyk = dvyk * jnp.sin(p.RVY5 * jnp.arctan(p.RVY6 * kappa)) * p.LVYKA * c.w_low
+    svyk = dvyk * jnp.sin(p.RVY5 * atan(p.RVY6 * kappa)) * p.LVYKA * c.w_low
     return gyk, svyk
 
 
@@ -206,7 +206,7 @@ def _mz(p: MFParams, c: _Common, kappa, alpha, alpha_s, fy, fy_g0, fx, y: _Fy0, 
     dr = dr * cos_a * c.w_low
     br = p.QBZ9 * p.LKY / c.lmuy + p.QBZ10 * y.by * y.cy
     et = jnp.minimum((p.QEZ1 + p.QEZ2 * c.dfz + p.QEZ3 * c.dfz**2)
-                     * (1.0 + (p.QEZ4 + p.QEZ5 * gz) * (2.0 / np.pi) * jnp.arctan(bt * ct * alpha_t)), 1.0)
+                     * (1.0 + (p.QEZ4 + p.QEZ5 * gz) * (2.0 / np.pi) * atan(bt * ct * alpha_t)), 1.0)
     if combined:
         ratio2 = safe_div(kxk, y.kya) ** 2 * kappa**2
         alpha_t = safe_sqrt(alpha_t**2 + ratio2) * jnp.sign(alpha_t)
@@ -227,9 +227,9 @@ def _mx(p: MFParams, c: _Common, gamma, fy):
     if p.is_mf52:
         return r0 * c.fz * (p.QSX1 * p.LVMX - p.QSX2 * gamma + p.QSX3 * fyn) * p.LMX
     inner = (p.QSX1 * p.LVMX - p.QSX2 * gamma * (1.0 + p.PPMX1 * c.dpi) + p.QSX3 * fyn
-             + p.QSX4 * jnp.cos(p.QSX5 * jnp.arctan((p.QSX6 * fzn) ** 2))
-             * jnp.sin(p.QSX7 * gamma + p.QSX8 * jnp.arctan(p.QSX9 * fyn))
-             + p.QSX10 * jnp.arctan(p.QSX11 * fzn) * gamma)
+             + p.QSX4 * jnp.cos(p.QSX5 * atan((p.QSX6 * fzn) ** 2))
+             * jnp.sin(p.QSX7 * gamma + p.QSX8 * atan(p.QSX9 * fyn))
+             + p.QSX10 * atan(p.QSX11 * fzn) * gamma)
     return r0 * c.fz * p.LMX * inner + r0 * p.LMX * (fy * (p.QSX13 + p.QSX14 * jnp.abs(gamma))
                                                      - c.fz * p.QSX12 * gamma * jnp.abs(gamma))
 
