@@ -1,0 +1,98 @@
+"""Two-piece spline friction curve of game engines (Unity ``WheelFrictionCurve``).
+
+The curve maps a slip measure ``s`` (the host's units: slip ratio, slip angle
+or slip speed) to a force (the host's units, usually N).  It is odd in ``s``;
+for ``s >= 0``, with ``xe, ye`` the extremum and ``xa, ya`` the asymptote knots
+and ``k`` the ``stiffness`` multiplier::
+
+    0 <= s < xe:    u = s / xe
+                    F = k ye (u + u^2 - u^3)
+    xe <= s:        v = min((s - xe) / (xa - xe), 1)
+                    F = k (ye + (ya - ye) (3 v^2 - 2 v^3))
+
+Both pieces are cubic Hermite segments on the unit interval, with the basis
+``h00 = 2u^3 - 3u^2 + 1``, ``h10 = u^3 - 2u^2 + u``, ``h01 = -2u^3 + 3u^2``,
+``h11 = u^3 - u^2``:
+
+* first piece: ``p0 = 0``, ``p1 = ye``, tangents (per unit ``u``) ``m0 = ye``,
+  ``m1 = 0``, i.e. ``F = ye (h01 + h10)``: it leaves the origin with the secant
+  slope ``ye / xe``, reaches the extremum with zero slope and is monotone in
+  between (``dF/du = ye (1 - u)(1 + 3u) >= 0``);
+* second piece: ``p0 = ye``, ``p1 = ya``, ``m0 = m1 = 0`` (a smoothstep), zero
+  slope at both knots; flat at ``ya`` beyond ``xa``.
+
+The first-piece tangent is the one choice the Unity reference leaves open
+(it fixes only the knots and the zero tangents there); ``m0 = ye`` is, to our
+knowledge, the choice of the PhysX 2 tire function (``NxTireFunctionDesc``)
+under the original WheelCollider.  The curve is C1 everywhere (a kink-free
+force) except that its second derivative jumps at the knots.  Defaults are
+Unity's: ``extremumSlip`` 1, ``extremumValue`` 20000, ``asymptoteSlip`` 2,
+``asymptoteValue`` 10000, ``stiffness`` 1.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtire.simple import check_range
+
+
+class SplineParams(NamedTuple):
+    """Spline friction curve parameters (a pytree; build with :func:`make_spline`).
+
+    ``extremum_slip`` / ``asymptote_slip`` in the host's slip units,
+    ``extremum_value`` / ``asymptote_value`` in force units, ``stiffness`` [-]
+    multiplies both values.  Leaves may carry a leading batch axis.
+    """
+
+    extremum_slip: Any = 1.0
+    extremum_value: Any = 20000.0
+    asymptote_slip: Any = 2.0
+    asymptote_value: Any = 10000.0
+    stiffness: Any = 1.0
+
+
+def make_spline(extremum_slip=1.0, extremum_value=20000.0, asymptote_slip=2.0, asymptote_value=10000.0,
+                stiffness=1.0, *, dtype=None) -> SplineParams:
+    """Validated :class:`SplineParams` (defaults: Unity's ``WheelFrictionCurve``).
+
+    Raises ``ValueError`` naming the field unless ``extremum_slip > 0``,
+    ``asymptote_slip > extremum_slip``, ``extremum_value >= 0``,
+    ``asymptote_value >= 0`` and ``stiffness >= 0`` (all finite, elementwise for arrays).
+    """
+    src = "SplineParams"
+    check_range("extremum_slip", extremum_slip, 0.0, math.inf, False, False, src)
+    check_range("asymptote_slip", asymptote_slip, 0.0, math.inf, False, False, src)
+    check_range("extremum_value", extremum_value, 0.0, math.inf, True, False, src)
+    check_range("asymptote_value", asymptote_value, 0.0, math.inf, True, False, src)
+    check_range("stiffness", stiffness, 0.0, math.inf, True, False, src)
+    xe, xa = np.broadcast_arrays(np.asarray(extremum_slip, np.float64), np.asarray(asymptote_slip, np.float64))
+    bad = ~(xa > xe)
+    if bad.any():
+        i = tuple(int(j) for j in np.argwhere(bad)[0]) if bad.ndim else ()
+        at = f" (at index {i})" if i else ""
+        raise ValueError(f"{src}: asymptote_slip = {xa[i]} must be > extremum_slip = {xe[i]}{at}")
+    dtype = dtype or jnp.result_type(float)
+    return SplineParams(*(jnp.asarray(v, dtype) for v in
+                          (extremum_slip, extremum_value, asymptote_slip, asymptote_value, stiffness)))
+
+
+def spline_curve(params: SplineParams, slip):
+    """The friction force ``F(slip)`` of the two-piece Hermite spline (equations: module docstring).
+
+    Odd in ``slip``; broadcasts ``slip`` against the parameter leaves.  Finite
+    value and gradient everywhere (slope ``stiffness * extremum_value / extremum_slip`` at 0).
+    """
+    p = params
+    s = jnp.asarray(slip)
+    xe, ye, xa, ya = p.extremum_slip, p.extremum_value, p.asymptote_slip, p.asymptote_value
+    u = s / xe
+    first = ye * (u + u * jnp.abs(u) - u * u * u)  # odd extension of ye (u + u^2 - u^3)
+    v = jnp.clip((jnp.abs(s) - xe) / (xa - xe), 0.0, 1.0)
+    sign = jnp.where(s >= 0, 1.0, -1.0).astype(jnp.result_type(first))
+    second = sign * (ye + (ya - ye) * v * v * (3.0 - 2.0 * v))
+    return p.stiffness * jnp.where(jnp.abs(s) < xe, first, second)
