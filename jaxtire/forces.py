@@ -5,8 +5,9 @@ TYDEX / ISO-W axis system (x forward along the wheel heading, y left, z up):
 
 * ``fx`` [N]  longitudinal force, positive when driving (``kappa > 0``);
 * ``fy`` [N]  lateral force, opposing lateral slip (negative for ``alpha > 0``);
-* ``mz`` [N m] aligning torque about z, restoring (negative for ``alpha > 0``
-  with a positive pneumatic trail);
+* ``mz`` [N m] aligning torque about z, ``-t fy`` with pneumatic trail ``t``;
+  with a positive trail it has the sign of ``alpha`` (``fy < 0`` for
+  ``alpha > 0``), turning the wheel towards its direction of travel;
 * ``mx`` [N m] overturning moment; ``my`` [N m] rolling-resistance moment,
   opposing the spin (negative when rolling forward);
 * ``mux``, ``muy`` [-] peak friction coefficients in effect (after load,
