@@ -1,0 +1,361 @@
+"""Environment protocol, spaces and the shared vehicle plumbing of the RL tasks.
+
+Gymnax-style, pure-functional API (every method is a pure function of its arguments, so it can be
+``jit``-ed and ``vmap``-ed over keys *and* over ``params``)::
+
+    env = sims.envs.make("braking")
+    params = env.default_params                        # a pytree: vehicle physics + task settings
+    obs, state = env.reset(key, params)
+    obs, state, reward, done, info = env.step(key, state, action, params)
+
+``step`` resets automatically: when an episode ends (``done = terminated | truncated``), the returned
+``obs`` and ``state`` are those of a fresh episode drawn with the step's key, and ``info["final_obs"]``
+is the observation of the state the episode ended in.  ``info`` always holds the same keys:
+
+* ``terminated`` (bool): the episode ended in a terminal state (off-track, spin, stopped, ...);
+* ``truncated`` (bool): it hit the time limit (``params.max_steps`` steps);
+* ``discount`` (float): ``1 - terminated``;
+* ``final_obs``: the observation before the automatic reset (equal to ``obs`` unless ``done``);
+* ``episode_return``, ``episode_length``: return and number of steps of the episode so far, *including*
+  this step (on ``done``, the finished episode's totals);
+* task metrics (``speed``, ``progress``, ...; see each task).
+
+Spaces (:class:`Box`) give ``shape``, ``dtype``, ``low`` and ``high`` of a single (unbatched)
+observation or action.  Every task takes continuous actions in ``[-1, 1]`` (the mapping to steering,
+throttle and brake is documented per task; actions outside are clipped).
+
+Physics.  Each env step holds the action for ``params.dt`` seconds (default 0.05 s) and advances the
+four-wheel Magic Formula vehicle of :mod:`sims.vehicles.double_track` with ``substeps`` (default 10)
+steps of :func:`sims.integrators.semi_implicit_euler`, i.e. 5 ms, the step at which the stopping
+distance of a braked car is converged to a few per cent.  The tires are evaluated by :mod:`jaxtire`
+only (through the vehicle model); nothing here re-derives a tire equation.
+
+Domain randomisation.  ``params`` holds the base :class:`~sims.vehicles.params.VehicleParams` and
+*ranges* (``mass_scale``, ``mu_scale``, task-specific ones); ``reset`` samples one value per episode
+from them with the reset key and keeps the sample in the state (:class:`Physics`), so changing a range
+never recompiles.  Vmap over a batched ``params`` for one physics per environment.
+
+Dtypes.  Every floating-point leaf of the state, observation and reward has the dtype of the vehicle
+params (float32 by default, float64 for params built under ``jax.enable_x64``); counters are int32, flags
+bool, so ``jnp.where(done, reset_state, state)`` never changes a dtype.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxtire
+from jaxtire.surfaces import preset_table
+from sims.integrators import semi_implicit_euler
+from sims.vehicles import double_track
+from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, VehicleState, make_chassis, make_vehicle
+
+#: Standard gravity [m/s^2].
+G = 9.81
+
+
+class Box(NamedTuple):
+    """A box-shaped space of one observation or action: ``shape`` (tuple), ``dtype`` (numpy dtype) and the
+    element-wise bounds ``low`` / ``high`` (numpy arrays of ``shape``)."""
+
+    shape: tuple
+    dtype: Any
+    low: np.ndarray
+    high: np.ndarray
+
+    def sample(self, key):
+        """A uniform sample (``jax`` array of ``shape`` and ``dtype``)."""
+        return jax.random.uniform(key, self.shape, self.dtype, jnp.asarray(self.low, self.dtype),
+                                  jnp.asarray(self.high, self.dtype))
+
+    def contains(self, x) -> bool:
+        """Whether ``x`` (concrete) has the shape and lies within the bounds."""
+        x = np.asarray(x)
+        return x.shape == tuple(self.shape) and bool(np.all(x >= self.low) and np.all(x <= self.high))
+
+
+def box(n: int, low, high, dtype) -> Box:
+    dtype = np.dtype(dtype)
+    return Box((n,), dtype, np.broadcast_to(np.asarray(low, dtype), (n,)).copy(),
+               np.broadcast_to(np.asarray(high, dtype), (n,)).copy())
+
+
+class Physics(NamedTuple):
+    """What ``reset`` sampled for the episode: ``mass_scale`` [-] on mass and yaw inertia, ``mu_scale``
+    [-] on the tire friction of both axles (``TireScale.mu_x``, ``mu_y``), ``surface_ids`` int32 (4,)
+    per wheel FL, FR, RL, RR into the surface table."""
+
+    mass_scale: Any
+    mu_scale: Any
+    surface_ids: Any
+
+
+class Transition(NamedTuple):
+    """What a task's ``transition`` returns: next state, reward, terminated flag, task metrics (dict)."""
+
+    state: Any
+    reward: Any
+    terminated: Any
+    metrics: dict
+
+
+def dtype_of(params) -> Any:
+    """The floating dtype of the env params (that of the vehicle mass)."""
+    return jnp.asarray(params.vehicle.chassis.mass).dtype
+
+
+def uniform(key, rng, dtype, shape=()):
+    """A uniform sample in ``[rng[0], rng[1]]`` (``rng`` a (2,) array; equal bounds give that value)."""
+    rng = jnp.asarray(rng, dtype)
+    u = jax.random.uniform(key, shape, dtype)
+    return rng[0] + (rng[1] - rng[0]) * u
+
+
+def sample_physics(key, params, surface_ids) -> Physics:
+    """Mass and friction scales from ``params.mass_scale`` / ``params.mu_scale`` and the given surface ids."""
+    dtype = dtype_of(params)
+    k1, k2 = jax.random.split(key)
+    return Physics(uniform(k1, params.mass_scale, dtype), uniform(k2, params.mu_scale, dtype),
+                   jnp.asarray(surface_ids, jnp.int32))
+
+
+def vehicle_for(params, phys: Physics) -> VehicleParams:
+    """The base vehicle of ``params`` with the episode's sampled :class:`Physics` applied."""
+    vp = params.vehicle
+    ch: Chassis = vp.chassis
+    scale = lambda ts: TireScale(ts.mu_x * phys.mu_scale, ts.mu_y * phys.mu_scale, ts.k_x, ts.k_y)  # noqa: E731
+    ch = ch._replace(mass=ch.mass * phys.mass_scale, yaw_inertia=ch.yaw_inertia * phys.mass_scale,
+                     tire_scale_front=scale(ch.tire_scale_front), tire_scale_rear=scale(ch.tire_scale_rear),
+                     surface_ids=phys.surface_ids)
+    return vp._replace(chassis=ch)
+
+
+def advance(vp: VehicleParams, vs: VehicleState, controls: Controls, dt, substeps: int):
+    """``substeps`` semi-implicit Euler steps of the double-track model over ``dt`` with the controls held.
+
+    Returns ``(state, telemetry)``, the :class:`~sims.vehicles.core.Telemetry` (slips, loads, forces) of the
+    last substep (i.e. ``dt / substeps`` before the end of the step)."""
+    h = dt / substeps
+    model = double_track.MODEL
+    if substeps == 1:
+        return semi_implicit_euler(model, vp, vs, controls, h)
+    # one traced copy of the model (a loop carrying the telemetry) keeps the compile time down
+    tel_shape = jax.eval_shape(lambda s: semi_implicit_euler(model, vp, s, controls, h)[1], vs)
+    tel0 = jax.tree.map(lambda a: jnp.zeros(a.shape, a.dtype), tel_shape)
+
+    def body(i, carry):
+        return semi_implicit_euler(model, vp, carry[0], controls, h)
+
+    return jax.lax.fori_loop(0, substeps, body, (vs, tel0))
+
+
+def wrap_angle(a):
+    """``a`` wrapped to ``[-pi, pi)``."""
+    return jnp.mod(a + jnp.pi, 2.0 * jnp.pi) - jnp.pi
+
+
+def safe_vehicle(vs: VehicleState) -> Any:
+    """Whether every number of the vehicle state is finite (a diverged episode is terminated)."""
+    leaves = [jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(vs)]
+    return functools.reduce(jnp.logical_and, leaves)
+
+
+# --------------------------------------------------------------------------------------------------
+# vehicles
+
+
+@functools.lru_cache(maxsize=None)
+def _default_tire(dtype_name: str):
+    return jaxtire.default_tire(dtype=jnp.dtype(dtype_name))
+
+
+#: Chassis overrides of the task vehicles (on top of :data:`sims.vehicles.params.CHASSIS_DEFAULTS`, a
+#: compact front-wheel-drive hatchback).
+VEHICLES: dict[str, dict] = {
+    # the hatchback as it is: front-wheel drive, 92 kW, 6 kN m of brake torque
+    "hatchback": {},
+    # a rear-wheel-drive sports car for the race and the drift task: 250 kW, 50:50 weight, downforce-free
+    "sports_rwd": dict(mass=1300.0, yaw_inertia=1900.0, cg_to_front=1.25, cg_to_rear=1.25, cg_height=0.48,
+                       track_front=1.58, track_rear=1.58, roll_stiffness_front=0.55,
+                       max_drive_torque=5000.0, max_power=250e3, drive_split_front=0.0,
+                       max_brake_torque=7000.0, brake_bias_front=0.65, max_steer=0.6),
+}
+
+
+def make_env_vehicle(name: str = "hatchback", dtype=None, **overrides) -> VehicleParams:
+    """Validated :class:`VehicleParams` of a task vehicle (:data:`VEHICLES`) on the bundled MF 6.2 tire
+    (TNO 205/60 R15) and the preset surface table, cast to ``dtype`` (default float, i.e. float32 unless
+    x64 is enabled)."""
+    dtype = dtype or jnp.result_type(float)
+    values = {**VEHICLES[name], **overrides}
+    chassis = make_chassis(dtype=dtype, **values)
+    tire = _default_tire(jnp.dtype(dtype).name)
+    return make_vehicle(chassis, tire, surfaces=preset_table(), dtype=dtype)
+
+
+def as_params_array(x, dtype):
+    return jnp.asarray(np.asarray(x, dtype=np.float64), dtype)
+
+
+class Environment:
+    """Base class of the tasks.  Subclasses implement :meth:`init_params`, :meth:`reset_state`,
+    :meth:`transition`, :meth:`get_obs` and the space sizes; :meth:`reset` and :meth:`step` (auto-reset,
+    bookkeeping) are shared.
+
+    ``substeps`` (Python int, static) vehicle steps per env step; ``privileged`` (static) appends the
+    privileged observations (surface grip under the wheels, friction scale, mass scale) to the observation.
+    """
+
+    name: str = "env"
+    #: number of action components (all in [-1, 1])
+    num_actions: int = 0
+    #: names of the action components, in order
+    action_names: tuple = ()
+
+    def __init__(self, substeps: int = 10, privileged: bool = False):
+        if not isinstance(substeps, int) or not 1 <= substeps <= 1000:
+            raise ValueError(f"substeps = {substeps!r} must be an integer in [1, 1000]")
+        self.substeps = substeps
+        self.privileged = bool(privileged)
+
+    # -- to implement ------------------------------------------------------------------------------
+    def init_params(self, dtype):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def reset_state(self, key, params):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def transition(self, key, state, action, params) -> Transition:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def get_obs(self, state, params):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    #: names of the observation components (without the privileged ones)
+    obs_names: tuple = ()
+    privileged_names: tuple = ("grip", "mu_scale", "mass_scale")
+
+    # -- shared -------------------------------------------------------------------------------------
+    @property
+    def default_params(self):
+        """The task's default params (floats in the current default float dtype: float32, or float64 under x64)."""
+        name = jnp.dtype(jnp.result_type(float)).name
+        cache = self.__dict__.setdefault("_params_cache", {})
+        if name not in cache:
+            cache[name] = self.init_params(jnp.dtype(name))
+        return cache[name]
+
+    def params(self, dtype=None, **overrides):
+        """Default params with fields replaced (e.g. ``env.params(max_steps=200, mu_scale=(0.8, 1.1))``);
+        numbers are cast to the params' dtype, ranges to (2,) arrays."""
+        p = self.init_params(dtype or jnp.result_type(float))
+        dt = dtype_of(p)
+        rep = {}
+        for k, v in overrides.items():
+            if k not in p._fields:
+                raise ValueError(f"{self.name}: unknown param {k!r}; allowed {p._fields}")
+            old = getattr(p, k)
+            if isinstance(old, (VehicleParams, tuple)) and not hasattr(old, "dtype"):
+                rep[k] = v
+            else:
+                old = jnp.asarray(old)
+                new = jnp.asarray(np.asarray(v), old.dtype if not jnp.issubdtype(old.dtype, jnp.floating) else dt)
+                if new.shape != old.shape:
+                    raise ValueError(f"{self.name}: param {k!r} must have shape {old.shape}, got {new.shape}")
+                rep[k] = new
+        return p._replace(**rep)
+
+    @property
+    def num_obs(self) -> int:
+        return len(self.obs_names) + (len(self.privileged_names) if self.privileged else 0)
+
+    def observation_space(self, params=None) -> Box:
+        """Box of one observation: every component is scaled to order one and clipped to [-10, 10]."""
+        dtype = dtype_of(params) if params is not None else jnp.result_type(float)
+        return box(self.num_obs, -10.0, 10.0, dtype)
+
+    def action_space(self, params=None) -> Box:
+        """Box of one action: ``num_actions`` components in [-1, 1] (see :attr:`action_names`)."""
+        dtype = dtype_of(params) if params is not None else jnp.result_type(float)
+        return box(self.num_actions, -1.0, 1.0, dtype)
+
+    def reset(self, key, params=None):
+        """``(obs, state)`` of a new episode drawn with ``key``."""
+        params = self.default_params if params is None else params
+        state = self.reset_state(key, params)
+        return self.get_obs(state, params), state
+
+    def step(self, key, state, action, params=None):
+        """One env step: ``(obs, state, reward, done, info)``, resetting automatically on ``done``."""
+        params = self.default_params if params is None else params
+        dtype = dtype_of(params)
+        k_step, k_reset = jax.random.split(key)
+        action = jnp.clip(jnp.asarray(action, dtype), -1.0, 1.0)
+        tr = self.transition(k_step, state, action, params)
+        st = tr.state
+        reward = jnp.asarray(tr.reward, dtype)
+        finite = safe_vehicle(st.vehicle)
+        terminated = jnp.asarray(tr.terminated, bool) | ~finite
+        reward = jnp.where(finite, reward, jnp.zeros_like(reward))
+        t = state.t + 1
+        truncated = (t >= params.max_steps) & ~terminated
+        done = terminated | truncated
+        ret = state.ret + reward
+        st = st._replace(t=t, ret=ret)
+        final_obs = self.get_obs(st, params)
+        obs_re, st_re = self.reset(k_reset, params)
+        new_state = jax.tree.map(lambda a, b: jnp.where(done, a, b), st_re, st)
+        obs = jnp.where(done, obs_re, final_obs)
+        info = {"terminated": terminated, "truncated": truncated, "discount": 1.0 - terminated.astype(dtype),
+                "final_obs": final_obs, "episode_return": ret, "episode_length": t}
+        info.update({k: jnp.asarray(v, dtype) for k, v in tr.metrics.items()})
+        return obs, new_state, reward, done, info
+
+    def finish_obs(self, parts, state, params):
+        """Concatenate observation parts, append the privileged ones if enabled, clip to [-10, 10]."""
+        dtype = dtype_of(params)
+        parts = [jnp.atleast_1d(jnp.asarray(p, dtype)) for p in parts]
+        if self.privileged:
+            grip = jnp.mean(params.vehicle.surfaces.grip[state.phys.surface_ids])
+            parts += [jnp.atleast_1d(jnp.asarray(v, dtype)) for v in (grip, state.phys.mu_scale, state.phys.mass_scale)]
+        return jnp.clip(jnp.concatenate(parts), -10.0, 10.0)
+
+    def config(self) -> tuple:
+        """The static configuration (what ``jit`` specialises on); equal configs give equal envs."""
+        extra = tuple((k, v if isinstance(v, (str, int, float, bool)) else id(v)) for k, v in sorted(vars(self).items())
+                      if not k.startswith("_"))
+        return (type(self).__qualname__,) + extra
+
+    def __eq__(self, other):
+        return isinstance(other, Environment) and self.config() == other.config()
+
+    def __hash__(self):
+        return hash(self.config())
+
+    def __repr__(self):
+        return f"{type(self).__name__}(name={self.name!r}, substeps={self.substeps}, privileged={self.privileged})"
+
+
+@functools.lru_cache(maxsize=64)
+def batched(env: Environment):
+    """Jitted, vmapped ``(reset, step)`` of ``env`` (shared params, one key per environment)::
+
+        obs, state = reset(keys, params)                                 # keys (n,)
+        obs, state, reward, done, info = step(keys, state, actions, params)
+
+    Cached per env configuration, so every user of an equal env (tests, the Gymnasium wrappers, PPO)
+    shares the compiled executables."""
+    reset = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))
+    jstep = jax.jit(jax.vmap(env.step, in_axes=(0, 0, 0, None)))
+
+    def step(keys, state, actions, params):
+        # a strongly typed action of the params' dtype: weakly typed or float64 input would recompile
+        return jstep(keys, state, jnp.asarray(actions, dtype_of(params)), params)
+
+    step.jitted = jstep
+    return reset, step

@@ -1,0 +1,127 @@
+"""Threshold braking on random surfaces: stop a car from speed in the shortest distance.
+
+Each episode draws an initial speed ``v0`` from ``params.speed`` (default 15-25 m/s) and one surface
+for all four wheels from ``params.surface_ids`` (default dry asphalt, concrete, wet asphalt, cobbles,
+gravel, dirt, grass, snow; ice, id 9, is left out because it takes 20 s to stop), plus the mass and
+friction scales of :class:`~sims.envs.base.Physics`.  The car (the front-wheel-drive hatchback of
+:mod:`sims.envs.base`, 6 kN m of brake torque, no ABS) rolls straight, throttle closed, no steering.
+
+* **Action** (2,) in [-1, 1]: front and rear brake pedal, each mapped to ``(a + 1) / 2`` in [0, 1]
+  (per wheel: FL, FR get the front value, RL, RR the rear one; the chassis' brake bias still applies).
+* **Observation** (12,): ``vx / 30``, ``ax / g`` (the filtered deceleration), wheel speeds
+  ``omega r / 30`` (4, FL FR RL RR), slip ratios ``kappa`` (4), the previous action (2); with
+  ``privileged=True`` also the surface grip, the friction scale and the mass scale (15,).
+* **Reward** per step ``-dx / d_ideal`` with ``dx`` [m] the distance travelled in the step and
+  ``d_ideal = v0^2 / (2 g mu)`` the stopping distance at a constant ``mu g`` (``mu`` the surface grip
+  times the friction scale), so the return is minus the stopping distance in units of the ideal one
+  (about -1.4 for good threshold braking; locking the wheels gives -2.5 or worse).
+* **Termination**: stopped (``vx < params.v_stop``, 0.5 m/s), spin (``|yaw| > params.spin_yaw``, with a
+  reward of ``-params.spin_penalty``) or a non-finite state; truncation after ``params.max_steps`` (400
+  steps, 20 s).
+* **Metrics** in ``info``: ``speed`` [m/s], ``distance`` [m] travelled in the episode, ``stopped``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxtire.surfaces import surface_id
+from sims.envs.base import G, Environment, Physics, Transition, advance, as_params_array, dtype_of, \
+    make_env_vehicle, sample_physics, uniform, vehicle_for
+from sims.vehicles import double_track
+from sims.vehicles.params import Controls, VehicleParams, VehicleState
+
+DEFAULT_SURFACES = ("asphalt_dry", "concrete", "asphalt_wet", "cobbles", "gravel", "dirt", "grass", "snow")
+
+
+class BrakingParams(NamedTuple):
+    """Physics and task settings (every leaf an array; vmap over it for per-env physics)."""
+
+    vehicle: VehicleParams
+    dt: Any            # env step [s]
+    max_steps: Any     # int32 time limit [steps]
+    mass_scale: Any    # (2,) range of the mass / yaw-inertia scale
+    mu_scale: Any      # (2,) range of the tire friction scale
+    speed: Any         # (2,) range of the initial speed [m/s]
+    surface_ids: Any   # (k,) int32 candidate surface ids (one drawn per episode)
+    v_stop: Any        # speed below which the car counts as stopped [m/s]
+    spin_yaw: Any      # |yaw| beyond which the episode ends as a spin [rad]
+    spin_penalty: Any  # reward on a spin
+
+
+class BrakingState(NamedTuple):
+    vehicle: VehicleState
+    phys: Physics
+    kappa: Any         # (4,) slip ratios of the last substep
+    v0: Any            # initial speed [m/s]
+    d_ideal: Any       # ideal stopping distance [m]
+    x0: Any            # start position [m]
+    last_action: Any   # (2,)
+    t: Any
+    ret: Any
+
+
+class Braking(Environment):
+    """Threshold braking (module docstring)."""
+
+    name = "braking"
+    num_actions = 2
+    action_names = ("brake_front", "brake_rear")
+    obs_names = ("vx", "ax", "wheel_speed_fl", "wheel_speed_fr", "wheel_speed_rl", "wheel_speed_rr",
+                 "kappa_fl", "kappa_fr", "kappa_rl", "kappa_rr", "last_brake_front", "last_brake_rear")
+
+    def init_params(self, dtype) -> BrakingParams:
+        f = lambda v: as_params_array(v, dtype)  # noqa: E731
+        return BrakingParams(
+            vehicle=make_env_vehicle("hatchback", dtype=dtype), dt=f(0.05), max_steps=jnp.asarray(400, jnp.int32),
+            mass_scale=f([1.0, 1.0]), mu_scale=f([1.0, 1.0]), speed=f([15.0, 25.0]),
+            surface_ids=jnp.asarray([surface_id(n) for n in DEFAULT_SURFACES], jnp.int32),
+            v_stop=f(0.5), spin_yaw=f(0.5), spin_penalty=f(1.0))
+
+    def reset_state(self, key, params: BrakingParams) -> BrakingState:
+        dtype = dtype_of(params)
+        k_phys, k_surf, k_v = jax.random.split(key, 3)
+        sid = jax.random.choice(k_surf, jnp.asarray(params.surface_ids, jnp.int32))
+        phys = sample_physics(k_phys, params, jnp.full((4,), sid, jnp.int32))
+        v0 = uniform(k_v, params.speed, dtype)
+        vs = double_track.init_state(params.vehicle, v0)
+        mu = params.vehicle.surfaces.grip[sid].astype(dtype) * phys.mu_scale
+        d_ideal = v0 * v0 / (2.0 * G * jnp.maximum(mu, 1e-3))
+        zero = jnp.zeros((), dtype)
+        return BrakingState(vs, phys, jnp.zeros((4,), dtype), v0, d_ideal, vs.x, jnp.full((2,), -1.0, dtype),
+                            jnp.zeros((), jnp.int32), zero)
+
+    def transition(self, key, state: BrakingState, action, params: BrakingParams) -> Transition:
+        b = 0.5 * (action + 1.0)
+        controls = Controls(steer=0.0, throttle=0.0, brake=jnp.stack([b[0], b[0], b[1], b[1]]))
+        vp = vehicle_for(params, state.phys)
+        vs, tel = advance(vp, state.vehicle, controls, params.dt, self.substeps)
+        dist = jnp.hypot(vs.x - state.vehicle.x, vs.y - state.vehicle.y)
+        stopped = vs.vx < params.v_stop
+        spin = jnp.abs(vs.yaw) > params.spin_yaw
+        reward = -dist / state.d_ideal - jnp.where(spin, params.spin_penalty, 0.0)
+        st = state._replace(vehicle=vs, kappa=tel.kappa.astype(reward.dtype), last_action=action)
+        metrics = {"speed": vs.vx, "distance": vs.x - state.x0, "stopped": stopped.astype(reward.dtype)}
+        return Transition(st, reward, stopped | spin, metrics)
+
+    def get_obs(self, state: BrakingState, params: BrakingParams):
+        vs = state.vehicle
+        ch = params.vehicle.chassis
+        radii = jnp.stack([ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_radius_rear])
+        return self.finish_obs([vs.vx / 30.0, vs.ax / G, vs.omega * radii / 30.0, state.kappa, state.last_action],
+                               state, params)
+
+
+def scripted_brake(obs, target_kappa: float = -0.1, gain: float = 8.0):
+    """A slip-ratio feedback (a crude ABS) on the braking observation: brake harder while every wheel's
+    ``kappa`` is above ``target_kappa``, release as it goes below.  Returns the (2,) action."""
+    kappa = obs[..., 6:10]
+    kf = jnp.minimum(kappa[..., 0], kappa[..., 1])
+    kr = jnp.minimum(kappa[..., 2], kappa[..., 3])
+    prev = obs[..., 10:12]
+    err = jnp.stack([kf - target_kappa, kr - target_kappa], axis=-1)
+    return jnp.clip(prev + gain * err * 0.1, -1.0, 1.0)
+
