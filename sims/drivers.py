@@ -1,0 +1,239 @@
+"""Drivers: the inputs a rollout applies at each step, open loop or closed loop.
+
+A driver is an immutable pytree (its numeric fields may carry a leading vehicle axis in a fleet) with
+
+* ``init(params, state) -> dstate``: its internal state (``()`` for a stateless driver);
+* ``__call__(t, state, params, dstate, dt) -> (Controls, dstate)``: the controls for the step from
+  ``t`` to ``t + dt`` [s] given the vehicle ``state``, and the next internal state.
+
+Everything is smooth or piecewise linear (``clip``), so gradients flow through closed loops.
+
+* :class:`OpenLoop` plays a recorded :class:`~sims.vehicles.params.Controls` sequence.
+* :class:`Constant` holds fixed inputs.
+* :class:`StepSteer` (ISO 7401 step steer) and :class:`SineSteer`, both with a speed hold.
+* :class:`CircleFollower` drives a constant-radius circle (skidpad) at a target speed.
+* :class:`StraightBraking` brakes in a straight line with locked wheels or with an ABS slip controller.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from sims.vehicles.params import Controls, wheel_radii
+
+
+def driver(cls):
+    """Class decorator: a frozen dataclass registered as a pytree whose fields are all data leaves."""
+    cls = dataclasses.dataclass(frozen=True)(cls)
+    jax.tree_util.register_dataclass(cls, data_fields=[f.name for f in dataclasses.fields(cls)], meta_fields=[])
+    return cls
+
+
+class Driver:
+    """Base class: stateless by default (override :meth:`controls`, or ``init`` and ``__call__``)."""
+
+    def init(self, params, state):
+        return ()
+
+    def controls(self, t, state, params) -> Controls:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def __call__(self, t, state, params, dstate, dt):
+        return self.controls(t, state, params), dstate
+
+
+def speed_hold(target, speed, gain):
+    """Throttle of a proportional speed controller, ``clip(gain (target - speed), 0, 1)`` (no braking)."""
+    return jnp.clip(gain * (target - speed), 0.0, 1.0)
+
+
+@driver
+class OpenLoop(Driver):
+    """Replays ``controls`` (a :class:`Controls` whose leaves have a leading time axis), one entry per step
+    of length ``dt`` [s] from ``t_start``; before/after the sequence its first/last entry holds."""
+
+    controls_seq: Any
+    dt: Any
+    t_start: Any = 0.0
+
+    def controls(self, t, state, params):
+        n = jax.tree.leaves(self.controls_seq)[0].shape[0]
+        k = jnp.clip(jnp.round((t - self.t_start) / self.dt).astype(jnp.int32), 0, n - 1)
+        return jax.tree.map(lambda a: a[k], self.controls_seq)
+
+
+@driver
+class Constant(Driver):
+    """Fixed ``steer`` [rad], ``throttle`` [-], ``brake`` [-]."""
+
+    steer: Any = 0.0
+    throttle: Any = 0.0
+    brake: Any = 0.0
+
+    def controls(self, t, state, params):
+        return Controls(jnp.asarray(self.steer), jnp.asarray(self.throttle), jnp.asarray(self.brake))
+
+
+def _ramp(t, t0, duration):
+    return jnp.clip((t - t0) / jnp.maximum(duration, 1e-6), 0.0, 1.0)
+
+
+@driver
+class StepSteer(Driver):
+    """Step steer (ISO 7401): steer ramps linearly from 0 to ``amplitude`` [rad] over ``ramp`` [s]
+    (ISO: at most 0.15 s) starting at ``t_step`` [s]; a proportional speed hold keeps ``target_speed``
+    [m/s] with throttle only (``speed_gain`` [1/(m/s)])."""
+
+    amplitude: Any = 0.02
+    t_step: Any = 0.5
+    ramp: Any = 0.1
+    target_speed: Any = 22.2
+    speed_gain: Any = 0.5
+
+    def controls(self, t, state, params):
+        steer = self.amplitude * _ramp(t, self.t_step, self.ramp)
+        return Controls(steer, speed_hold(self.target_speed, state.vx, self.speed_gain), jnp.zeros_like(steer))
+
+
+@driver
+class SineSteer(Driver):
+    """Sinusoidal steer ``amplitude sin(2 pi frequency (t - t_start))`` [rad] after ``t_start`` [s], with the
+    speed hold of :class:`StepSteer`."""
+
+    amplitude: Any = 0.02
+    frequency: Any = 0.5
+    t_start: Any = 0.5
+    target_speed: Any = 22.2
+    speed_gain: Any = 0.5
+
+    def controls(self, t, state, params):
+        on = (t >= self.t_start).astype(jnp.result_type(state.vx))
+        steer = on * self.amplitude * jnp.sin(2.0 * np.pi * self.frequency * (t - self.t_start))
+        return Controls(steer, speed_hold(self.target_speed, state.vx, self.speed_gain), jnp.zeros_like(steer))
+
+
+def _wrap(a):
+    return jnp.arctan2(jnp.sin(a), jnp.cos(a))
+
+
+@driver
+class CircleFollower(Driver):
+    """Constant-radius circle follower (skidpad driver).
+
+    The circle has centre ``(center_x, center_y)`` [m] and radius ``|radius|`` [m]; ``radius > 0`` drives it
+    counter-clockwise (turning left).  With the radial error ``e = |p - c| - |R|`` (positive outside), the
+    heading error ``e_psi = wrap(psi - psi_tangent)`` and ``sigma = sign(R)``::
+
+        steer = sigma L / |R| + sigma (k_e e + k_i int e dt) - k_psi e_psi,
+        k_e = L w^2 / V^2,  k_psi = 2 zeta w L / V,  k_i = k_e / t_i     (V = max(vx, 2 m/s))
+
+    i.e. a kinematic feed-forward plus a speed-scheduled PI on the path error with natural frequency
+    ``bandwidth`` ``w`` [rad/s] and damping ``zeta``; the integral (the driver's state, limited to
+    +-``0.3 / k_i`` rad worth of steer) removes the understeer offset, so the car settles on the circle.
+    Speed: throttle ``clip(speed_gain (target_speed - V), 0, 1)`` plus ``throttle_ff``.
+    """
+
+    radius: Any = 40.0
+    target_speed: Any = 10.0
+    center_x: Any = 0.0
+    center_y: Any = 40.0
+    bandwidth: Any = 1.0
+    zeta: Any = 0.9
+    t_integral: Any = 2.0
+    speed_gain: Any = 0.5
+    throttle_ff: Any = 0.0
+
+    def init(self, params, state):
+        return jnp.zeros_like(state.vx)
+
+    def __call__(self, t, state, params, dstate, dt):
+        ch = params.chassis
+        L = ch.cg_to_front + ch.cg_to_rear
+        sigma = jnp.sign(self.radius)
+        rad = jnp.abs(self.radius)
+        dx, dy = state.x - self.center_x, state.y - self.center_y
+        dist = jnp.sqrt(dx * dx + dy * dy + 1e-12)
+        e = dist - rad
+        theta = jnp.arctan2(dy, dx)
+        e_psi = _wrap(state.yaw - (theta + sigma * 0.5 * np.pi))
+        v = jnp.maximum(state.vx, 2.0)
+        k_e = L * self.bandwidth ** 2 / (v * v)
+        k_psi = 2.0 * self.zeta * self.bandwidth * L / v
+        k_i = k_e / self.t_integral
+        limit = 0.3 / k_i
+        integ = jnp.clip(dstate + e * dt, -limit, limit)
+        steer = sigma * L / rad + sigma * (k_e * e + k_i * integ) - k_psi * e_psi
+        speed = jnp.sqrt(state.vx ** 2 + state.vy ** 2)
+        throttle = jnp.clip(self.speed_gain * (self.target_speed - speed) + self.throttle_ff, 0.0, 1.0)
+        return Controls(steer, throttle, jnp.zeros_like(steer)), integ
+
+
+@driver
+class StraightBraking(Driver):
+    """Straight-line braking from ``t_brake`` [s]: full pedal ``brake`` with locked wheels when
+    ``abs_on = 0``, or a per-wheel ABS slip controller when ``abs_on = 1`` (a float, so a fleet can mix).
+
+    ABS (state: the integral part ``b_I`` of each wheel's brake command, initially ``brake``)::
+
+        sigma_i = vx - omega_i r_i                         slip velocity [m/s] (vx the reference speed)
+        k*      = max(target_slip min(|a_x| / adapt_decel, 1), min_slip)
+        e_i     = sigma_i - (k* |vx| + slip_offset)
+        b_i     = clip(b_I,i - k_p,i e_i, 0, brake),   db_I,i/dt = -k_i,i e_i   (b_I in [0, brake])
+        k_p,i   = 2 zeta w I_i / (r_i T_i),  k_i,i = w^2 I_i / (r_i T_i)
+
+    where ``T_i`` is the wheel's brake torque at full pedal, ``I_i`` its inertia and ``w`` [rad/s] the
+    loop bandwidth, so the loop ``I domega/dt = -b T + ...`` has the same dynamics on every wheel of every
+    car.  The target slip ``k*`` adapts to the grip through the measured deceleration ``a_x`` (the peak of
+    the force curve moves to a smaller slip on a slippery surface: ~0.12 dry, ~0.02 on ice for the
+    reference tire), as a production ABS does through its wheel-deceleration thresholds.  Below ``abs_off_speed`` [m/s] the ABS fades out to the full pedal (as production ABS does near
+    standstill).  The steering is held at ``steer``.
+    """
+
+    abs_on: Any = 0.0
+    brake: Any = 1.0
+    t_brake: Any = 0.0
+    steer: Any = 0.0
+    target_slip: Any = 0.08
+    min_slip: Any = 0.012
+    adapt_decel: Any = 8.0
+    slip_offset: Any = 0.2
+    bandwidth: Any = 30.0
+    zeta: Any = 0.7
+    abs_off_speed: Any = 2.0
+
+    def init(self, params, state):
+        return jnp.broadcast_to(jnp.asarray(self.brake, jnp.result_type(state.vx)), jnp.shape(state.omega))
+
+    def __call__(self, t, state, params, dstate, dt):
+        ch = params.chassis
+        n = state.omega.shape[-1]
+        r = wheel_radii(ch, n)
+        if n == 4:
+            bias = jnp.stack([ch.brake_bias_front / 2, ch.brake_bias_front / 2,
+                              (1 - ch.brake_bias_front) / 2, (1 - ch.brake_bias_front) / 2], axis=-1)
+            inertia = jnp.stack([ch.wheel_inertia_front, ch.wheel_inertia_front, ch.wheel_inertia_rear,
+                                 ch.wheel_inertia_rear], axis=-1)
+        else:
+            bias = jnp.stack([ch.brake_bias_front, 1 - ch.brake_bias_front], axis=-1)
+            inertia = 2.0 * jnp.stack([ch.wheel_inertia_front, ch.wheel_inertia_rear], axis=-1)
+        torque = jnp.maximum(ch.max_brake_torque * bias, 1.0)
+        gain = inertia / (r * torque)
+        kp = 2.0 * self.zeta * self.bandwidth * gain
+        ki = self.bandwidth ** 2 * gain
+        vx = state.vx[..., None]
+        k_star = jnp.maximum(self.target_slip * jnp.minimum(jnp.abs(state.ax) / self.adapt_decel, 1.0),
+                             self.min_slip)[..., None]
+        err = (vx - state.omega * r) - (k_star * jnp.abs(vx) + self.slip_offset)
+        b_int = jnp.clip(dstate - ki * err * dt, 0.0, self.brake)
+        b_abs = jnp.clip(b_int - kp * err, 0.0, self.brake)
+        fade = jnp.clip(vx / self.abs_off_speed, 0.0, 1.0)
+        b_abs = fade * b_abs + (1.0 - fade) * self.brake
+        on = (t >= self.t_brake).astype(b_abs.dtype)
+        b = on * (self.abs_on * b_abs + (1.0 - self.abs_on) * self.brake)
+        steer = jnp.asarray(self.steer, b.dtype) + jnp.zeros_like(state.vx)
+        return Controls(steer, jnp.zeros_like(state.vx), b), jnp.where(on > 0, b_int, dstate)

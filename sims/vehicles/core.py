@@ -1,0 +1,330 @@
+"""Equations of motion shared by the single- and double-track models.
+
+Each model describes its wheels by a :class:`Geometry` (contact positions, steer angles, loads,
+surfaces, inertias, drive and brake shares) and calls :func:`rates`, which returns the time derivative
+of the :class:`~sims.vehicles.params.VehicleState` velocity states for a step of length ``h``.
+
+Chassis (body frame at the CG, x forward, y left; planar)::
+
+    m (dvx/dt - r vy) = sum_i Fbx_i + Pbx_i - Fdrag_x
+    m (dvy/dt + r vx) = sum_i Fby_i + Pby_i - Fdrag_y
+    Iz dr/dt          = sum_i x_i (Fby_i + Pby_i) - y_i (Fbx_i + Pbx_i)
+
+with ``Fb_i = Rot(delta_i) (Fx_i, Fy_i)`` the tire force of wheel ``i`` (at ``(x_i, y_i)``, steered by
+``delta_i``) turned into the body frame, ``Pb_i`` the surface's ploughing drag
+(:func:`jaxtire.surfaces.ploughing_force`, on the chassis at the contact, not on the wheel) and the
+aerodynamic drag ``Fdrag = 1/2 rho CdA |v| v``.  The aligning torque ``Mz`` of the tires is not applied
+(it matters to the steering, not to the planar motion), so XLA drops it from the tire evaluation.
+
+Wheel spin (positive rolling forward; ``Fx`` acts at the contact, a radius ``r`` below the axle)::
+
+    I_w domega/dt = T_drive + T_brake - r Fx + My,     T_brake = -T_b tanh(omega / omega_s)
+
+Tire inputs (per wheel, wheel frame ``u = Rot(-delta) (vx - r_z y_i, vy + r_z x_i)``, through
+:mod:`jaxtire.slip`): ``kappa = (omega r - u_x) / sqrt(u_x^2 + v_reg^2)``, ``alpha = atan2(u_y,
+sqrt(u_x^2 + v_reg^2))``; forces from :func:`sims.vehicles.tires.tire_forces` with the wheel's load and
+surface (:func:`jaxtire.surfaces.lookup`), the vehicle's :class:`~sims.vehicles.params.TireScale`.
+
+Stiffness and standstill.  At low speed the slip is ``~ v / v_reg`` so the tire acts as a very stiff
+damper (``K r^2 / (I_w v_reg)`` is ~1e4 1/s on a car wheel), and the brake's ``tanh`` is stiff near
+``omega = 0``.  The returned derivatives are therefore *linearly implicit* for the step ``h`` (a
+Rosenbrock-Euler / W-method preconditioning, which leaves every steady state unchanged):
+
+* wheel spin: ``domega/dt = T_net / (I_w + h J_w)`` with ``J_w = r^2 Jx / V + T_b tanh(omega/omega_s) / omega``
+  (the brake curve's secant through 0), ``Jx`` a secant slip stiffness ``(Kx k0^2 + Fx kappa) / (kappa^2 + k0^2) >= 0`` that
+  equals ``Kx`` (:func:`sims.vehicles.tires.linear_stiffness`) at small slip and ``Fx / kappa`` past
+  the peak;
+* the tire force that the chassis sees is corrected to first order for the wheel update
+  (``Fx + Jx r / V h domega``: a linearised Gauss-Seidel sweep, wheels then chassis);
+* chassis: ``(M + h C) dv/dt = Q`` with ``C`` the 3x3 tire damping matrix ``sum_i G_i^T Rot
+  diag(cx_i, cy_i) Rot^T G_i`` (``cx = Jx dkappa/du_x``, ``cy = Jy dalpha/du_y``), solved exactly;
+* load-transfer filter: ``d a_f/dt = (a - a_f) / (tau + h)``.
+
+For ``h J << 1`` this is the explicit derivative; for ``h J >> 1`` the stiff modes relax in one step
+without overshoot, so a parked car neither creeps nor jitters and a braked wheel stays stopped, at any
+step size.  Every branch is a smooth function (no ``where`` on a NaN), so gradients flow through.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxtire._math import safe_norm
+from jaxtire.slip import V_REG, regularised_speed, slip_angle, slip_ratio
+from jaxtire.surfaces import Surface, ploughing_force
+from sims.vehicles.params import G, Chassis, Controls, VehicleParams, VehicleState, init_state
+from sims.vehicles.tires import linear_stiffness, scale_tire, tire_forces
+
+#: Slip ratio and slip angle [rad] below which the secant stiffness blends into the linear one.
+KAPPA_0 = 0.01
+ALPHA_0 = 0.01
+
+
+class Geometry(NamedTuple):
+    """Per wheel state, each a Python list with one (possibly batched) value per wheel: contact position
+    ``x``, ``y`` [m] from the CG, ``steer`` [rad], load of one tire ``fz`` [N], ``surface``
+    (:class:`jaxtire.surfaces.Surface`), rolling ``radius`` [m], spin ``inertia`` [kg m^2], ``drive`` and
+    ``brake`` shares [-] (each summing to 1); ``tires_per_wheel`` (Python int) how many identical tires a
+    wheel state stands for (2 for a single-track axle), ``n_front`` (Python int) how many leading wheels
+    are on the front axle.
+
+    Wheels are kept as separate scalars (not a stacked axis) so that under ``vmap`` every quantity is a
+    contiguous vector over the vehicles, which XLA vectorises best."""
+
+    x: list
+    y: list
+    steer: list
+    fz: list
+    surface: list
+    radius: list
+    inertia: list
+    drive: list
+    brake: list
+    tires_per_wheel: int
+    n_front: int
+
+
+class Telemetry(NamedTuple):
+    """Per wheel state (last axis), at the start of the step: ``fz`` [N] load (per axle for the single
+    track), ``fx``, ``fy`` [N] tire forces in the wheel frame, ``kappa`` [-], ``alpha`` [rad], ``grip``
+    [-] the surface grip in effect, ``steer`` [rad] road-wheel angle; and the CG accelerations ``ax``,
+    ``ay`` [m/s^2] (body frame) of this step."""
+
+    fz: Any
+    fx: Any
+    fy: Any
+    kappa: Any
+    alpha: Any
+    grip: Any
+    steer: Any
+    ax: Any
+    ay: Any
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """A vehicle model: a name, its number of wheel states and its ``rates`` function
+    ``rates(params, state, controls, h) -> (derivative VehicleState with zero pose rates, Telemetry)``."""
+
+    name: str
+    n_wheels: int
+    rates: Callable
+
+    def init_state(self, params: VehicleParams, speed=0.0, **kw) -> VehicleState:
+        """State rolling straight at ``speed`` [m/s]; see :func:`sims.vehicles.params.init_state`."""
+        return init_state(params, self.n_wheels, speed, **kw)
+
+
+def axle_loads(ch: Chassis, vx, ax):
+    """Front and rear axle loads [N] with downforce and quasi-static longitudinal load transfer::
+
+        Ff = m g b / L + F_down beta - m a_x h / L,   Fr = m g a / L + F_down (1 - beta) + m a_x h / L,
+        F_down = 1/2 rho ClA vx^2
+
+    so ``Ff + Fr = m g + F_down`` exactly (braking, ``a_x < 0``, moves load to the front)."""
+    L = ch.cg_to_front + ch.cg_to_rear
+    down = 0.5 * ch.air_density * ch.lift_area * vx * vx
+    shift = ch.mass * ax * ch.cg_height / L
+    ff = ch.mass * G * ch.cg_to_rear / L + down * ch.aero_balance_front - shift
+    fr = ch.mass * G * ch.cg_to_front / L + down * (1.0 - ch.aero_balance_front) + shift
+    return ff, fr
+
+
+def lateral_transfer(ch: Chassis, ay):
+    """Lateral load transfer per wheel [N], front and rear: ``dF = lambda m a_y h / t`` (``lambda`` the
+    axle's share of the roll stiffness); it is added to the right wheels and taken from the left ones
+    (``a_y > 0`` in a left turn loads the right, outer wheels)."""
+    m_roll = ch.mass * ay * ch.cg_height
+    return (ch.roll_stiffness_front * m_roll / ch.track_front,
+            (1.0 - ch.roll_stiffness_front) * m_roll / ch.track_rear)
+
+
+def secant_stiffness(force, slip, k_lin, slip0):
+    """``J = (K slip0^2 + F slip) / (slip^2 + slip0^2)`` clipped at 0: ``K`` at small slip, ``F / slip``
+    far past the peak; a smooth, never-negative stand-in for ``dF/dslip`` in the implicit update."""
+    return jnp.maximum((k_lin * slip0 * slip0 + force * slip) / (slip * slip + slip0 * slip0), 0.0)
+
+
+def _solve3(a11, a12, a13, a22, a23, a33, b1, b2, b3):
+    """Solve the symmetric positive-definite 3x3 system ``A z = b`` by the adjugate."""
+    c11 = a22 * a33 - a23 * a23
+    c12 = a13 * a23 - a12 * a33
+    c13 = a12 * a23 - a13 * a22
+    c22 = a11 * a33 - a13 * a13
+    c23 = a12 * a13 - a11 * a23
+    c33 = a11 * a22 - a12 * a12
+    det = a11 * c11 + a12 * c12 + a13 * c13
+    inv = 1.0 / det
+    return ((c11 * b1 + c12 * b2 + c13 * b3) * inv,
+            (c12 * b1 + c22 * b2 + c23 * b3) * inv,
+            (c13 * b1 + c23 * b2 + c33 * b3) * inv)
+
+
+def wheel_list(a, n: int) -> list:
+    """Split the last axis of ``a`` (length ``n``) into a list; a value without that axis is repeated."""
+    a = jnp.asarray(a)
+    if a.ndim >= 1 and a.shape[-1] == n:
+        return [a[..., i] for i in range(n)]
+    return [a] * n
+
+
+class _WheelIn(NamedTuple):
+    x: Any
+    y: Any
+    steer: Any
+    fz: Any
+    surface: Surface
+    radius: Any
+    inertia: Any
+    drive: Any
+    brake_share: Any
+    omega: Any
+    brake: Any
+
+
+class _WheelOut(NamedTuple):
+    fx: Any
+    fy: Any
+    kappa: Any
+    alpha: Any
+    domega: Any
+    fbx: Any
+    fby: Any
+    cxx: Any
+    cxy: Any
+    cyy: Any
+
+
+def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -> _WheelOut:
+    """Tire, spin and chassis-force terms of one wheel (module docstring)."""
+    # contact-point velocity: body frame (uc) and wheel frame (uw)
+    ucx = vx - r * w.y
+    ucy = vy + r * w.x
+    c, s = jnp.cos(w.steer), jnp.sin(w.steer)
+    uwx = c * ucx + s * ucy
+    uwy = -s * ucx + c * ucy
+    R, om, fz = w.radius, w.omega, w.fz
+    kappa = slip_ratio(om, R, uwx)
+    alpha = slip_angle(uwx, uwy)
+    vr = regularised_speed(uwx)
+    out = tire_forces(tire, kappa, alpha, 0.0, fz, uwx, w.surface)
+    kx, ky = linear_stiffness(tire, fz, w.surface)
+    fx, fy = out.fx, out.fy
+
+    # wheel spin: drive, Coulomb-like brake, tire; linearly implicit in omega
+    cmd = jnp.clip(w.brake, 0.0, 1.0) * ch.max_brake_torque * w.brake_share
+    th = jnp.tanh(om / ch.brake_omega_smooth)
+    # secant of the brake curve through 0, cmd tanh(omega/omega_s)/omega (>= its tangent): a braked
+    # wheel approaches omega = 0 monotonically and never overshoots through it
+    tiny = jnp.abs(om) < 1e-4 * ch.brake_omega_smooth
+    th_over_om = jnp.where(tiny, 1.0 / ch.brake_omega_smooth, th / jnp.where(tiny, 1.0, om))
+    jx = secant_stiffness(fx, kappa, kx, KAPPA_0)
+    jy = secant_stiffness(-fy, alpha, ky, ALPHA_0)
+    t_net = t_avail * w.drive - cmd * th + mult * (out.my - fx * R)
+    j_omega = mult * jx * R * R / vr + cmd * th_over_om
+    domega = t_net / (w.inertia + h * j_omega)
+    fx_gs = fx + jx * R / vr * (h * domega)  # linearised Gauss-Seidel: the chassis sees the new spin
+
+    # force on the chassis (body frame): tire + ploughing drag at the contact
+    px, py = ploughing_force(w.surface, fz, ucx, ucy)
+    fbx = mult * (c * fx_gs - s * fy + px)
+    fby = mult * (s * fx_gs + c * fy + py)
+    # tire damping of the contact velocity, rotated into the body frame
+    cx = mult * jx * jnp.maximum(V_REG * V_REG + om * R * uwx, 0.0) / (vr * vr * vr)
+    cy = mult * jy * vr / (vr * vr + uwy * uwy)
+    return _WheelOut(fx, fy, kappa, alpha, domega, fbx, fby, c * c * cx + s * s * cy, c * s * (cx - cy),
+                     s * s * cx + c * c * cy)
+
+
+def _stack(values: list):
+    return jnp.stack(jnp.broadcast_arrays(*values), axis=0)
+
+
+_UNROLL = False
+
+
+def _map_wheels(fn, groups):
+    """Evaluate ``fn(tire, wheel_inputs)`` for every wheel; ``groups`` is a list of ``(tire, [inputs...])``.
+
+    Groups whose tires share a pytree structure are merged (their tires stacked leaf-wise), and each
+    group runs as one ``lax.map`` over its wheels, so the tire equations appear once per tire model in
+    the compiled program (compile time) while every wheel still works on contiguous per-vehicle vectors.
+    Returns the outputs stacked on a leading wheel axis, in input order."""
+    merged = []
+    for tire, ins in groups:
+        if merged and jax.tree.structure(merged[-1][0][0]) == jax.tree.structure(tire):
+            merged[-1][0].extend([tire] * len(ins))
+            merged[-1][1].extend(ins)
+        else:
+            merged.append(([tire] * len(ins), list(ins)))
+    outs = []
+    for tires, ins in merged:
+        if _UNROLL:
+            per = [fn(t, w) for t, w in zip(tires, ins)]
+            outs.append(jax.tree.map(lambda *v: _stack(list(v)), *per))
+            continue
+        if len(ins) == 1:
+            outs.append(jax.tree.map(lambda v: jnp.asarray(v)[None], fn(tires[0], ins[0])))
+            continue
+        xs_tire = jax.tree.map(lambda *v: _stack(list(v)), *tires)
+        xs_in = jax.tree.map(lambda *v: _stack(list(v)), *ins)
+        outs.append(jax.lax.map(lambda a: fn(*a), (xs_tire, xs_in)))
+    if len(outs) == 1:
+        return outs[0]
+    return jax.tree.map(lambda *v: jnp.concatenate(jnp.broadcast_arrays(*v), axis=0), *outs)
+
+
+def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geom: Geometry):
+    """Linearly implicit time derivatives of the velocity states (module docstring); pose rates are zero.
+
+    Returns ``(VehicleState of derivatives, Telemetry)``.  One vehicle: ``vmap`` it for a fleet.
+    """
+    ch = params.chassis
+    vx, vy, r = (jnp.asarray(v) for v in (state.vx, state.vy, state.yaw_rate))
+    n = len(geom.x)
+    nf = geom.n_front
+    omega = wheel_list(state.omega, n)
+    mult = float(geom.tires_per_wheel)
+    brake_cmd = jnp.asarray(controls.brake)
+    brake = wheel_list(brake_cmd, n) if brake_cmd.ndim >= 1 else [brake_cmd] * n
+
+    throttle = jnp.clip(controls.throttle, -1.0, 1.0)
+    omega_drive = sum(d * w for d, w in zip(geom.drive, omega))
+    tmax, pmax = ch.max_drive_torque, ch.max_power
+    t_avail = throttle * tmax * pmax / jnp.sqrt(pmax * pmax + (tmax * omega_drive) ** 2)
+
+    ins = [_WheelIn(geom.x[i], geom.y[i], geom.steer[i], geom.fz[i], geom.surface[i], geom.radius[i],
+                    geom.inertia[i], geom.drive[i], geom.brake[i], omega[i], brake[i]) for i in range(n)]
+    tires = (scale_tire(params.tire_front, ch.tire_scale_front), scale_tire(params.tire_rear, ch.tire_scale_rear))
+    fn = lambda tire, w: _wheel(ch, tire, w, vx, vy, r, t_avail, h, mult)  # noqa: E731
+    o = _map_wheels(fn, [(tires[0], ins[:nf]), (tires[1], ins[nf:])])
+
+    X, Y = _stack(geom.x), _stack(geom.y)
+    m, iz = ch.mass, ch.yaw_inertia
+    kd = 0.5 * ch.air_density * ch.drag_area * safe_norm(vx, vy)
+    qx = jnp.sum(o.fbx, axis=0) - kd * vx + m * r * vy
+    qy = jnp.sum(o.fby, axis=0) - kd * vy - m * r * vx
+    qr = jnp.sum(X * o.fby - Y * o.fbx, axis=0)
+    C11 = jnp.sum(o.cxx, axis=0)
+    C12 = jnp.sum(o.cxy, axis=0)
+    C22 = jnp.sum(o.cyy, axis=0)
+    C13 = jnp.sum(-Y * o.cxx + X * o.cxy, axis=0)
+    C23 = jnp.sum(-Y * o.cxy + X * o.cyy, axis=0)
+    C33 = jnp.sum(Y * Y * o.cxx - 2.0 * X * Y * o.cxy + X * X * o.cyy, axis=0)
+    dvx, dvy, dr = _solve3(m + h * C11, h * C12, h * C13, m + h * C22, h * C23, iz + h * C33, qx, qy, qr)
+
+    ax_m = dvx - r * vy
+    ay_m = dvy + r * vx
+    tau = ch.load_transfer_tau + h
+    zero = jnp.zeros_like(dvx)
+    last = lambda v: jnp.moveaxis(v, 0, -1)  # noqa: E731
+    deriv = VehicleState(zero, zero, zero, dvx, dvy, dr, last(o.domega), (ax_m - state.ax) / tau,
+                         (ay_m - state.ay) / tau)
+    tel = Telemetry(mult * last(_stack(geom.fz)), mult * last(o.fx), mult * last(o.fy), last(o.kappa),
+                    last(o.alpha), last(_stack([sf.grip for sf in geom.surface])), last(_stack(geom.steer)),
+                    ax_m, ay_m)
+    return deriv, tel

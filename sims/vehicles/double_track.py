@@ -1,0 +1,89 @@
+"""Four-wheel (double-track) vehicle: planar chassis, four spinning wheels, load transfer, aero.
+
+State :class:`~sims.vehicles.params.VehicleState` with ``omega`` of shape (4,) in the order FL, FR,
+RL, RR; params :class:`~sims.vehicles.params.VehicleParams`; controls
+:class:`~sims.vehicles.params.Controls` (``brake`` a scalar or one value per wheel).
+
+Wheel ``i`` sits at ``x = (a, a, -b, -b)``, ``y = (t_f/2, -t_f/2, t_r/2, -t_r/2)`` from the CG.
+Loads (quasi-static, from the filtered accelerations ``ax``, ``ay`` of the state)::
+
+    Fz_FL = Ff/2 - dFf,  Fz_FR = Ff/2 + dFf,  Fz_RL = Fr/2 - dFr,  Fz_RR = Fr/2 + dFr
+    (Ff, Fr: :func:`sims.vehicles.core.axle_loads`; dFf, dFr: :func:`sims.vehicles.core.lateral_transfer`)
+
+so ``sum Fz = m g + F_down`` (each load clamped at 0 when a wheel lifts).  Steering: the command is the
+mean road-wheel angle ``delta``; with ``ackermann = 1`` the inner wheel turns to
+``atan(L tan(delta) / (L - t_f/2 tan(delta)))`` and the outer to ``atan(L tan(delta) / (L + t_f/2
+tan(delta)))`` (both wheels' normals meet on the rear-axle line), blended linearly towards parallel
+steer for ``0 < ackermann < 1``.  Drive: ``drive_split_front`` to the front axle, each axle an open
+differential (half the axle torque per wheel); brakes: ``brake_bias_front`` of ``max_brake_torque`` to
+the front, half per wheel.  Each wheel reads its own surface id.  Equations of motion and the
+implicit treatment of the stiff slip dynamics: :mod:`sims.vehicles.core`.
+
+``step(params, state, controls, dt)`` advances one step with semi-implicit Euler;
+:func:`sims.integrators.make_step` builds RK4 or sub-stepped variants.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from jaxtire.surfaces import lookup
+from sims.vehicles import core
+from sims.vehicles.params import Controls, VehicleParams, VehicleState
+
+
+def ackermann_angles(delta, wheelbase, track, ackermann):
+    """Left and right road-wheel angles [rad] for a mean steer ``delta`` (positive left)."""
+    t = jnp.tan(delta)
+    half = 0.5 * track * t
+    left = jnp.arctan2(wheelbase * t, wheelbase - half)
+    right = jnp.arctan2(wheelbase * t, wheelbase + half)
+    return delta + ackermann * (left - delta), delta + ackermann * (right - delta)
+
+
+def geometry(params: VehicleParams, state: VehicleState, controls: Controls) -> core.Geometry:
+    """Wheel positions, steer angles, loads and surfaces of the four wheels (FL, FR, RL, RR)."""
+    ch = params.chassis
+    a, b, tf, tr = ch.cg_to_front, ch.cg_to_rear, ch.track_front, ch.track_rear
+    delta = jnp.clip(controls.steer, -ch.max_steer, ch.max_steer)
+    dl, dr = ackermann_angles(delta, a + b, tf, ch.ackermann)
+    zero = jnp.zeros_like(dl)
+    ff, fr = core.axle_loads(ch, state.vx, state.ax)
+    dff, dfr = core.lateral_transfer(ch, state.ay)
+    fz = [jnp.maximum(v, 0.0) for v in (0.5 * ff - dff, 0.5 * ff + dff, 0.5 * fr - dfr, 0.5 * fr + dfr)]
+    ids = jnp.asarray(ch.surface_ids)
+    sf, bf = ch.drive_split_front, ch.brake_bias_front
+    rf, rr, i_f, i_r = ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_inertia_front, ch.wheel_inertia_rear
+    return core.Geometry(
+        x=[a, a, -b, -b], y=[0.5 * tf, -0.5 * tf, 0.5 * tr, -0.5 * tr], steer=[dl, dr, zero, zero], fz=fz,
+        surface=[lookup(params.surfaces, ids[..., i]) for i in range(4)],
+        radius=[rf, rf, rr, rr], inertia=[i_f, i_f, i_r, i_r],
+        drive=[0.5 * sf, 0.5 * sf, 0.5 * (1.0 - sf), 0.5 * (1.0 - sf)],
+        brake=[0.5 * bf, 0.5 * bf, 0.5 * (1.0 - bf), 0.5 * (1.0 - bf)],
+        tires_per_wheel=1, n_front=2)
+
+
+def wheel_loads(params: VehicleParams, state: VehicleState):
+    """The four vertical loads [N] (FL, FR, RL, RR) the tires see in ``state``."""
+    fz = geometry(params, state, Controls()).fz
+    return jnp.stack(jnp.broadcast_arrays(*fz), axis=-1)
+
+
+def rates(params: VehicleParams, state: VehicleState, controls: Controls, h):
+    """Linearly implicit derivatives for a step ``h`` and the step's :class:`~sims.vehicles.core.Telemetry`."""
+    return core.rates(params, state, controls, h, geometry(params, state, controls))
+
+
+MODEL = core.Model("double_track", 4, rates)
+
+
+def init_state(params: VehicleParams, speed=0.0, **kw) -> VehicleState:
+    """State rolling straight at ``speed`` [m/s]; keywords ``x, y, yaw, vy, yaw_rate``."""
+    return MODEL.init_state(params, speed, **kw)
+
+
+def step(params: VehicleParams, state: VehicleState, controls: Controls, dt) -> VehicleState:
+    """One semi-implicit Euler step of length ``dt`` [s] (see :func:`sims.integrators.semi_implicit_euler`)."""
+    from sims.integrators import semi_implicit_euler
+
+    return semi_implicit_euler(MODEL, params, state, controls, dt)[0]

@@ -1,0 +1,353 @@
+"""Vehicle parameter, state and control pytrees shared by the single- and double-track models.
+
+Axes and signs (ISO 8855 / TYDEX, as in :mod:`jaxtire`): the body frame has x
+forward, y left, z up, at the centre of gravity (CG); the ground frame has X, Y
+in the road plane and yaw ``psi`` counter-clockwise from X.  SI units, radians.
+
+* :class:`Chassis` holds every per-vehicle number (mass, geometry, brakes,
+  aero, per-axle tire scales, per-wheel surface ids).  Fleets batch it with a
+  leading vehicle axis.
+* :class:`VehicleParams` groups the chassis with the two *base* tires (front
+  and rear, :class:`jaxtire.params.MFParams` or :class:`jaxtire.simple.SimpleParams`)
+  and the surface table.  In a fleet the tires and the table are shared,
+  unbatched leaves (``in_axes=None``, see :func:`fleet_axes`); only the small
+  :class:`TireScale` multipliers in the chassis vary per vehicle.
+* :class:`VehicleState` is the state of either model (``omega`` has 4 entries
+  FL, FR, RL, RR for the double track, 2 entries front, rear for the single track).
+* :class:`Controls` are the driver's inputs.
+
+Validation (:func:`make_chassis`, :func:`make_vehicle`, :func:`validate_params`)
+raises ``ValueError`` naming the field, the value and the allowed range.  It
+runs on concrete values only, at the boundary; nothing raises inside ``jit``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtire.surfaces import SurfaceTable, preset_table
+
+#: Standard gravity [m/s^2].
+G = 9.81
+
+#: Wheel order of the double-track model.
+WHEELS = ("FL", "FR", "RL", "RR")
+
+
+class TireScale(NamedTuple):
+    """Per-vehicle multipliers on a shared base tire (one per axle) [-].
+
+    * ``mu_x``, ``mu_y``: peak and sliding friction, longitudinal / lateral
+      (MF: ``LMUX``, ``LMUY``; simple model: ``Dx``, ``Dy``);
+    * ``k_x``, ``k_y``: longitudinal slip stiffness / cornering stiffness
+      (MF: ``LKX``, ``LKY``; simple model: ``B C D``), independent of ``mu``.
+    """
+
+    mu_x: Any = 1.0
+    mu_y: Any = 1.0
+    k_x: Any = 1.0
+    k_y: Any = 1.0
+
+
+class Chassis(NamedTuple):
+    """Per-vehicle parameters (SI units).  Build with :func:`make_chassis` (validated, defaults filled).
+
+    Mass and geometry: ``mass`` [kg] (with driver), ``yaw_inertia`` [kg m^2] about the CG's z axis,
+    ``cg_to_front`` ``a`` / ``cg_to_rear`` ``b`` [m] (wheelbase ``L = a + b``), ``cg_height`` ``h`` [m],
+    ``track_front`` / ``track_rear`` [m], ``roll_stiffness_front`` [-] the front share of the total roll
+    stiffness (how the lateral load transfer ``m a_y h`` divides between the axles).
+
+    Wheels: ``wheel_radius_*`` [m] effective rolling radius ``r`` in ``kappa = (omega r - vx) / |vx|``,
+    ``wheel_inertia_*`` [kg m^2] spin inertia of one wheel incl. its share of brake disc and driveline.
+
+    Drive: ``max_drive_torque`` [N m] total wheel torque at full throttle, ``max_power`` [W] (the torque
+    fades as ``T P / sqrt(P^2 + (T omega)^2)``, i.e. ``min(T, P / omega)`` smoothed), ``drive_split_front``
+    [-] front share (1 front-wheel drive, 0 rear-wheel drive); each axle has an open differential (equal
+    torque left and right).
+
+    Brakes: ``max_brake_torque`` [N m] total at full pedal, ``brake_bias_front`` [-] front share (0 for a
+    kart with rear brakes only), ``brake_omega_smooth`` [rad/s] the spin rate over which the brake's
+    Coulomb torque ``-T tanh(omega / omega_s)`` saturates (a smooth, differentiable stick-slip).
+
+    Steering: ``max_steer`` [rad] road-wheel limit, ``ackermann`` [-] 0 parallel steer, 1 full Ackermann.
+
+    Aero: ``drag_area`` ``Cd A`` [m^2], ``lift_area`` ``Cl A`` [m^2] (positive = downforce),
+    ``aero_balance_front`` [-] front share of the downforce, ``air_density`` [kg/m^3].
+
+    Loads: ``load_transfer_tau`` [s] time constant of the first-order filter on the accelerations that
+    drive the quasi-static load transfer (the unmodelled pitch/roll dynamics; 0 = the last step's value).
+
+    Per vehicle: ``tire_scale_front`` / ``tire_scale_rear`` (:class:`TireScale`), ``surface_ids`` int (4,)
+    surface id per wheel FL, FR, RL, RR into :attr:`VehicleParams.surfaces`.
+    """
+
+    mass: Any
+    yaw_inertia: Any
+    cg_to_front: Any
+    cg_to_rear: Any
+    cg_height: Any
+    track_front: Any
+    track_rear: Any
+    roll_stiffness_front: Any
+    wheel_radius_front: Any
+    wheel_radius_rear: Any
+    wheel_inertia_front: Any
+    wheel_inertia_rear: Any
+    max_drive_torque: Any
+    max_power: Any
+    drive_split_front: Any
+    max_brake_torque: Any
+    brake_bias_front: Any
+    brake_omega_smooth: Any
+    max_steer: Any
+    ackermann: Any
+    drag_area: Any
+    lift_area: Any
+    aero_balance_front: Any
+    air_density: Any
+    load_transfer_tau: Any
+    tire_scale_front: TireScale
+    tire_scale_rear: TireScale
+    surface_ids: Any
+
+    @property
+    def wheelbase(self):
+        return self.cg_to_front + self.cg_to_rear
+
+
+class VehicleParams(NamedTuple):
+    """What a model's ``step`` takes as ``params``: chassis + base tires + surface table.
+
+    ``tire_front`` / ``tire_rear`` are jaxtire tire pytrees (the static choice of tire model is the
+    pytree type: :class:`~jaxtire.params.MFParams` or :class:`~jaxtire.simple.SimpleParams`);
+    ``surfaces`` a :class:`jaxtire.surfaces.SurfaceTable` (at most 16 entries).
+    """
+
+    chassis: Chassis
+    tire_front: Any
+    tire_rear: Any
+    surfaces: SurfaceTable
+
+
+class VehicleState(NamedTuple):
+    """Planar vehicle state.
+
+    ``x``, ``y`` [m] CG position and ``yaw`` [rad] heading in the ground frame; ``vx``, ``vy`` [m/s]
+    CG velocity and ``yaw_rate`` [rad/s] in the body frame; ``omega`` [rad/s] wheel spin rates
+    (positive rolling forward; double track FL, FR, RL, RR, single track front, rear);
+    ``ax``, ``ay`` [m/s^2] filtered body-frame CG accelerations that set the load transfer.
+    """
+
+    x: Any
+    y: Any
+    yaw: Any
+    vx: Any
+    vy: Any
+    yaw_rate: Any
+    omega: Any
+    ax: Any
+    ay: Any
+
+
+class Controls(NamedTuple):
+    """Driver inputs: ``steer`` [rad] mean front road-wheel angle (positive turns left, clipped to
+    ``max_steer``), ``throttle`` [-] in [-1, 1] (negative drives backwards), ``brake`` [-] in [0, 1],
+    a scalar or one value per wheel state (4 or 2) so an ABS can modulate each wheel."""
+
+    steer: Any = 0.0
+    throttle: Any = 0.0
+    brake: Any = 0.0
+
+
+#: Defaults of :func:`make_chassis` (a compact hatchback; see :mod:`sims.vehicles.presets`).
+CHASSIS_DEFAULTS: dict[str, Any] = dict(
+    mass=1350.0, yaw_inertia=2250.0, cg_to_front=1.03, cg_to_rear=1.61, cg_height=0.55,
+    track_front=1.55, track_rear=1.52, roll_stiffness_front=0.6,
+    wheel_radius_front=0.31, wheel_radius_rear=0.31, wheel_inertia_front=1.2, wheel_inertia_rear=1.0,
+    max_drive_torque=2500.0, max_power=92e3, drive_split_front=1.0,
+    max_brake_torque=6000.0, brake_bias_front=0.7, brake_omega_smooth=0.2,
+    max_steer=0.6, ackermann=1.0,
+    drag_area=0.64, lift_area=0.0, aero_balance_front=0.5, air_density=1.2,
+    load_transfer_tau=0.05,
+)
+
+_INF = math.inf
+#: Allowed ranges: field -> (low, high, low inclusive, high inclusive).
+CHASSIS_RANGES: dict[str, tuple[float, float, bool, bool]] = {
+    "mass": (0.0, 1e6, False, True),
+    "yaw_inertia": (0.0, 1e8, False, True),
+    "cg_to_front": (0.0, 20.0, False, True),
+    "cg_to_rear": (0.0, 20.0, False, True),
+    "cg_height": (0.0, 10.0, True, True),
+    "track_front": (0.0, 10.0, False, True),
+    "track_rear": (0.0, 10.0, False, True),
+    "roll_stiffness_front": (0.0, 1.0, True, True),
+    "wheel_radius_front": (0.0, 5.0, False, True),
+    "wheel_radius_rear": (0.0, 5.0, False, True),
+    "wheel_inertia_front": (0.0, 1e4, False, True),
+    "wheel_inertia_rear": (0.0, 1e4, False, True),
+    "max_drive_torque": (0.0, 1e7, True, True),
+    "max_power": (0.0, _INF, False, True),
+    "drive_split_front": (0.0, 1.0, True, True),
+    "max_brake_torque": (0.0, 1e7, True, True),
+    "brake_bias_front": (0.0, 1.0, True, True),
+    "brake_omega_smooth": (0.0, 100.0, False, True),
+    "max_steer": (0.0, 1.2, False, True),
+    "ackermann": (0.0, 1.0, True, True),
+    "drag_area": (0.0, 100.0, True, True),
+    "lift_area": (-100.0, 100.0, True, True),
+    "aero_balance_front": (0.0, 1.0, True, True),
+    "air_density": (0.0, 10.0, True, True),
+    "load_transfer_tau": (0.0, 10.0, True, True),
+}
+TIRE_SCALE_RANGE = (0.0, 10.0, False, True)
+
+
+def _is_concrete(x) -> bool:
+    return not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(x))
+
+
+def check_range(name: str, value, lo: float, hi: float, lo_incl: bool = True, hi_incl: bool = True,
+                source: str = "Chassis") -> None:
+    """Raise ``ValueError`` naming ``name``, the offending value and the range unless all of ``value`` lies in it."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{source}: {name} = {value!r} is not a number") from None
+    ok = np.isfinite(arr) | (np.isinf(arr) & (arr > 0) & (hi == _INF))
+    ok &= (arr >= lo) if lo_incl else (arr > lo)
+    ok &= (arr <= hi) if hi_incl else (arr < hi)
+    if not ok.all():
+        bad = arr[~ok].ravel()[0] if arr.ndim else float(arr)
+        lb, rb = "[" if lo_incl else "(", "]" if hi_incl else ")"
+        raise ValueError(f"{source}: {name} = {bad} is outside the allowed range {lb}{lo}, {hi}{rb}")
+
+
+def check_surface_ids(ids, n_surfaces: int, source: str = "Chassis") -> None:
+    """Raise ``ValueError`` unless ``ids`` are integers in ``[0, n_surfaces)`` with a last axis of 4."""
+    arr = np.asarray(ids)
+    if arr.ndim == 0 or arr.shape[-1] != 4:
+        raise ValueError(f"{source}: surface_ids must have a last axis of 4 (FL, FR, RL, RR), got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+            raise ValueError(f"{source}: surface_ids must be integers, got {arr.ravel()[:4]}")
+    bad = (arr < 0) | (arr >= n_surfaces)
+    if bad.any():
+        raise ValueError(f"{source}: surface id {int(arr[bad].ravel()[0])} is outside the surface table "
+                         f"(allowed 0 to {n_surfaces - 1} for a table of {n_surfaces})")
+
+
+def validate_chassis(ch: Chassis, n_surfaces: int | None = None, source: str = "Chassis") -> None:
+    """Check every field of a (possibly batched) concrete :class:`Chassis`; tracers are skipped."""
+    if not _is_concrete(ch):
+        return
+    for name, rng in CHASSIS_RANGES.items():
+        check_range(name, getattr(ch, name), *rng, source=source)
+    for axle in ("front", "rear"):
+        sc = getattr(ch, f"tire_scale_{axle}")
+        for f in TireScale._fields:
+            check_range(f"tire_scale_{axle}.{f}", getattr(sc, f), *TIRE_SCALE_RANGE, source=source)
+    if n_surfaces is not None:
+        check_surface_ids(ch.surface_ids, n_surfaces, source=source)
+
+
+def validate_params(params: VehicleParams, source: str = "VehicleParams") -> None:
+    """Validate a concrete :class:`VehicleParams` (chassis ranges, surface ids against the table)."""
+    if not isinstance(params, VehicleParams):
+        raise ValueError(f"{source}: expected VehicleParams, got {type(params).__name__}")
+    n = int(np.shape(params.surfaces.grip)[-1])
+    validate_chassis(params.chassis, n, source=source)
+
+
+def make_chassis(*, dtype=None, tire_scale_front=None, tire_scale_rear=None, surface_ids=None,
+                 n_surfaces: int = 16, **values) -> Chassis:
+    """A validated :class:`Chassis`; unspecified fields take :data:`CHASSIS_DEFAULTS`.
+
+    ``surface_ids`` (default all 0) may be a scalar (every wheel) or 4 values; they are checked against a
+    table of ``n_surfaces`` entries.  Values may be arrays with a leading vehicle axis.
+    """
+    unknown = set(values) - set(CHASSIS_DEFAULTS)
+    if unknown:
+        raise ValueError(f"Chassis: unknown field(s) {sorted(unknown)}; allowed {sorted(CHASSIS_DEFAULTS)}")
+    full = {**CHASSIS_DEFAULTS, **values}
+    ids = np.asarray(0 if surface_ids is None else surface_ids)
+    if ids.ndim == 0:
+        ids = np.full(4, ids)
+    sf = TireScale(*tire_scale_front) if tire_scale_front is not None else TireScale()
+    sr = TireScale(*tire_scale_rear) if tire_scale_rear is not None else TireScale()
+    raw = Chassis(**full, tire_scale_front=sf, tire_scale_rear=sr, surface_ids=ids)
+    validate_chassis(raw, n_surfaces)
+    dtype = dtype or jnp.result_type(float)
+    as_f = lambda v: jnp.asarray(v, dtype)  # noqa: E731
+    return Chassis(**{k: as_f(v) for k, v in full.items()},
+                   tire_scale_front=TireScale(*(as_f(v) for v in sf)),
+                   tire_scale_rear=TireScale(*(as_f(v) for v in sr)),
+                   surface_ids=jnp.asarray(np.round(ids).astype(np.int32)))
+
+
+def _tire_dtype(tire):
+    leaves = jax.tree.leaves(tire)
+    return leaves[0].dtype if leaves else jnp.result_type(float)
+
+
+def make_vehicle(chassis: Chassis, tire_front, tire_rear=None, surfaces: SurfaceTable | None = None,
+                 dtype=None) -> VehicleParams:
+    """Assemble validated :class:`VehicleParams` (``tire_rear`` defaults to ``tire_front``,
+    ``surfaces`` to :func:`jaxtire.surfaces.preset_table`).  Everything is cast to ``dtype``
+    (default: the default float dtype, float32 unless x64 is enabled)."""
+    if tire_rear is None:
+        tire_rear = tire_front
+    if surfaces is None:
+        surfaces = preset_table()
+    if not isinstance(chassis, Chassis):
+        raise ValueError(f"make_vehicle: chassis must be a Chassis, got {type(chassis).__name__}")
+    dtype = dtype or jnp.result_type(float)
+    params = VehicleParams(chassis, tire_front, tire_rear, surfaces)
+    validate_params(params, source="make_vehicle")
+    return astype(params, dtype)
+
+
+def astype(params: VehicleParams, dtype) -> VehicleParams:
+    """All floating-point leaves of ``params`` cast to ``dtype`` (surface ids stay int32)."""
+    def cast(x):
+        x = jnp.asarray(x)
+        return x.astype(dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x
+    return jax.tree.map(cast, params)
+
+
+def fleet_axes(params: VehicleParams) -> VehicleParams:
+    """``vmap`` ``in_axes`` for a fleet: chassis batched on axis 0, tires and surface table shared."""
+    return VehicleParams(chassis=0, tire_front=None, tire_rear=None, surfaces=None)
+
+
+def init_state(params: VehicleParams, n_wheels: int = 4, speed=0.0, *, x=0.0, y=0.0, yaw=0.0, vy=0.0,
+               yaw_rate=0.0) -> VehicleState:
+    """A state rolling straight at ``speed`` [m/s] (wheels spinning at ``speed / r``), zero accelerations."""
+    ch = params.chassis
+    dtype = jnp.asarray(ch.mass).dtype
+    f = lambda v: jnp.asarray(v, dtype)  # noqa: E731
+    speed = f(speed)
+    if n_wheels == 4:
+        radii = jnp.stack([ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear,
+                           ch.wheel_radius_rear], axis=-1)
+    elif n_wheels == 2:
+        radii = jnp.stack([ch.wheel_radius_front, ch.wheel_radius_rear], axis=-1)
+    else:
+        raise ValueError(f"init_state: n_wheels must be 2 or 4, got {n_wheels}")
+    omega = speed[..., None] / radii
+    zero = jnp.zeros_like(speed + jnp.zeros_like(ch.mass))
+    return VehicleState(f(x) + zero, f(y) + zero, f(yaw) + zero, speed + zero, f(vy) + zero,
+                        f(yaw_rate) + zero, omega + zero[..., None], zero, zero)
+
+
+def wheel_radii(ch: Chassis, n_wheels: int):
+    """Rolling radius per wheel state: (4,) FL, FR, RL, RR or (2,) front, rear."""
+    if n_wheels == 4:
+        return jnp.stack([ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear,
+                          ch.wheel_radius_rear], axis=-1)
+    return jnp.stack([ch.wheel_radius_front, ch.wheel_radius_rear], axis=-1)

@@ -1,0 +1,62 @@
+"""Single-track (bicycle) vehicle with nonlinear jaxtire tires, one spinning wheel state per axle.
+
+The two wheels of an axle are merged on the centre line: the axle carries the axle load
+(:func:`sims.vehicles.core.axle_loads`, with downforce and longitudinal load transfer; no lateral
+transfer), evaluated as *two* identical tires at half the axle load each (so the tire's load
+sensitivity acts as on the real car), on the mean of its two wheels' surfaces
+(:func:`jaxtire.surfaces.mean` of the FL/FR and RL/RR ids).  ``omega`` has shape (2,) (front, rear) and
+stands for both wheels of the axle (inertia ``2 I_w``, torque of both tires).  The steer command is the
+front road-wheel angle.  Same params, state and controls types as :mod:`sims.vehicles.double_track`
+(``track_*``, ``roll_stiffness_front`` and ``ackermann`` are unused); equations of motion and implicit
+treatment of the slip dynamics: :mod:`sims.vehicles.core`.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from jaxtire.surfaces import lookup, mean
+from sims.vehicles import core
+from sims.vehicles.params import Controls, VehicleParams, VehicleState
+
+
+def axle_surfaces(params: VehicleParams) -> list:
+    """Front and rear surfaces: the mean (:func:`jaxtire.surfaces.mean`) of each axle's two wheels."""
+    ids = jnp.asarray(params.chassis.surface_ids)
+    s = [lookup(params.surfaces, ids[..., i]) for i in range(4)]
+    return [mean(s[0], s[1]), mean(s[2], s[3])]
+
+
+def geometry(params: VehicleParams, state: VehicleState, controls: Controls) -> core.Geometry:
+    """Axle positions, steer, per-tire loads and surfaces of the two axles (front, rear)."""
+    ch = params.chassis
+    delta = jnp.clip(controls.steer, -ch.max_steer, ch.max_steer)
+    ff, fr = core.axle_loads(ch, state.vx, state.ax)
+    zero = jnp.zeros_like(delta)
+    sf, bf = ch.drive_split_front, ch.brake_bias_front
+    return core.Geometry(
+        x=[ch.cg_to_front, -ch.cg_to_rear], y=[zero, zero], steer=[delta, zero],
+        fz=[jnp.maximum(0.5 * ff, 0.0), jnp.maximum(0.5 * fr, 0.0)], surface=axle_surfaces(params),
+        radius=[ch.wheel_radius_front, ch.wheel_radius_rear],
+        inertia=[2.0 * ch.wheel_inertia_front, 2.0 * ch.wheel_inertia_rear],
+        drive=[sf, 1.0 - sf], brake=[bf, 1.0 - bf], tires_per_wheel=2, n_front=1)
+
+
+def rates(params: VehicleParams, state: VehicleState, controls: Controls, h):
+    """Linearly implicit derivatives for a step ``h`` and the step's :class:`~sims.vehicles.core.Telemetry`."""
+    return core.rates(params, state, controls, h, geometry(params, state, controls))
+
+
+MODEL = core.Model("single_track", 2, rates)
+
+
+def init_state(params: VehicleParams, speed=0.0, **kw) -> VehicleState:
+    """State rolling straight at ``speed`` [m/s]; keywords ``x, y, yaw, vy, yaw_rate``."""
+    return MODEL.init_state(params, speed, **kw)
+
+
+def step(params: VehicleParams, state: VehicleState, controls: Controls, dt) -> VehicleState:
+    """One semi-implicit Euler step of length ``dt`` [s] (see :func:`sims.integrators.semi_implicit_euler`)."""
+    from sims.integrators import semi_implicit_euler
+
+    return semi_implicit_euler(MODEL, params, state, controls, dt)[0]
