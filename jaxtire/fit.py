@@ -1,6 +1,13 @@
 """Fit Magic Formula (and simple B, C, D, E) tire coefficients to measured force data.
 
-Staged like the MF-Tool / MFeval fitting workflow; every stage fits only its
+Quick use::
+
+    import jaxtire
+    from jaxtire.fit import fit, generic_tire, load_csv
+    result = fit(load_csv("data.csv"), generic_tire(fnomin=4000.0, unloaded_radius=0.31))
+    print(result.report); jaxtire.save_tir(result.params, "fitted.tir")
+
+MF 6.1 stages, staged like the MF-Tool / MFeval fitting workflow; every stage fits only its
 own subset of coefficients, all others held fixed::
 
     "Fx0"       PCX1 PDX1 PDX2 PEX1-4 PKX1-3 PHX1-2 PVX1-2        pure longitudinal rows, Fx
@@ -14,6 +21,10 @@ When the data has camber (``max |gamma| > 1e-3 rad``) the camber terms join
 their stage (``PDX3``; ``PDY3 PEY4 PEY5 PKY3 PKY5 PKY6 PKY7 PVY3 PVY4``;
 ``QBZ4 QBZ5 QDZ3 QDZ4 QDZ8-11 QEZ5 QHZ3 QHZ4``; ``RBX3 RBY4 RVY3``).  Pressure
 (``PP*``) and the combined-slip Mz arm (``SSZ*``) are never fitted.
+
+The simple model (:func:`fit_simple`, a :class:`~jaxtire.simple.SimpleParams` start) has the
+stages ``"pure"`` (``Bx Cx Dx Ex By Cy Dy Ey k_load`` from pure-slip Fx and Fy, ``c_gamma`` with
+camber), ``"Mz0"`` (``trail``) and ``"combined"`` (``slide_ratio beta``), see :data:`SIMPLE_STAGES`.
 
 Row selection: a row is *pure longitudinal* when ``|alpha| <= 1e-3 rad``,
 *pure lateral* when ``|kappa| <= 1e-3``, *combined* otherwise.
@@ -35,15 +46,19 @@ variable ``u`` (see :func:`from_unconstrained`)::
     only upper finite:    x = upper - scale * softplus(-u)
     neither:              x = scale * u
 
-(each increasing in ``u``) so every iterate respects the bounds (:data:`DEFAULT_BOUNDS`, overridable).  A
-start value on a two-sided bound is moved inside by 1e-6 of the range; one
-outside raises ``ValueError``.
+(each increasing in ``u``), so every iterate respects the bounds (:data:`DEFAULT_BOUNDS`,
+:data:`SIMPLE_BOUNDS`, overridable; ``scale`` is 1).  A start value on a two-sided bound is
+moved inside by 1e-6 of the range; one outside raises ``ValueError``.
 
-Optimiser: ``optax.lbfgs`` (zoom line search) or ``optax.adam`` for a fixed
-number of iterations inside ``lax.scan`` (no data-dependent Python control
-flow), in float64 (``jax.enable_x64`` only inside :func:`fit` /
-:func:`fit_many`, restored on exit).  The best iterate seen is returned.
-:func:`fit_many` runs the same program ``vmap``-ed over a fleet.
+Optimiser: ``optax.lbfgs`` (zoom line search; default of :func:`fit`, 150 iterations per
+stage) or ``optax.adam`` (default of :func:`fit_many`, learning rate 0.02, 1000 iterations per
+stage) for a fixed number of iterations inside ``lax.scan`` (no data-dependent Python control
+flow), in float64 (``jax.enable_x64`` only inside the entry points, restored on exit).  The
+best iterate seen is returned.  Each stage is one compiled program (the free coefficients enter
+through ``coefs -> params.replace(**coefs)``, so gradients reach only them);
+:func:`fit_many` runs the same programs ``vmap``-ed over a fleet.  A single fit is
+compile-bound (about 4 stages x 3-5 s on a 2-core CPU), so on CPU it compiles with
+:data:`FAST_COMPILE_OPTIONS`.
 
 CLI::
 
@@ -109,7 +124,8 @@ class MeasurementSet(NamedTuple):
         return int(np.shape(self.kappa)[-1])
 
 
-def measurement_set(kappa, alpha, gamma, fz, fx, fy, mz, *, batched: bool = False) -> MeasurementSet:
+def measurement_set(kappa, alpha, gamma, fz, fx, fy, mz, *, batched: bool = False,
+                    _lines=None) -> MeasurementSet:
     """Validated :class:`MeasurementSet`; scalars broadcast to the common length.
 
     Raises ``ValueError`` naming the column (and rows) for: zero rows, arrays of
@@ -143,9 +159,14 @@ def measurement_set(kappa, alpha, gamma, fz, fx, fy, mz, *, batched: bool = Fals
 
     def rows_of(mask) -> str:
         idx = np.argwhere(mask)
-        shown = ", ".join(str(tuple(int(j) for j in i) if batched else int(i[0])) for i in idx[:5])
+        if _lines is not None:  # from load_csv: name the file's line numbers
+            shown = ", ".join(str(int(_lines[int(i[0])])) for i in idx[:5])
+            word = "line"
+        else:
+            shown = ", ".join(str(tuple(int(j) for j in i) if batched else int(i[0])) for i in idx[:5])
+            word = "row"
         more = f" and {len(idx) - 5} more" if len(idx) > 5 else ""
-        return f"row{'s' if len(idx) > 1 else ''} {shown}{more}"
+        return f"{word}{'s' if len(idx) > 1 else ''} {shown}{more}"
 
     for n, a in arrays.items():
         bad = ~np.isfinite(a)
@@ -167,8 +188,8 @@ def measurement_set(kappa, alpha, gamma, fz, fx, fy, mz, *, batched: bool = Fals
 def load_csv(path) -> MeasurementSet:
     """Read a CSV table with a header naming at least the :data:`COLUMNS` (any order, extra columns ignored).
 
-    Raises ``ValueError`` naming the file, row and column for a missing column or a non-numeric
-    cell, and as :func:`measurement_set` for bad values.
+    Raises ``ValueError`` naming the file, line and column for a missing column, a non-numeric
+    cell, or a bad value (as :func:`measurement_set`; ``nan`` cells are bad values).
     """
     path = Path(path)
     with path.open(newline="", encoding="utf-8") as fh:
@@ -181,7 +202,7 @@ def load_csv(path) -> MeasurementSet:
         if missing:
             raise ValueError(f"{path}: missing column(s) {', '.join(missing)}; header is {header}")
         idx = [header.index(c) for c in COLUMNS]
-        rows = []
+        rows, lines = [], []
         for lineno, rec in enumerate(reader, start=2):
             if not rec or all(not s.strip() for s in rec):
                 continue
@@ -193,11 +214,12 @@ def load_csv(path) -> MeasurementSet:
                 except ValueError:
                     raise ValueError(f"{path}: line {lineno}, column {c!r}: {cell!r} is not a number") from None
             rows.append(vals)
+            lines.append(lineno)
     data = np.asarray(rows, dtype=np.float64).reshape(-1, len(COLUMNS))
     try:
-        return measurement_set(*data.T)
+        return measurement_set(*data.T, _lines=lines)
     except ValueError as e:
-        raise ValueError(f"{path}: {e} (row numbers count data rows from 0)") from None
+        raise ValueError(f"{path}: {e}") from None
 
 
 def save_csv(data: MeasurementSet, path) -> None:
@@ -297,7 +319,8 @@ def to_unconstrained(x, lower=-math.inf, upper=math.inf, scale=1.0):
                                               jnp.where(hif, -_softplus_inv((hi - x) / scale), x / scale)))
 
 
-#: Default (lower, upper) bounds of every fittable coefficient (MF-Tool-like physical ranges).
+#: Default (lower, upper) bounds of every fittable coefficient: physical ranges wide enough for the
+#: MF 6.1 files in ``shared/tir`` (e.g. RBY4 = 1747 in MagicFormula61_Parameters.tir).
 DEFAULT_BOUNDS: dict[str, tuple[float, float]] = {
     # pure longitudinal
     "PCX1": (1.0, 2.5), "PDX1": (0.1, 4.0), "PDX2": (-1.0, 1.0), "PDX3": (-50.0, 50.0),
@@ -313,19 +336,19 @@ DEFAULT_BOUNDS: dict[str, tuple[float, float]] = {
     "PVY3": (-5.0, 5.0), "PVY4": (-5.0, 5.0),
     # aligning torque
     "QBZ1": (0.1, 50.0), "QBZ2": (-20.0, 20.0), "QBZ3": (-20.0, 20.0), "QBZ4": (-20.0, 20.0),
-    "QBZ5": (-20.0, 20.0), "QBZ9": (-100.0, 100.0), "QBZ10": (-10.0, 10.0), "QCZ1": (0.5, 2.5),
+    "QBZ5": (-20.0, 20.0), "QBZ9": (-500.0, 500.0), "QBZ10": (-50.0, 50.0), "QCZ1": (0.5, 2.5),
     "QDZ1": (0.001, 1.0), "QDZ2": (-1.0, 1.0), "QDZ3": (-20.0, 20.0), "QDZ4": (-50.0, 50.0),
     "QDZ6": (-0.2, 0.2), "QDZ7": (-0.2, 0.2), "QDZ8": (-5.0, 5.0), "QDZ9": (-5.0, 5.0),
     "QDZ10": (-5.0, 5.0), "QDZ11": (-5.0, 5.0), "QEZ1": (-50.0, 1.0), "QEZ2": (-50.0, 50.0),
     "QEZ3": (-50.0, 50.0), "QEZ4": (-5.0, 5.0), "QEZ5": (-10.0, 10.0),
     "QHZ1": (-0.05, 0.05), "QHZ2": (-0.05, 0.05), "QHZ3": (-2.0, 2.0), "QHZ4": (-2.0, 2.0),
     # combined slip
-    "RBX1": (0.1, 100.0), "RBX2": (0.0, 100.0), "RBX3": (-100.0, 100.0), "RCX1": (0.3, 2.5),
+    "RBX1": (0.1, 100.0), "RBX2": (-100.0, 100.0), "RBX3": (-5000.0, 5000.0), "RCX1": (0.3, 2.5),
     "REX1": (-10.0, 1.0), "REX2": (-10.0, 10.0), "RHX1": (-0.05, 0.05),
-    "RBY1": (0.1, 100.0), "RBY2": (0.0, 100.0), "RBY3": (-0.1, 0.1), "RBY4": (-100.0, 100.0),
+    "RBY1": (0.1, 100.0), "RBY2": (-100.0, 100.0), "RBY3": (-0.1, 0.1), "RBY4": (-5000.0, 5000.0),
     "RCY1": (0.3, 2.5), "REY1": (-10.0, 1.0), "REY2": (-10.0, 10.0), "RHY1": (-0.1, 0.1),
     "RHY2": (-0.1, 0.1), "RVY1": (-1.0, 1.0), "RVY2": (-1.0, 1.0), "RVY3": (-10.0, 10.0),
-    "RVY4": (0.0, 200.0), "RVY5": (-5.0, 5.0), "RVY6": (0.0, 100.0),
+    "RVY4": (-500.0, 500.0), "RVY5": (-5.0, 5.0), "RVY6": (-200.0, 200.0),
 }
 
 
@@ -514,17 +537,28 @@ def _stage_program(params: MFParams, d: dict, *, stage: Stage, bounds: tuple, n_
     return unpack(u), loss0, final, hist
 
 
-def _run_stage(params: MFParams, d: dict, *, batched: bool, **static):
-    prog = functools.partial(_stage_program, **static)
-    return jax.vmap(prog)(params, d) if batched else prog(params, d)
+_stage_jits = _jit_pair(_stage_program, static_argnames=("stage", "bounds", "n_iter", "method", "learning_rate"))
 
 
-_run_stage_jits = _jit_pair(_run_stage, static_argnames=("batched", "stage", "bounds", "n_iter", "method",
-                                                          "learning_rate"))
+def _fleet_program(params, d: dict, *, plan: tuple, bounds: tuple, n_iter: int, method: str,
+                   learning_rate: float):
+    """Every stage of ``plan`` in sequence, ``vmap``-ed over the leading (tire) axis: one program."""
+    def one(p, dd):
+        finals = []
+        for stage in plan:
+            p, _, final, _ = _stage_program(p, dd, stage=stage, bounds=_stage_bounds(bounds, stage), n_iter=n_iter,
+                                            method=method, learning_rate=learning_rate)
+            finals.append(final)
+        return p, jnp.stack(finals)
+
+    return jax.vmap(one)(params, d)
+
+
+_fleet_jits = _jit_pair(_fleet_program, static_argnames=("plan", "bounds", "n_iter", "method", "learning_rate"))
 
 
 def _stage_runner(fast_compile: bool):
-    return _pick(_run_stage_jits, fast_compile)
+    return _pick(_stage_jits, fast_compile)
 
 
 def _stage_bounds(bounds_t: tuple, stage: Stage) -> tuple:
@@ -763,7 +797,7 @@ def fit(data: MeasurementSet, start: MFParams | SimpleParams | None = None, *,
         t0 = time.perf_counter()
         l0, lf, hist = [], [], []
         for stage in plan:
-            params, a, b, h = runner(params, d, batched=False, stage=stage, bounds=_stage_bounds(bounds_t, stage),
+            params, a, b, h = runner(params, d, stage=stage, bounds=_stage_bounds(bounds_t, stage),
                                      n_iter=int(n_iter), method=method, learning_rate=float(learning_rate))
             l0.append(float(a))
             lf.append(float(b))
@@ -797,7 +831,7 @@ def fit_many(data: MeasurementSet, start: MFParams | SimpleParams | None = None,
              bounds: Mapping[str, tuple[float, float]] | None = None,
              load_weights: Any = None, n_iter: int | None = None, method: str = "adam",
              learning_rate: float = 0.02, fast_compile: bool = False) -> FleetResult:
-    """Fit a fleet in one compiled, ``vmap``-ed program: tire ``i`` is fitted to row ``i`` of ``data``.
+    """Fit a fleet in one compiled program (all stages, ``vmap``-ed): tire ``i`` is fitted to row ``i`` of ``data``.
 
     ``data`` leaves have shape ``(n_tires, n_rows)``; ``start`` is one tire (shared start) or a
     batch with leading axis ``n_tires``.  Same options and staging as :func:`fit`; the plan
@@ -819,23 +853,17 @@ def fit_many(data: MeasurementSet, start: MFParams | SimpleParams | None = None,
         params = jax.tree.map(lambda x: jnp.broadcast_to(x, (n,) + jnp.shape(x)[1:] if jnp.ndim(x) else (n,)),
                               start.astype(jnp.float64))
         d = _device_data(data, w)
-        compile_s = run_s = 0.0
-        lf = []
-        runner = _stage_runner(fast_compile)
-        for stage in plan:
-            static = dict(batched=True, stage=stage, bounds=_stage_bounds(bounds_t, stage), n_iter=int(n_iter),
-                          method=method, learning_rate=float(learning_rate))
-            t0 = time.perf_counter()
-            compiled = runner.lower(params, d, **static).compile()
-            t1 = time.perf_counter()
-            params, _, final, _ = compiled(params, d)
-            jax.block_until_ready(params)
-            lf.append(final)
-            compile_s += t1 - t0
-            run_s += time.perf_counter() - t1
+        static = dict(plan=plan, bounds=bounds_t, n_iter=int(n_iter), method=method,
+                      learning_rate=float(learning_rate))
+        t0 = time.perf_counter()
+        compiled = _pick(_fleet_jits, fast_compile).lower(params, d, **static).compile()
+        t1 = time.perf_counter()
+        params, lf = compiled(params, d)
+        jax.block_until_ready(params)
+        compile_s, run_s = t1 - t0, time.perf_counter() - t1
         channels = tuple(c for s in plan for c in s.channels)
         rm, pk = _pick(_jit_pair(jax.vmap(functools.partial(_fleet_rmse, channels=channels))))(params, d)
-        rm, pk, lf = np.asarray(rm), np.asarray(pk), np.stack([np.asarray(x) for x in lf], axis=1)
+        rm, pk, lf = np.asarray(rm), np.asarray(pk), np.asarray(lf)
     report = FleetReport(n, {c: rm[:, i] for i, c in enumerate(channels)},
                          {c: pk[:, i] for i, c in enumerate(channels)}, lf.sum(axis=1),
                          int(n_iter) * len(plan), compile_s, run_s, method)
@@ -898,8 +926,7 @@ def synthetic_data(params: MFParams, *, loads: Sequence[float] | None = None, n_
     rad) and a kappa sweep at each ``combined_alpha`` [rad], ``n_slip`` points each; gaussian noise of
     ``noise`` times the peak |value| of each channel at that load.  ``loads`` [N] default to
     0.5, 1, 1.5 and 2 x ``FNOMIN`` (simple model: ``fz0``).  ``params`` may be batched (leading tire
-    axis): the result then has
-    ``(tires, rows)`` arrays for :func:`fit_many`.
+    axis): the result then has ``(tires, rows)`` arrays for :func:`fit_many`.
     """
     fz0_name = "fz0" if isinstance(params, SimpleParams) else "FNOMIN"
     batched = np.ndim(_get(params, fz0_name)) > 0
@@ -980,8 +1007,11 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="fitted.tir", help="fitted .tir to write (default fitted.tir)")
     ap.add_argument("--many", type=int, default=0, metavar="N",
                     help="also fit N synthetic tires (coefficients scaled +-10%%) in one vmapped program")
-    ap.add_argument("--iters", type=int, default=150, help="optimiser iterations per stage (default 150)")
-    ap.add_argument("--method", choices=("lbfgs", "adam"), default="lbfgs")
+    ap.add_argument("--iters", type=int, default=None,
+                    help="optimiser iterations per stage (default 150 for lbfgs, 1000 for adam)")
+    ap.add_argument("--method", choices=("lbfgs", "adam"), default="lbfgs", help="optimiser of the single fit")
+    ap.add_argument("--many-method", choices=("lbfgs", "adam"), default="adam", help="optimiser of the fleet fit")
+    ap.add_argument("--many-iters", type=int, default=None, help="iterations per stage of the fleet fit")
     ap.add_argument("--noise", type=float, default=0.01, help="synthetic noise relative to peak (default 0.01)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--save-data", metavar="CSV", help="write the (synthetic) data used to CSV")
@@ -1005,6 +1035,11 @@ def main(argv=None) -> int:
     result = fit(data, start, n_iter=args.iters, method=args.method)
     print(result.report)
     if true is not None:
+        clean = synthetic_data(true, noise=0.0)
+        with jax.enable_x64(True):
+            rmse, peak, _, _ = _rmse_tables(result.params, clean, tuple(result.report.rmse))
+        print("RMSE vs the true (noise-free) curves: "
+              + ", ".join(f"{c} {100 * rmse[c] / peak[c]:.3f}%" for c in rmse) + " of peak")
         loads = load_cases(data.fz)[0]
         err = _kya_errors(result.params, true, loads)
         print("Kya error vs the true tire: " + ", ".join(f"{ld:.0f} N {100 * e:+.3f}%" for ld, e in zip(loads, err)))
@@ -1015,7 +1050,7 @@ def main(argv=None) -> int:
         base = true if true is not None else result.params
         tires = perturbed_tires(base, args.many, seed=args.seed + 1)
         fleet_data = synthetic_data(tires, noise=args.noise, seed=args.seed + 2)
-        fleet = fit_many(fleet_data, generic_tire(like=base), n_iter=args.iters, method=args.method)
+        fleet = fit_many(fleet_data, start, n_iter=args.many_iters, method=args.many_method)
         print(fleet.report)
         print(f"time per tire: {1e3 * fleet.report.seconds_per_tire:.2f} ms "
               f"(+ {fleet.report.compile_seconds:.1f} s compile for the whole fleet)")

@@ -185,6 +185,16 @@ def test_fit_respects_a_tight_bound(measured, start):
         F.fit(measured, start, bounds={"QSX1": (0.0, 1.0)})
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the shared file has keys jaxtire keeps but does not use
+def test_default_bounds_admit_real_tires(measured):
+    for name in ("TNO_car205_60R15.tir", "MagicFormula61_Parameters.tir"):
+        p = load_tir(tir_path(name))
+        plan, bounds_t = F._plan(measured, p, None, None, None)  # raises if a start value is out of bounds
+        assert [s.name for s in plan] == ["Fx0", "Fy0", "Mz0", "combined"]
+        for k, (lo, hi) in bounds_t:
+            assert lo <= float(p.coef[k]) <= hi
+
+
 def test_loss_gradient_is_finite_everywhere(measured, start):
     plan, bounds_t = F._plan(measured, start, None, None, None)
     rng = np.random.default_rng(0)
@@ -290,8 +300,11 @@ def test_csv_round_trip_and_errors(tmp_path, measured):
     bad.write_text("kappa,alpha,gamma,fz,fx,fy,mz\n0,0,0,4000,1,2,3\n0,0,0,4000,abc,2,3\n")
     with pytest.raises(ValueError, match=r"line 3, column 'fx': 'abc' is not a number"):
         F.load_csv(bad)
-    bad.write_text("kappa,alpha,gamma,fz,fx,fy,mz\n0,0,0,4000,1,2,3\n0,0,0,-10,1,2,3\n")
-    with pytest.raises(ValueError, match=r"bad.csv: .*'fz' must be > 0 N .* at row 1"):
+    bad.write_text("kappa,alpha,gamma,fz,fx,fy,mz\n0,0,0,4000,1,2,3\n\n0,0,0,-10,1,2,3\n")
+    with pytest.raises(ValueError, match=r"bad.csv: .*'fz' must be > 0 N .* at line 4"):
+        F.load_csv(bad)
+    bad.write_text("fz,kappa,alpha,gamma,fx,fy,mz,note\n4000,0,0,0,1,2,3,x\n4000,0,0,0,1,nan,3,y\n")
+    with pytest.raises(ValueError, match=r"column 'fy' has NaN/inf at line 3"):
         F.load_csv(bad)
     bad.write_text("kappa,alpha,gamma,fz,fx,fy,mz\n")
     with pytest.raises(ValueError, match="no rows"):
