@@ -60,6 +60,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire._math import atan, cos_atan, safe_div, safe_norm, safe_pow, safe_sqrt
+from jaxtire._trig import cos, sin, tan
 from jaxtire.forces import TireForces
 from jaxtire.magic_formula import peak_phase
 from jaxtire.params import MFParams
@@ -94,14 +95,14 @@ def _common(p: MFParams, fz, gamma, vx, grip, slip_speed) -> _Common:
         gx, gs, gz = gamma * p.LGAX, gamma * p.LGAY, gamma * p.LGAZ
         lmux_p, lmuy_p = lmux, lmuy
     else:
-        gx, gs, gz = gamma, jnp.sin(gamma), jnp.sin(gamma)
+        gx, gs, gz = gamma, sin(gamma), sin(gamma)
         lmux_p = _A_MU * lmux / (1.0 + (_A_MU - 1.0) * lmux)
         lmuy_p = _A_MU * lmuy / (1.0 + (_A_MU - 1.0) * lmuy)
     if vx is None:
         w_low = jnp.ones_like(fz)
     else:
         ratio = jnp.minimum(jnp.abs(vx) / p.VXLOW, 1.0)
-        w_low = 0.5 * (1.0 - jnp.cos(np.pi * ratio))
+        w_low = 0.5 * (1.0 - cos(np.pi * ratio))
     return _Common(fz, fz0p, dfz, dpi, gx, gs, gz, lmux, lmuy, lmux_p, lmuy_p, w_low)
 
 
@@ -125,7 +126,7 @@ def _fx0(p: MFParams, c: _Common, kappa) -> _Fx0:
     ex = jnp.minimum((p.PEX1 + p.PEX2 * c.dfz + p.PEX3 * c.dfz**2) * (1.0 - p.PEX4 * jnp.sign(kx)) * p.LEX, 1.0)
     bx = safe_div(kxk, cx * dx)
     phase = peak_phase(kx, bx, cx, ex)
-    return _Fx0(dx * jnp.sin(phase) + svx, kxk, mux, phase, svx)
+    return _Fx0(dx * sin(phase) + svx, kxk, mux, phase, svx)
 
 
 class _Fy0(NamedTuple):
@@ -143,7 +144,7 @@ def _fy0(p: MFParams, c: _Common, alpha_s, gs) -> _Fy0:
     """Pure lateral slip ``Fy0`` (Pacejka 2012, eqs. 4.E19-4.E30); ``alpha_s = tan(alpha)``, ``gs`` the camber term."""
     pky4 = 2.0 if p.is_mf52 else p.PKY4
     kya = (p.PKY1 * c.fz0p * (1.0 + p.PPY1 * c.dpi) * (1.0 - p.PKY3 * jnp.abs(gs))
-           * jnp.sin(pky4 * atan(c.fz / ((p.PKY2 + p.PKY5 * gs**2) * (1.0 + p.PPY2 * c.dpi) * c.fz0p))) * p.LKY)
+           * sin(pky4 * atan(c.fz / ((p.PKY2 + p.PKY5 * gs**2) * (1.0 + p.PPY2 * c.dpi) * c.fz0p))) * p.LKY)
     if p.is_mf52:
         svyg = c.fz * (p.PVY3 + p.PVY4 * c.dfz) * gs * p.LVY * c.lmuy_p
         shy_camber = p.PHY3 * gs
@@ -160,7 +161,7 @@ def _fy0(p: MFParams, c: _Common, alpha_s, gs) -> _Fy0:
     ey = jnp.minimum((p.PEY1 + p.PEY2 * c.dfz) * (1.0 + p.PEY5 * gs**2 - (p.PEY3 + p.PEY4 * gs) * jnp.sign(ay)) * p.LEY, 1.0)
     by = safe_div(kya, cy * dy)
     phase = peak_phase(ay, by, cy, ey)
-    return _Fy0(dy * jnp.sin(phase) + svy, kya, muy, by, cy, shy, svy, phase)
+    return _Fy0(dy * sin(phase) + svy, kya, muy, by, cy, shy, svy, phase)
 
 
 def _gxa(p: MFParams, c: _Common, kappa, alpha_s):
@@ -169,7 +170,7 @@ def _gxa(p: MFParams, c: _Common, kappa, alpha_s):
     cxa = p.RCX1
     exa = jnp.minimum(p.REX1 + p.REX2 * c.dfz, 1.0)
     shxa = p.RHX1
-    return jnp.cos(peak_phase(alpha_s, bxa, cxa, exa, shxa)) / jnp.cos(peak_phase(shxa, bxa, cxa, exa))
+    return cos(peak_phase(alpha_s, bxa, cxa, exa, shxa)) / cos(peak_phase(shxa, bxa, cxa, exa))
 
 
 def _gyk(p: MFParams, c: _Common, kappa, alpha_s, gs, muy):
@@ -178,9 +179,9 @@ def _gyk(p: MFParams, c: _Common, kappa, alpha_s, gs, muy):
     cyk = p.RCY1
     eyk = jnp.minimum(p.REY1 + p.REY2 * c.dfz, 1.0)
     shyk = p.RHY1 + p.RHY2 * c.dfz
-    gyk = jnp.cos(peak_phase(kappa, byk, cyk, eyk, shyk)) / jnp.cos(peak_phase(shyk, byk, cyk, eyk))
+    gyk = cos(peak_phase(kappa, byk, cyk, eyk, shyk)) / cos(peak_phase(shyk, byk, cyk, eyk))
     dvyk = muy * c.fz * (p.RVY1 + p.RVY2 * c.dfz + p.RVY3 * gs) * cos_atan(p.RVY4 * alpha_s)
-    svyk = dvyk * jnp.sin(p.RVY5 * atan(p.RVY6 * kappa)) * p.LVYKA * c.w_low
+    svyk = dvyk * sin(p.RVY5 * atan(p.RVY6 * kappa)) * p.LVYKA * c.w_low
     return gyk, svyk
 
 
@@ -211,7 +212,7 @@ def _mz(p: MFParams, c: _Common, kappa, alpha, alpha_s, fy, fy_g0, fx, y: _Fy0, 
         ratio2 = safe_div(kxk, y.kya) ** 2 * kappa**2
         alpha_t = safe_sqrt(alpha_t**2 + ratio2) * jnp.sign(alpha_t)
         alpha_r = safe_sqrt(alpha_r**2 + ratio2) * jnp.sign(alpha_r)
-    t = dt * jnp.cos(peak_phase(alpha_t, bt, ct, et)) * cos_a
+    t = dt * cos(peak_phase(alpha_t, bt, ct, et)) * cos_a
     mzr = dr * cos_atan(br * alpha_r)
     mz = -t * fy_g0 + mzr
     if combined:
@@ -227,8 +228,8 @@ def _mx(p: MFParams, c: _Common, gamma, fy):
     if p.is_mf52:
         return r0 * c.fz * (p.QSX1 * p.LVMX - p.QSX2 * gamma + p.QSX3 * fyn) * p.LMX
     inner = (p.QSX1 * p.LVMX - p.QSX2 * gamma * (1.0 + p.PPMX1 * c.dpi) + p.QSX3 * fyn
-             + p.QSX4 * jnp.cos(p.QSX5 * atan((p.QSX6 * fzn) ** 2))
-             * jnp.sin(p.QSX7 * gamma + p.QSX8 * atan(p.QSX9 * fyn))
+             + p.QSX4 * cos(p.QSX5 * atan((p.QSX6 * fzn) ** 2))
+             * sin(p.QSX7 * gamma + p.QSX8 * atan(p.QSX9 * fyn))
              + p.QSX10 * atan(p.QSX11 * fzn) * gamma)
     return r0 * c.fz * p.LMX * inner + r0 * p.LMX * (fy * (p.QSX13 + p.QSX14 * jnp.abs(gamma))
                                                      - c.fz * p.QSX12 * gamma * jnp.abs(gamma))
@@ -278,7 +279,7 @@ def mf_forces(params: MFParams, kappa, alpha, gamma=0.0, fz=None, vx=None, surfa
     fz = jnp.maximum(fz, 0.0)
     alpha = jnp.clip(alpha, -ALPHA_LIMIT, ALPHA_LIMIT)
     grip, rr_scale = (1.0, 1.0) if surface is None else (surface.grip, surface.rolling_resistance)
-    alpha_s = jnp.tan(alpha)
+    alpha_s = tan(alpha)
     slip_speed = 0.0 if vx is None else jnp.abs(vx) * safe_norm(kappa, alpha_s)
     c = _common(params, fz, gamma, vx, grip, slip_speed)
 

@@ -1,0 +1,278 @@
+"""``RESULTS.md``, ``results.json`` and ``scaling.png`` from the results of :func:`benchmarks.suite.run_all`."""
+
+from __future__ import annotations
+
+import os
+
+from benchmarks import harness
+
+TARGETS_CPU = {
+    "mf_curve": 1e8,
+    "tire_mf61": 2e7,
+    "vehicle": 5e6,
+    "vehicle_vs_numpy": 3.0,
+    "vehicle_vs_python": 100.0,
+}
+TARGET_GPU_VEHICLE = 1e9
+
+
+def _fmt_rate(v):
+    return "-" if v is None else f"{v:.3g}"
+
+
+def _fmt_ns(v):
+    if v is None:
+        return "-"
+    if v >= 1e6:
+        return f"{v / 1e6:.3g} ms"
+    if v >= 1e3:
+        return f"{v / 1e3:.3g} us"
+    return f"{v:.3g} ns"
+
+
+def _find(rows, case, impl, batch):
+    for r in rows:
+        if r["case"] == case and r["impl"] == impl and r["batch"] == batch:
+            return r
+    return None
+
+
+def summary(results: dict) -> dict:
+    """Headline figures and target checks."""
+    cases, scaling, cfg = results["cases"], results["scaling"], results["config"]
+    out = {}
+    for case in ("mf_curve", "tire_mf61"):
+        sizes = cfg["curve_sizes"] if case == "mf_curve" else cfg["tire_sizes"]
+        n = max(sizes)
+        j, npy, py = (_find(cases, case, impl, n) for impl in ("jaxtire", "numpy", "python"))
+        out[case] = dict(batch=n, jax_items_per_s=j["items_per_s"], numpy_items_per_s=npy["items_per_s"],
+                         python_items_per_s=py["items_per_s"], vs_numpy=j["items_per_s"] / npy["items_per_s"],
+                         vs_python=j["items_per_s"] / py["items_per_s"])
+    big = cfg["big_fleet"]
+    jbig = [r for r in scaling if r["batch"] == big and r["impl"].startswith("jaxtire")]
+    best = max(jbig, key=lambda r: r["items_per_s"])
+    npy = [r for r in scaling if r["impl"] == "numpy"]
+    npy_big = min(npy, key=lambda r: abs(r["batch"] - big))
+    py = _find(cases, "vehicle_step", "python", 1)
+    frame = _find(cases, "vehicle_step", "jaxtire-call", cfg["frame_fleet"])
+    one = _find(cases, "vehicle_step", "jaxtire-call", 1) or frame
+    peak = max((r for r in scaling if r["impl"].startswith("jaxtire")), key=lambda r: r["items_per_s"])
+    out["vehicle"] = dict(batch=big, impl=best["impl"], jax_items_per_s=best["items_per_s"],
+                          numpy_batch=npy_big["batch"], numpy_items_per_s=npy_big["items_per_s"],
+                          python_items_per_s=py["items_per_s"], vs_numpy=best["items_per_s"] / npy_big["items_per_s"],
+                          vs_python=best["items_per_s"] / py["items_per_s"],
+                          peak_items_per_s=peak["items_per_s"], peak_batch=peak["batch"], peak_impl=peak["impl"],
+                          frame_fleet=cfg["frame_fleet"], frame_call_s=frame["seconds_per_call"],
+                          frame_fraction=frame["seconds_per_call"] / (1 / 60), one_car_call_s=one["seconds_per_call"],
+                          one_car_batch=one["batch"])
+    gpu = cfg.get("gpu")
+    checks = [
+        ("Magic Formula curve evals/s", TARGETS_CPU["mf_curve"], out["mf_curve"]["jax_items_per_s"]),
+        ("MF 6.1 combined tire evals/s", TARGETS_CPU["tire_mf61"], out["tire_mf61"]["jax_items_per_s"]),
+        ("4-wheel vehicle-steps/s (large fleet)", TARGET_GPU_VEHICLE if gpu else TARGETS_CPU["vehicle"],
+         out["vehicle"]["jax_items_per_s"]),
+        ("4-wheel step speed-up vs NumPy", TARGETS_CPU["vehicle_vs_numpy"], out["vehicle"]["vs_numpy"]),
+        ("4-wheel step speed-up vs Python loop", TARGETS_CPU["vehicle_vs_python"], out["vehicle"]["vs_python"]),
+    ]
+    out["targets"] = [dict(name=n, target=t, measured=m, met=bool(m >= t)) for n, t, m in checks]
+    return out
+
+
+def write_plot(results: dict, path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sc = results["scaling"]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for impl, style in (("jaxtire-scan", "o-"), ("jaxtire-chunked", "s--"), ("numpy", "^-")):
+        rows = sorted((r for r in sc if r["impl"] == impl), key=lambda r: r["batch"])
+        if rows:
+            ax1.plot([r["batch"] for r in rows], [r["items_per_s"] for r in rows], style, label=impl)
+    py = _find(results["cases"], "vehicle_step", "python", 1)
+    if py:
+        ax1.axhline(py["items_per_s"], color="grey", ls=":", label="pure Python loop")
+    tgt = TARGET_GPU_VEHICLE if results["config"].get("gpu") else TARGETS_CPU["vehicle"]
+    ax1.axhline(tgt, color="red", lw=0.8, ls="-.", label=f"target {tgt:.0e}")
+    ax1.set_xscale("log")
+    ax1.set_yscale("log")
+    ax1.set_xlabel("fleet size [vehicles]")
+    ax1.set_ylabel("vehicle-steps per second")
+    env = results["env"]
+    ax1.set_title(f"4-wheel MF vehicle, {env['backend']} ({env['cpu_count']} CPUs), {env['dtype']}", fontsize=9)
+    ax1.grid(True, which="both", alpha=0.3)
+    ax1.legend(fontsize=8)
+    rows = sorted((r for r in sc if r["impl"] == "jaxtire-scan"), key=lambda r: r["batch"])
+    ax2.plot([r["batch"] for r in rows], [r["bytes_per_vehicle_state"] for r in rows], "o-", label="params + state + controls")
+    ax2.plot([r["batch"] for r in rows], [r["bytes_per_vehicle_peak"] or 0 for r in rows], "s-",
+             label="compiled: arguments + outputs + temporaries")
+    rows_c = sorted((r for r in sc if r["impl"] == "jaxtire-chunked"), key=lambda r: r["batch"])
+    if rows_c:
+        ax2.plot([r["batch"] for r in rows_c], [r["bytes_per_vehicle_peak"] or 0 for r in rows_c], "s--",
+                 label="compiled, chunked")
+    ax2.set_xscale("log")
+    ax2.set_yscale("log")
+    ax2.set_xlabel("fleet size [vehicles]")
+    ax2.set_ylabel("bytes per vehicle")
+    ax2.set_title("memory per vehicle", fontsize=9)
+    ax2.grid(True, which="both", alpha=0.3)
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _ratio(a, b):
+    return "-" if (a is None or b is None) else f"{a / b:.3g}x"
+
+
+def markdown(results: dict, s: dict) -> str:
+    env, cfg, cases, sc = results["env"], results["config"], results["cases"], results["scaling"]
+    L = []
+    L.append("# jaxtire benchmark results\n")
+    L.append(f"Generated by `python -m benchmarks{' --quick' if cfg['quick'] else ''}{' --gpu' if cfg['gpu'] else ''}` "
+             f"on {env['time_utc']} (commit {env.get('git_commit') or '?'}), {env['total_seconds']:.0f} s in all.\n")
+    L.append("| | |\n|---|---|")
+    L.append(f"| CPU | {env['cpu']}, {env['cpu_count']} cores ({env['affinity_cpus']} usable), {env['memory_gib']} GiB |")
+    L.append(f"| backend / devices | {env['backend']} / {', '.join(env['devices'])} |")
+    L.append(f"| versions | Python {env['python']}, jax {env['jax']}, jaxlib {env['jaxlib']}, numpy {env['numpy']} |")
+    L.append(f"| dtype | {env['dtype']} (JAX and NumPy); pure Python uses float64 |")
+    L.append(f"| load average (1, 5, 15 min) | start {env['load_average_start']}, end {env.get('load_average_end')} |")
+    L.append(f"| XLA_FLAGS | `{env['xla_flags'] or '(none)'}` |")
+    if env["backend"] != "gpu":
+        L.append("| GPU | **none in this run** (CPU only); the GPU path is `python -m benchmarks --gpu`, not measured here |")
+    L.append("")
+    if cfg["quick"]:
+        L.append("**Quick smoke run (tiny sizes): these numbers are not the benchmark.**\n")
+
+    L.append("## Headline\n")
+    v = s["vehicle"]
+    L.append(f"* Magic Formula curve: **{s['mf_curve']['jax_items_per_s']:.3g} evals/s** at batch "
+             f"{s['mf_curve']['batch']:,} ({s['mf_curve']['vs_numpy']:.3g}x NumPy, {s['mf_curve']['vs_python']:.3g}x Python).")
+    L.append(f"* Full MF 6.1 combined-slip tire (slip kinematics + Fx, Fy, Mz): **{s['tire_mf61']['jax_items_per_s']:.3g} "
+             f"tire evals/s** at batch {s['tire_mf61']['batch']:,} ({s['tire_mf61']['vs_numpy']:.3g}x NumPy, "
+             f"{s['tire_mf61']['vs_python']:.3g}x Python).")
+    L.append(f"* 4-wheel vehicle: **{v['jax_items_per_s']:.3g} vehicle-steps/s** for {v['batch']:,} cars ({v['impl']}), "
+             f"**{v['vs_numpy']:.3g}x** the NumPy step ({v['numpy_batch']:,} cars), **{v['vs_python']:.3g}x** a "
+             f"per-vehicle Python loop; peak {v['peak_items_per_s']:.3g} at {v['peak_batch']:,} cars ({v['peak_impl']}).")
+    L.append(f"* A {v['frame_fleet']}-car fleet step is one call of {v['frame_call_s'] * 1e6:.0f} us = "
+             f"**{100 * v['frame_fraction']:.2f} % of a 16.6 ms frame** ({v['one_car_batch']} car(s): "
+             f"{v['one_car_call_s'] * 1e6:.0f} us, mostly dispatch).\n")
+    L.append("| target | goal | measured | met |\n|---|---:|---:|:---:|")
+    for t in s["targets"]:
+        L.append(f"| {t['name']} | {t['target']:.3g} | {t['measured']:.3g} | {'yes' if t['met'] else '**no**'} |")
+    L.append("")
+
+    L.append("## Side by side\n")
+    L.append("Time per item (one curve value, one tire, one vehicle-step); speed-up = baseline time / jaxtire time.\n")
+    L.append("| case | batch | jaxtire | items/s | NumPy | Python | vs NumPy | vs Python | compile |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for case, sizes in (("mf_curve", cfg["curve_sizes"]), ("tire_mf61", cfg["tire_sizes"])):
+        for n in sizes:
+            j, npy, py = (_find(cases, case, impl, n) for impl in ("jaxtire", "numpy", "python"))
+            L.append(f"| {case} | {n:,} | {_fmt_ns(j['ns_per_item'])} | {_fmt_rate(j['items_per_s'])} | "
+                     f"{_fmt_ns(npy['ns_per_item'])} | {_fmt_ns(py['ns_per_item'])} | "
+                     f"{_ratio(npy['ns_per_item'], j['ns_per_item'])} | {_ratio(py['ns_per_item'], j['ns_per_item'])} | "
+                     f"{j['compile_s']:.2f} s |")
+    py = _find(cases, "vehicle_step", "python", 1)
+    for n in sorted(set(cfg["call_fleets"]) | {cfg["frame_fleet"]}):
+        j = _find(cases, "vehicle_step", "jaxtire-call", n)
+        npy = _find(cases, "vehicle_step", "numpy", n)
+        L.append(f"| vehicle step, one call | {n:,} | {_fmt_ns(j['ns_per_item'])} | {_fmt_rate(j['items_per_s'])} | "
+                 f"{_fmt_ns(npy['ns_per_item'])} | {_fmt_ns(py['ns_per_item'])} | "
+                 f"{_ratio(npy['ns_per_item'], j['ns_per_item'])} | {_ratio(py['ns_per_item'], j['ns_per_item'])} | "
+                 f"{j['compile_s']:.2f} s |")
+    big = cfg["big_fleet"]
+    npy = next((r for r in sc if r["impl"] == "numpy" and r["batch"] == v["numpy_batch"]), None)
+    for impl in ("jaxtire-scan", "jaxtire-chunked"):
+        j = _find(sc, "vehicle_step", impl, big)
+        if j is None:
+            continue
+        L.append(f"| vehicle steps, {impl.split('-')[1]} x{j['steps']} | {big:,} | {_fmt_ns(j['ns_per_item'])} | "
+                 f"{_fmt_rate(j['items_per_s'])} | {_fmt_ns(npy['ns_per_item'])} | {_fmt_ns(py['ns_per_item'])} | "
+                 f"{_ratio(npy['ns_per_item'], j['ns_per_item'])} | {_ratio(py['ns_per_item'], j['ns_per_item'])} | "
+                 f"{j['compile_s']:.2f} s |")
+    L.append(f"\nPure Python is timed on {cfg['py_items']:,} elements (tires, curves) and {cfg['py_vehicles']} "
+             "vehicle-steps and reported per item. NumPy vehicle steps are one Python call per step on arrays over "
+             "the fleet. Compile = XLA compile time of that executable (tracing and lowering are in "
+             "`results.json` as `lower_s`).\n")
+
+    L.append("## Scaling: vehicle-steps per second, 1 to 1 M vehicles\n")
+    L.append("![scaling](scaling.png)\n")
+    L.append("| vehicles | mode | steps per call | vehicle-steps/s | time per call | bytes/vehicle (state) | "
+             "bytes/vehicle (compiled peak) | compile |")
+    L.append("|---:|---|---:|---:|---:|---:|---:|---:|")
+    for r in sorted((r for r in sc if r["impl"].startswith("jaxtire")), key=lambda r: (r["batch"], r["impl"])):
+        L.append(f"| {r['batch']:,} | {r['impl'].split('-')[1]} | {r['steps']} | {r['items_per_s']:.3g} | "
+                 f"{r['seconds_per_call'] * 1e3:.3g} ms | {r['bytes_per_vehicle_state']:.0f} | "
+                 f"{(r['bytes_per_vehicle_peak'] or 0):.0f} | {r['compile_s']:.2f} s |")
+    for r in sorted((r for r in sc if r["impl"] == "numpy"), key=lambda r: r["batch"]):
+        L.append(f"| {r['batch']:,} | numpy | {r['steps']} | {r['items_per_s']:.3g} | "
+                 f"{r['seconds_per_call'] * 1e3:.3g} ms | | | |")
+    L.append("\n*scan*: `steps` semi-implicit Euler steps of the vmapped fleet inside one `lax.scan` per call; "
+             f"*chunked*: the same scan run per block of {cfg['chunk']:,} vehicles (`sims.chunked.chunked`), so a "
+             "block's state and intermediates stay in cache for all its steps. Memory: params + state + controls "
+             "bytes per vehicle, and XLA's buffer assignment (arguments + outputs + temporaries) divided by the fleet "
+             "size.\n")
+
+    L.append("## Equivalence checks\n")
+    L.append("The NumPy / Python baselines (`benchmarks/reference.py`) implement the same equations "
+             "independently of the JAX code; after one step (vehicles) or one evaluation (tires) JAX float32 "
+             "differs from the NumPy float64 reference by:\n")
+    for k, val in results["checks"].items():
+        L.append(f"* `{k}`: {val:.3g}")
+    L.append("")
+    L.append(METHOD)
+    return "\n".join(L) + "\n"
+
+
+METHOD = """## Method
+
+* One process, one run: `python -m benchmarks` times every case here, JAX, NumPy and pure Python
+  side by side, and writes `RESULTS.md`, `results.json` (every sample, hardware, versions, dtype,
+  load average) and `scaling.png`.
+* JAX: `jax.jit(f).lower(*args)` (timed as tracing + lowering) then `.compile()` (timed as compile);
+  one warm-up call; then each sample is `inner` back-to-back calls and one `jax.block_until_ready` on
+  the last result, divided by `inner` (dispatch included, as a user sees it); the median of the
+  samples is reported.  NumPy: same samples and median.  Python: a loop over a subset, per item.
+* dtype float32 for JAX and NumPy (jaxtire's default); the polynomial float32 `atan`, `sin`, `cos`,
+  `tan` of `jaxtire._math` / `jaxtire._trig` are part of what is measured.
+* A loaded machine inflates wall time; the load average at start and end is recorded above and the
+  process CPU time of each case is in `results.json` (`cpu_seconds_per_call`).
+
+## Where the time went, and what was fixed
+
+* XLA:CPU lowers `sin`, `cos`, `tan`, `atan2` (and `atan`) to scalar libm calls: 3.5-12 ns per element
+  against 0.1-0.4 ns for a multiply, `exp` or `tanh`, measured on this CPU. A combined-slip MF 6.1
+  evaluation holds ~15 such calls, so libm dominated. jaxtire now evaluates them as fused,
+  vectorised float32 polynomials (`jaxtire._math.atan`, `jaxtire._trig`; <= 3 ulp, exact
+  derivatives; float64 unchanged), which roughly tripled `mf_forces` throughput.
+* Multi-output fusion: returning `fx, fy, mz` as three arrays makes XLA split the computation into
+  ~15 loop fusions (it will not duplicate "expensive" producers such as divides into several
+  consumers, so shared intermediates are written to memory) with ~35 % duplicated arithmetic,
+  against ~8 fusions for one output (HLO from `jax.jit(f).lower(...).compile().as_text()`). In a
+  long `lax.scan` the remedy is to keep the working set in cache: `sims.chunked.chunked` runs the
+  scan block by block.
+* Fleet memory traffic: at 1 M vehicles every step streams all intermediates through DRAM; the
+  chunked scan keeps each block in L2 for all its steps.
+
+## GPU
+
+`python -m benchmarks --gpu` (on a machine with `jax[cuda12]` and an NVIDIA GPU) refuses to run on
+another backend, uses fleets up to 16 M vehicles, 2e8 vehicle-steps per call, `lax.scan(unroll=8)`
+so several steps fuse into one kernel (the state then stays in registers between the unrolled steps),
+and checks the 1e9 vehicle-steps/s target. No GPU was available for the run above.
+"""
+
+
+def write_all(results: dict, out_dir, log=print) -> dict:
+    os.makedirs(out_dir, exist_ok=True)
+    s = summary(results)
+    results["summary"] = s
+    harness.dump_json(results, os.path.join(out_dir, "results.json"))
+    write_plot(results, os.path.join(out_dir, "scaling.png"))
+    with open(os.path.join(out_dir, "RESULTS.md"), "w") as f:
+        f.write(markdown(results, s))
+    log(f"wrote {out_dir}/RESULTS.md, results.json, scaling.png")
+    return s

@@ -1,0 +1,325 @@
+"""The benchmark cases.  Each returns plain dicts (one per implementation and size) for the report.
+
+Cases (``items`` is what one "eval" or "step" counts):
+
+* ``mf_curve``: the bare Magic Formula ``D sin(C atan(Bx - E(Bx - atan Bx)))``, one item = one curve
+  value; JAX :func:`jaxtire.magic_formula` vs :func:`benchmarks.reference.magic_formula`.
+* ``tire_mf61``: one wheel, full steady-state MF 6.1 step: slip kinematics (``vx, vy, omega`` ->
+  ``kappa, alpha``) and combined-slip ``Fx, Fy, Mz`` at camber and load (:func:`jaxtire.slip` +
+  :func:`jaxtire.mf_forces`); one item = one tire evaluation.
+* ``vehicle_step``: the 4-wheel double-track car (:mod:`sims.vehicles.double_track`, semi-implicit
+  Euler, 4 MF 6.2 tires) for a fleet of ``n`` cars; one item = one vehicle-step.  ``mode = "call"``
+  is one jitted call per step (the latency a game loop sees); ``mode = "scan"`` runs ``steps`` steps
+  inside one ``lax.scan`` (how a simulation runs); ``mode = "chunked"`` additionally splits the fleet
+  into cache-sized blocks (:func:`sims.chunked.chunked`), each running the whole scan.
+* NumPy runs the same arithmetic vectorised over the batch (a Python loop over the steps); pure
+  Python loops over elements / vehicles one at a time (timed on a subset, reported per item).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Callable
+
+import numpy as np
+
+from benchmarks import harness, inputs
+from benchmarks import reference as ref
+
+DT = 0.005
+FRAME_S = 1.0 / 60.0
+
+
+@dataclasses.dataclass
+class Config:
+    quick: bool = False
+    repeats: int = 5
+    target_s: float = 0.2
+    curve_sizes: tuple = (1, 1_000, 1_000_000)
+    tire_sizes: tuple = (1, 1_000, 1_000_000)
+    frame_fleet: int = 100
+    call_fleets: tuple = (1, 100)
+    big_fleet: int = 100_000
+    scaling: tuple = (1, 10, 100, 1_000, 10_000, 100_000, 1_000_000)
+    chunk: int = 4096
+    chunk_from: int = 65_536
+    numpy_fleets: tuple = (1, 100, 10_000, 100_000)
+    py_items: int = 20_000  # elements timed by the pure-Python tire loops
+    py_vehicles: int = 300  # vehicle-steps timed by the pure-Python vehicle loop
+    work_per_call: float = 2e6  # vehicle-steps per scan call in the scaling curve
+    max_steps: int = 2000
+    min_steps: int = 10
+    unroll: int = 1
+    gpu: bool = False
+
+    @classmethod
+    def make(cls, quick=False, gpu=False, **kw):
+        if quick:
+            base = dict(quick=True, repeats=3, target_s=0.03, curve_sizes=(1, 1_000), tire_sizes=(1, 1_000),
+                        frame_fleet=100, call_fleets=(100,), big_fleet=100, scaling=(100,), chunk=64,
+                        chunk_from=10**12, numpy_fleets=(1, 100), py_items=300, py_vehicles=20, work_per_call=2e3,
+                        max_steps=20, min_steps=5)
+        elif gpu:
+            base = dict(gpu=True, big_fleet=1_000_000,
+                        scaling=(1, 100, 10_000, 100_000, 1_000_000, 4_000_000, 16_000_000),
+                        chunk_from=10**12, work_per_call=2e8, unroll=8)
+        else:
+            base = {}
+        base.update({k: v for k, v in kw.items() if v is not None})
+        return cls(**base)
+
+
+def _row(case, impl, n, items, t: harness.Timing, **extra) -> dict:
+    per_item = t.seconds / items
+    row = dict(case=case, impl=impl, batch=n, items_per_call=items, seconds_per_call=t.seconds,
+               cpu_seconds_per_call=t.cpu_seconds, ns_per_item=per_item * 1e9, items_per_s=1.0 / per_item,
+               inner=t.inner, samples=t.samples, lower_s=t.lower_s, compile_s=t.compile_s, memory=t.memory)
+    row.update(extra)
+    return row
+
+
+def _say(log, row):
+    comp = f"  compile {row['compile_s']:.2f}s" if row.get("compile_s") is not None else ""
+    log(f"  {row['case']:13s} {row['impl']:12s} n={row['batch']:>9,d}  {row['ns_per_item']:12.2f} ns/item  "
+        f"{row['items_per_s']:10.3e} items/s{comp}")
+
+
+# --------------------------------------------------------------------------------------------------
+# Magic Formula curve and the single-wheel MF 6.1 step
+
+def mf_curve(cfg: Config, log: Callable) -> list:
+    import jax.numpy as jnp
+
+    from jaxtire import magic_formula
+
+    B, C, D, E = inputs.MF_BCDE
+    rows = []
+
+    def jfn(x):
+        return magic_formula(x, B, C, D, E)
+
+    for n in cfg.curve_sizes:
+        x = inputs.curve_inputs(n)
+        xj = jnp.asarray(x)
+        r = _row("mf_curve", "jaxtire", n, n, harness.time_jax(jfn, (xj,), repeats=cfg.repeats, target_s=cfg.target_s))
+        rows.append(r)
+        _say(log, r)
+        r = _row("mf_curve", "numpy", n, n, harness.time_call(
+            lambda a: ref.magic_formula(ref.NP, a, B, C, D, E), (x,), repeats=cfg.repeats, target_s=cfg.target_s))
+        rows.append(r)
+        _say(log, r)
+        m = min(n, cfg.py_items)
+        xs = [float(v) for v in x[:m]]
+        py = ref.PY
+        t = harness.time_loop(lambda i: ref.magic_formula(py, xs[i], B, C, D, E), m, repeats=max(1, cfg.repeats // 2))
+        t.seconds *= n  # per call of n items
+        t.cpu_seconds *= n
+        r = _row("mf_curve", "python", n, n, t, timed_items=m)
+        rows.append(r)
+        _say(log, r)
+    return rows
+
+
+def tire_step(cfg: Config, log: Callable) -> tuple[list, dict]:
+    import jax.numpy as jnp
+
+    import jaxtire
+    from jaxtire.slip import slip_angle, slip_ratio
+
+    p = jaxtire.default_tire(dtype=jnp.float32)
+    R = inputs.WHEEL_RADIUS
+
+    def jfn(vx, vy, omega, gamma, fz):
+        o = jaxtire.mf_forces(p, slip_ratio(omega, R, vx), slip_angle(vx, vy), gamma, fz, vx)
+        return o.fx, o.fy, o.mz
+
+    tnp, tpy = inputs.reference_tire(np.float32), inputs.reference_tire(float)
+    keys = ("vx", "vy", "omega", "gamma", "fz")
+    rows, check = [], {}
+    for n in cfg.tire_sizes:
+        d = inputs.tire_inputs(n)
+        args_np = tuple(d[k] for k in keys)
+        args_j = tuple(jnp.asarray(a) for a in args_np)
+        r = _row("tire_mf61", "jaxtire", n, n, harness.time_jax(jfn, args_j, repeats=cfg.repeats, target_s=cfg.target_s))
+        rows.append(r)
+        _say(log, r)
+        r = _row("tire_mf61", "numpy", n, n, harness.time_call(
+            lambda *a: ref.mf61_step(ref.NP, tnp, *a, R), args_np, repeats=cfg.repeats, target_s=cfg.target_s))
+        rows.append(r)
+        _say(log, r)
+        m = min(n, cfg.py_items)
+        cols = [[float(v) for v in a[:m]] for a in args_np]
+        py = ref.PY
+        t = harness.time_loop(lambda i: ref.mf61_step(py, tpy, cols[0][i], cols[1][i], cols[2][i], cols[3][i],
+                                                      cols[4][i], R), m, repeats=max(1, cfg.repeats // 2))
+        t.seconds *= n
+        t.cpu_seconds *= n
+        r = _row("tire_mf61", "python", n, n, t, timed_items=m)
+        rows.append(r)
+        _say(log, r)
+        if n == max(cfg.tire_sizes):
+            import jax
+
+            jo = jax.jit(jfn)(*args_j)
+            no = ref.mf61_step(ref.NP, inputs.reference_tire(np.float64), *(a.astype(np.float64) for a in args_np), R)
+            check = {f"tire_{k}_max_rel_diff_vs_numpy_f64": float(np.max(np.abs(np.asarray(a) - b)) / np.max(np.abs(b)))
+                     for k, a, b in zip(("fx", "fy", "mz"), jo, no)}
+    return rows, check
+
+
+# --------------------------------------------------------------------------------------------------
+# vehicles
+
+def _steps_for(cfg: Config, n: int) -> int:
+    return int(min(max(round(cfg.work_per_call / n), cfg.min_steps), cfg.max_steps))
+
+
+def _state_bytes(tree, n: int) -> float:
+    import jax
+
+    return sum(np.asarray(x).nbytes for x in jax.tree.leaves(tree)) / n
+
+
+def _jax_vehicle(cfg: Config, n: int, mode: str, log: Callable) -> dict:
+    import jax
+
+    from sims.chunked import chunked
+    from sims.vehicles import fleet_axes
+
+    params, state, controls = inputs.jax_fleet(n)
+    per_vehicle = _state_bytes((params.chassis, state, controls), n)
+    check = None
+    if mode == "call":
+        # a game loop's step: fleet params closed over (constants of the executable), state and controls in
+        steps = 1
+        step = inputs.fleet_step_fn(DT)
+        t, compiled = harness.time_jax(lambda s, c: step(params, s, c), (state, controls), repeats=cfg.repeats,
+                                       target_s=cfg.target_s, return_compiled=True)
+        if n == cfg.frame_fleet:
+            check = vehicle_check(n, compiled(state, controls), state)
+    else:
+        steps = _steps_for(cfg, n)
+        fn = inputs.fleet_rollout_fn(DT, steps, unroll=cfg.unroll)
+        if mode == "chunked":
+            fn = chunked(fn, cfg.chunk, in_axes=(fleet_axes(params), 0, 0))
+        t = harness.time_jax(fn, (params, state, controls), repeats=cfg.repeats, target_s=cfg.target_s)
+    mem = t.memory or {}
+    peak = sum(mem.get(k, 0) for k in ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes"))
+    row = _row("vehicle_step", f"jaxtire-{mode}", n, n * steps, t, steps=steps, bytes_per_vehicle_state=per_vehicle,
+               bytes_per_vehicle_peak=peak / n if peak else None,
+               temp_bytes_per_vehicle=mem.get("temp_size_in_bytes", 0) / n if mem else None)
+    if check is not None:
+        row["check"] = check
+    _say(log, row)
+    return row
+
+
+def _numpy_vehicle(cfg: Config, n: int, log: Callable, steps: int = 1) -> dict:
+    ch, tire, table, state, controls = inputs.numpy_fleet(n)
+
+    def run(s):
+        for _ in range(steps):
+            s = ref.vehicle_step(ref.NP, ch, tire, tire, table, s, controls, DT)
+        return s
+
+    t = harness.time_call(run, (state,), repeats=cfg.repeats, target_s=cfg.target_s)
+    row = _row("vehicle_step", "numpy", n, n * steps, t, steps=steps)
+    _say(log, row)
+    return row
+
+
+def _python_vehicle(cfg: Config, log: Callable) -> dict:
+    m = cfg.py_vehicles
+    chs, tire, table, states, ctls = inputs.python_fleet(m)
+    py = ref.PY
+
+    def body(i):
+        states[i] = ref.vehicle_step(py, chs[i], tire, tire, table, states[i], ctls[i], DT)
+
+    t = harness.time_loop(body, m, repeats=max(1, cfg.repeats // 2))
+    row = _row("vehicle_step", "python", 1, 1, t, steps=1, timed_items=m)
+    _say(log, row)
+    return row
+
+
+def vehicle_check(n: int, js, state0) -> dict:
+    """Max abs difference of the JAX state ``js`` after one step of the ``n``-car fleet from ``state0`` vs the
+    NumPy float64 reference from the same state (per state field)."""
+    ch, tire, table, st, c = inputs.numpy_fleet(n)
+    up = _to64
+    ch64 = ref.chassis_values({}, np.float64)
+    for k, v in vars(ch).items():
+        setattr(ch64, k, up(v))
+    ch64.surface_ids = ch.surface_ids
+    t64 = inputs.reference_tire(np.float64)
+    f = [np.asarray(v, np.float64) for v in state0]
+    st64 = tuple(f[:6]) + ([f[6][:, i] for i in range(4)],) + tuple(f[7:])
+    ns = ref.vehicle_step(ref.NP, ch64, t64, t64, inputs.reference_table(np.float64), st64, up(c), DT)
+    out = {}
+    for name, a, b in zip(("x", "y", "yaw", "vx", "vy", "yaw_rate", "omega", "ax", "ay"), js, ns):
+        b = np.stack(b, -1) if isinstance(b, list) else b
+        out[f"vehicle_{name}_max_abs_diff_vs_numpy_f64"] = float(np.max(np.abs(np.asarray(a, np.float64) - b)))
+    return out
+
+
+def _to64(v):
+    if isinstance(v, np.ndarray):
+        return v.astype(np.float64)
+    if isinstance(v, (list, tuple)):
+        return type(v)(_to64(x) for x in v)
+    return v
+
+
+def vehicles(cfg: Config, log: Callable) -> tuple[list, list, dict]:
+    """The vehicle table rows, the scaling rows and the equivalence check."""
+    rows, check = [], {}
+    # latency of one step call: 1 car and the 100-car "frame" fleet
+    for n in sorted(set(cfg.call_fleets) | {cfg.frame_fleet}):
+        r = _jax_vehicle(cfg, n, "call", log)
+        r["frame_fraction"] = r["seconds_per_call"] / FRAME_S
+        check.update(r.pop("check", {}))
+        rows.append(r)
+    for n in sorted(set(cfg.call_fleets) | {cfg.frame_fleet}):
+        rows.append(_numpy_vehicle(cfg, n, log))
+    rows.append(_python_vehicle(cfg, log))
+    # scaling: scan (and chunked scan) over a log grid of fleet sizes
+    scaling = []
+    for n in cfg.scaling:
+        scaling.append(_jax_vehicle(cfg, n, "scan", log))
+        if n >= cfg.chunk_from and n > cfg.chunk:
+            scaling.append(_jax_vehicle(cfg, n, "chunked", log))
+    if cfg.big_fleet not in cfg.scaling:
+        scaling.append(_jax_vehicle(cfg, cfg.big_fleet, "scan", log))
+        if cfg.big_fleet >= cfg.chunk_from:
+            scaling.append(_jax_vehicle(cfg, cfg.big_fleet, "chunked", log))
+    for n in cfg.numpy_fleets:
+        scaling.append(_numpy_vehicle(cfg, n, log, steps=1 if n >= 1000 else 10))
+    return rows, scaling, check
+
+
+def run_all(cfg: Config, log: Callable = print) -> dict:
+    import jax
+
+    env = harness.environment()
+    log(f"jaxtire benchmarks on {env['cpu']} ({env['cpu_count']} CPUs), backend {env['backend']}, "
+        f"devices {env['devices']}, {env['dtype']}, load average {env['load_average_start']}")
+    if cfg.gpu and env["backend"] != "gpu":
+        raise SystemExit(f"--gpu given but JAX's default backend is {env['backend']!r} (devices {jax.devices()}); "
+                         "install jax[cuda12] on a machine with an NVIDIA GPU")
+    t0 = time.perf_counter()
+    results = {"env": env, "config": dataclasses.asdict(cfg), "cases": [], "scaling": [], "checks": {}}
+    log("Magic Formula curve")
+    results["cases"] += mf_curve(cfg, log)
+    log("single-wheel MF 6.1 step (slip + combined Fx, Fy, Mz)")
+    rows, check = tire_step(cfg, log)
+    results["cases"] += rows
+    results["checks"].update(check)
+    log("4-wheel vehicle step and fleet scaling")
+    rows, scaling, check = vehicles(cfg, log)
+    results["cases"] += rows
+    results["scaling"] = scaling
+    results["checks"].update(check)
+    env["load_average_end"] = harness.load_average()
+    env["total_seconds"] = time.perf_counter() - t0
+    return results

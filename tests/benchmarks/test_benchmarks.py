@@ -1,0 +1,113 @@
+"""The benchmark harness: baselines implement the same equations as the JAX code, and a quick run works."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from benchmarks import inputs  # noqa: E402
+from benchmarks import reference as ref  # noqa: E402
+
+
+def _to64(v):
+    if isinstance(v, np.ndarray):
+        return v.astype(np.float64)
+    if isinstance(v, (list, tuple)):
+        return type(v)(_to64(x) for x in v)
+    return v
+
+
+def _state_from_jax(state):
+    """The reference's state tuple (omega a list of 4 wheels) holding exactly the JAX state's values."""
+    f = [np.asarray(v, np.float64) for v in state]
+    return tuple(f[:6]) + ([f[6][:, i] for i in range(4)],) + tuple(f[7:])
+
+
+def test_reference_tire_equals_jaxtire(x64):
+    import jax.numpy as jnp
+
+    import jaxtire
+    from jaxtire.slip import slip_angle, slip_ratio
+
+    d = {k: v.astype(np.float64) for k, v in inputs.tire_inputs(400, seed=3).items()}
+    p = jaxtire.default_tire(dtype=jnp.float64)
+    R = inputs.WHEEL_RADIUS
+    o = jaxtire.mf_forces(p, slip_ratio(d["omega"], R, d["vx"]), slip_angle(d["vx"], d["vy"]), d["gamma"], d["fz"],
+                          d["vx"])
+    fx, fy, mz = ref.mf61_step(ref.NP, inputs.reference_tire(np.float64), d["vx"], d["vy"], d["omega"], d["gamma"],
+                               d["fz"], R)
+    for a, b in ((o.fx, fx), (o.fy, fy), (o.mz, mz)):
+        np.testing.assert_allclose(np.asarray(a), b, rtol=1e-9, atol=1e-9 * np.max(np.abs(b)))
+    # the pure-Python path is the same code on floats
+    tpy = inputs.reference_tire(float)
+    for i in (0, 17, 399):
+        got = ref.mf61_step(ref.PY, tpy, *(float(d[k][i]) for k in ("vx", "vy", "omega", "gamma", "fz")), R)
+        np.testing.assert_allclose(got, (fx[i], fy[i], mz[i]), rtol=1e-12, atol=1e-9)
+
+
+def test_reference_curve_equals_jaxtire():
+    from jaxtire import magic_formula
+
+    x = inputs.curve_inputs(1000)
+    B, C, D, E = inputs.MF_BCDE
+    np.testing.assert_allclose(np.asarray(magic_formula(x, B, C, D, E)), ref.magic_formula(ref.NP, x, B, C, D, E),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_reference_vehicle_step_equals_sims(x64):
+    import jax
+    import jax.numpy as jnp
+
+    n = 64
+    params, state, controls = inputs.jax_fleet(n, dtype=jnp.float64)
+    js = jax.jit(inputs.fleet_step_fn(0.005))(params, state, controls)
+    ch, tire, table, st, c = inputs.numpy_fleet(n)
+    ch64 = ref.chassis_values({}, np.float64)
+    for k, v in vars(ch).items():
+        setattr(ch64, k, _to64(v))
+    ch64.surface_ids = ch.surface_ids
+    t64 = inputs.reference_tire(np.float64)
+    ns = ref.vehicle_step(ref.NP, ch64, t64, t64, inputs.reference_table(np.float64), _state_from_jax(state),
+                          _to64(c), 0.005)
+    for name, a, b in zip(("x", "y", "yaw", "vx", "vy", "yaw_rate", "omega", "ax", "ay"), js, ns):
+        b = np.stack(b, -1) if isinstance(b, list) else b
+        np.testing.assert_allclose(np.asarray(a), b, rtol=1e-6, atol=1e-7, err_msg=name)
+    chs, tpy, tab, sts, cs = inputs.python_fleet(n)
+    for i in (0, 5):
+        got = ref.vehicle_step(ref.PY, chs[i], tpy, tpy, tab, sts[i], cs[i], 0.005)
+        np.testing.assert_allclose(got[3:6], [np.asarray(v)[i] for v in js[3:6]], rtol=1e-6, atol=1e-7)
+
+
+def test_quick_run_writes_results(tmp_path):
+    env = dict(os.environ, MPLBACKEND="Agg")
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--out", str(tmp_path)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    md = (tmp_path / "RESULTS.md").read_text()
+    assert "| case | batch | jaxtire |" in md and "vs NumPy" in md and "scaling.png" in md
+    assert "none in this run" in md or "gpu" in md.lower()
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["env"]["dtype"] == "float32" and res["env"]["jax"]
+    impls = {(r["case"], r["impl"]) for r in res["cases"]}
+    for case in ("mf_curve", "tire_mf61"):
+        assert {(case, "jaxtire"), (case, "numpy"), (case, "python")} <= impls
+    assert ("vehicle_step", "python") in impls and ("vehicle_step", "jaxtire-call") in impls
+    assert all(r["compile_s"] is not None and r["compile_s"] > 0 for r in res["cases"] if r["impl"].startswith("jax"))
+    assert res["scaling"] and res["summary"]["targets"]
+    # the JAX results equal the NumPy float64 reference (float32 rounding only)
+    assert res["checks"]["tire_fx_max_rel_diff_vs_numpy_f64"] < 1e-4
+    assert res["checks"]["vehicle_vx_max_abs_diff_vs_numpy_f64"] < 1e-3
+    assert (tmp_path / "scaling.png").stat().st_size > 1000
+
+
+def test_cli_help():
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], cwd=REPO, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0 and "--quick" in proc.stdout and "--gpu" in proc.stdout
