@@ -745,6 +745,18 @@ def _plan(data: MeasurementSet, start, stages, coefs, bounds):
     return tuple(plan), bounds_t
 
 
+def _to_float64(params):
+    """``params`` with float64 leaves; float32 leaves go through their shortest decimal form, so a
+    value read as 0.3135 stays 0.3135 (not 0.31349998...) in the fitted ``.tir``."""
+    def up(x):
+        a = np.asarray(x)
+        if a.dtype == np.float32:
+            a = np.array([float(str(v)) for v in a.ravel()], dtype=np.float64).reshape(a.shape)
+        return jnp.asarray(a, jnp.float64)
+
+    return jax.tree.map(up, params)
+
+
 def _default_iters(n_iter, method: str) -> int:
     if method not in ("lbfgs", "adam"):
         raise ValueError(f"method must be 'lbfgs' or 'adam', got {method!r}")
@@ -791,7 +803,7 @@ def fit(data: MeasurementSet, start: MFParams | SimpleParams | None = None, *,
     w = _row_weights(data.fz, load_weights)
     plan, bounds_t = _plan(data, start, stages, coefs, bounds)
     with jax.enable_x64(True):
-        params = start.astype(jnp.float64)
+        params = _to_float64(start)
         d = _device_data(data, w)
         runner = _stage_runner(fast_compile)
         t0 = time.perf_counter()
@@ -851,7 +863,7 @@ def fit_many(data: MeasurementSet, start: MFParams | SimpleParams | None = None,
     plan, bounds_t = _plan(flat, start, stages, coefs, bounds)
     with jax.enable_x64(True):
         params = jax.tree.map(lambda x: jnp.broadcast_to(x, (n,) + jnp.shape(x)[1:] if jnp.ndim(x) else (n,)),
-                              start.astype(jnp.float64))
+                              _to_float64(start))
         d = _device_data(data, w)
         static = dict(plan=plan, bounds=bounds_t, n_iter=int(n_iter), method=method,
                       learning_rate=float(learning_rate))

@@ -111,8 +111,10 @@ def test_report_contents(fitted, measured):
 def test_only_the_stage_coefficients_change(fitted, start):
     free = {k for s in fitted.report.stages for k in s.coefs}
     for k, v in start.coef.items():
-        if k not in free:
-            assert float(fitted.params.coef[k]) == float(v), k
+        if k not in free:  # unchanged, upcast from float32 through the shortest decimal
+            assert np.float32(fitted.params.coef[k]) == np.asarray(v), k
+            assert float(fitted.params.coef[k]) == float(str(np.asarray(v, np.float32))), k
+    assert float(fitted.params.UNLOADED_RADIUS) == 0.3135 and float(fitted.params.LONGVL) == 16.7
     assert fitted.params.fittyp == start.fittyp and fitted.params.meta == start.meta
 
 
@@ -126,6 +128,8 @@ def test_x64_is_only_enabled_inside_the_fit(fitted, measured, start):
 def test_fitted_tir_round_trips(fitted, tmp_path, measured):
     path = tmp_path / "fitted.tir"
     save_tir(fitted.params, path)
+    text = path.read_text()
+    assert "UNLOADED_RADIUS          = 0.3135\n" in text and "LONGVL                   = 16.7\n" in text
     with jax.enable_x64(True):
         back = load_tir(path, dtype=jnp.float64)
         for k in fitted.report.coefficients:
