@@ -1,0 +1,634 @@
+"""Controller tuning by ``grad`` through fleet rollouts: the ABS slip controller and a lane-change path follower.
+
+Both tuners optimise controller gains by gradient descent through a ``lax.scan`` rollout
+(:func:`sims.rollout.rollout`), ``vmap``-ed over a small randomised fleet that is re-drawn at every
+iteration (stochastic gradient over surfaces, payloads, tire friction / stiffness and speeds), with
+``optax.chain(optax.clip_by_global_norm(clip), optax.adam(lr))``.  Every gain is optimised through the
+bound transform of :mod:`jaxtire.fit` (:func:`jaxtire.fit.from_unconstrained`: scaled sigmoid into its
+``(lower, upper)`` range), so every iterate is a valid controller.  The result is judged on *held-out*
+fleets (PRNG seeds never used for training), untuned against tuned.
+
+ABS (:func:`tune_abs`).  The gains of :class:`sims.drivers.StraightBraking` (``target_slip``,
+``min_slip``, ``adapt_decel``, ``slip_offset``, ``bandwidth``, ``zeta``; :data:`ABS_GAINS`) are float
+pytree leaves, so ``grad`` reaches them directly.  Objective: the mean over the fleet of the stopping
+distance (path length ``integral |v| dt``) relative to the ideal ``v0^2 / (2 mu g)`` of that vehicle
+(``mu`` = surface grip x tire friction scale), so every surface weighs alike.  A vehicle that has not
+stopped at the end of the fixed horizon adds ``v_T^2 / (2 a_mean)`` (its mean deceleration so far),
+a smooth estimate of the rest.
+
+Lane change (:func:`tune_lateral`).  :class:`LaneChangeDriver` (written here, a driver following the
+:mod:`sims.drivers` protocol) follows a single lane change of ``width`` [m] over ``length`` [m] (a
+cosine-shaped ``y_ref(x)``) with curvature feed-forward plus preview / heading / yaw-rate feedback::
+
+    e_y   = y - y_ref(x),   e_psi = wrap(psi - atan(y_ref'(x))),   kappa_ref = y_ref'' / (1 + y_ref'^2)^1.5
+    steer = L kappa_ref - k_y (e_y + t_preview V e_psi) - k_psi e_psi - k_r (r - V kappa_ref)
+
+with a proportional speed hold.  Objective: ``mean e_y^2 / (0.1 m)^2 + w_effort mean (d steer/dt)^2 /
+(0.1 rad/s)^2`` over the fleet and the run (tracking error with a steering-rate penalty).
+
+CLI::
+
+    python -m sims.tuning [--vehicles 6] [--iters 40] [--lateral] [--seed 0] [--heldout 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import math
+import time
+from typing import Any, Mapping, NamedTuple, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from jaxtire.fit import FAST_COMPILE_OPTIONS, from_unconstrained, to_unconstrained
+from jaxtire.surfaces import lookup, surface_id
+from sims.drivers import Driver, StraightBraking, driver, speed_hold
+from sims.rollout import rollout
+from sims.vehicles import get_model, presets
+from sims.vehicles.params import G, Controls, TireScale, VehicleParams, fleet_axes
+
+__all__ = [
+    "ABS_BOUNDS", "ABS_GAINS", "BrakingSetup", "LANE_BOUNDS", "LANE_GAINS", "LaneChangeDriver", "LaneSetup",
+    "TuneReport", "TuneResult", "abs_gains", "braking_loss", "evaluate_abs", "evaluate_lateral", "lane_loss",
+    "main", "sample_fleet", "tune_abs", "tune_lateral",
+]
+
+# ---------------------------------------------------------------------------------------------
+# Randomised fleets
+# ---------------------------------------------------------------------------------------------
+
+#: Surfaces of the ABS tuning fleet by default (those a car stops on within the 5 s horizon from 22 m/s).
+BRAKING_SURFACES = ("asphalt_dry", "concrete", "asphalt_wet", "cobbles", "gravel", "dirt")
+
+
+class FleetDraw(NamedTuple):
+    """What :func:`sample_fleet` drew per vehicle: mass factor (payload), tire friction factor, tire
+    stiffness factor, surface id, initial speed [m/s] and the effective friction ``grip x mu``."""
+
+    mass_factor: Any
+    mu_factor: Any
+    stiffness_factor: Any
+    surface_id: Any
+    speed: Any
+    friction: Any
+
+
+def sample_fleet(key, base: VehicleParams, n: int, *, surfaces: Sequence[str], mass=(0.9, 1.3), mu=(0.85, 1.1),
+                 stiffness=(0.85, 1.15), speed=(15.0, 22.0)) -> tuple[VehicleParams, FleetDraw]:
+    """``n`` vehicles around ``base`` (chassis batched, tires and surface table shared): mass and yaw inertia
+    x U(mass) (payload), both axles' ``mu_x``, ``mu_y`` x U(mu), ``k_x``, ``k_y`` x U(stiffness), one surface
+    per vehicle uniformly from ``surfaces`` (names or ids), and an initial speed U(speed) [m/s].
+    Deterministic given ``key``."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"n = {n!r} vehicles must be an integer >= 1")
+    if not surfaces:
+        raise ValueError("surfaces: need at least one surface")
+    ids = jnp.asarray([surface_id(s) if isinstance(s, str) else int(s) for s in surfaces], jnp.int32)
+    ch = base.chassis
+    dtype = jnp.asarray(ch.mass).dtype
+    ks = jax.random.split(key, 5)
+    u = lambda k, r: jax.random.uniform(k, (n,), dtype, float(r[0]), float(r[1]))  # noqa: E731
+    fm, fmu, fk, v0 = u(ks[0], mass), u(ks[1], mu), u(ks[2], stiffness), u(ks[3], speed)
+    sid = ids[jax.random.randint(ks[4], (n,), 0, ids.shape[0])]
+    rep = jax.tree.map(lambda x: jnp.broadcast_to(jnp.asarray(x), (n,) + jnp.shape(x)), ch)
+
+    def scaled(ts: TireScale) -> TireScale:
+        return TireScale(ts.mu_x * fmu, ts.mu_y * fmu, ts.k_x * fk, ts.k_y * fk)
+
+    rep = rep._replace(mass=rep.mass * fm, yaw_inertia=rep.yaw_inertia * fm,
+                       tire_scale_front=scaled(rep.tire_scale_front), tire_scale_rear=scaled(rep.tire_scale_rear),
+                       surface_ids=jnp.broadcast_to(sid[:, None], (n, 4)))
+    grip = lookup(base.surfaces, sid).grip
+    friction = grip * fmu * ch.tire_scale_front.mu_x
+    return base._replace(chassis=rep), FleetDraw(fm, fmu, fk, sid, v0, friction)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gains and bounds
+# ---------------------------------------------------------------------------------------------
+
+#: Tuned gains of :class:`sims.drivers.StraightBraking`.
+ABS_GAINS = ("target_slip", "min_slip", "adapt_decel", "slip_offset", "bandwidth", "zeta")
+#: ``(lower, upper)`` of each ABS gain.
+ABS_BOUNDS: dict[str, tuple[float, float]] = {
+    "target_slip": (0.02, 0.25), "min_slip": (0.003, 0.05), "adapt_decel": (2.0, 16.0),
+    "slip_offset": (0.0, 1.0), "bandwidth": (5.0, 80.0), "zeta": (0.2, 2.0),
+}
+
+
+def abs_gains(drv: StraightBraking | None = None) -> dict[str, float]:
+    """The ABS gains of ``drv`` (default: :class:`StraightBraking`'s defaults, the *untuned* controller)."""
+    drv = StraightBraking() if drv is None else drv
+    return {k: float(getattr(drv, k)) for k in ABS_GAINS}
+
+
+def _check_gains(gains: Mapping[str, float], bounds: Mapping[str, tuple[float, float]], what: str) -> dict:
+    unknown = set(gains) - set(bounds)
+    if unknown:
+        raise ValueError(f"{what}: unknown gain(s) {sorted(unknown)}; allowed {sorted(bounds)}")
+    out = {}
+    for k, v in gains.items():
+        v = float(v)
+        lo, hi = bounds[k]
+        if not (math.isfinite(v) and lo <= v <= hi):
+            raise ValueError(f"{what}: {k} = {v} is outside its bounds [{lo}, {hi}]")
+        out[k] = v
+    return out
+
+
+def _pack(gains: dict, bounds: dict, dtype) -> dict:
+    return {k: jnp.asarray(to_unconstrained(v, *bounds[k]), dtype) for k, v in gains.items()}
+
+
+def _unpack(u: dict, bounds: dict) -> dict:
+    return {k: from_unconstrained(v, *bounds[k]) for k, v in u.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Braking objective
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class BrakingSetup:
+    """The ABS tuning / evaluation scenario: a randomised fleet of ``preset`` cars with ``tire`` tires
+    braking at full pedal with ABS from ``speed`` [m/s] (uniform range) on ``surfaces``, ``horizon`` [s]
+    at step ``dt`` [s] on ``model``; payload ``mass``, tire friction ``mu`` and stiffness factors
+    (uniform ranges), yaw-rate disturbance ``yaw_rate0`` [rad/s]."""
+
+    preset: str = "hatchback"
+    tire: str = "mf"
+    model: str = "double_track"
+    dt: float = 0.01
+    horizon: float = 5.0
+    surfaces: tuple = BRAKING_SURFACES
+    speed: tuple = (15.0, 22.0)
+    mass: tuple = (0.9, 1.3)
+    mu: tuple = (0.85, 1.1)
+    stiffness: tuple = (0.85, 1.15)
+    yaw_rate0: float = 0.01
+
+    @property
+    def n_steps(self) -> int:
+        return max(1, int(round(self.horizon / self.dt)))
+
+    def base(self) -> VehicleParams:
+        return presets.get(self.preset, tire=self.tire)
+
+    def fleet(self, key, n: int):
+        return sample_fleet(key, self.base(), n, surfaces=self.surfaces, mass=self.mass, mu=self.mu,
+                            stiffness=self.stiffness, speed=self.speed)
+
+
+@dataclasses.dataclass(frozen=True)
+class _PathLength:
+    """Reducer: path length ``integral |v| dt`` [m] (differentiable also at standstill)."""
+
+    def init(self, params, state):
+        return jnp.zeros_like(state.vx)
+
+    def update(self, acc, t, state, controls, tel, new, params, dt):
+        v2 = new.vx * new.vx + new.vy * new.vy
+        return acc + (jnp.sqrt(v2 + 1e-6) - 1e-3) * dt
+
+
+jax.tree_util.register_dataclass(_PathLength, data_fields=[], meta_fields=[])
+
+
+def _stop_one(gains, p, v0, *, setup: BrakingSetup, n_steps: int):
+    m = get_model(setup.model)
+    s0 = m.init_state(p, v0, yaw_rate=setup.yaw_rate0)
+    dtype = jnp.result_type(s0.vx)
+    drv = StraightBraking(abs_on=jnp.asarray(1.0, dtype), **{k: jnp.asarray(v, dtype) for k, v in gains.items()})
+    res = rollout(p, s0, drv, n_steps, dt=setup.dt, model=m, reducer=_PathLength())
+    fs = res.final_state
+    v_end = jnp.sqrt(fs.vx * fs.vx + fs.vy * fs.vy + 1e-6) - 1e-3
+    a_mean = jnp.maximum((v0 - v_end) / (n_steps * setup.dt), 0.5)
+    return res.reduced + v_end * v_end / (2.0 * a_mean), v_end
+
+
+def stopping_distances(gains: Mapping[str, Any], fleet: VehicleParams, speed, setup: BrakingSetup,
+                       n_steps: int | None = None):
+    """Per-vehicle stopping distance [m] (plus the end-speed tail estimate, module docstring) and end speed
+    of ``fleet`` braking with ABS ``gains`` (a dict of :data:`ABS_GAINS`, missing ones at their defaults);
+    differentiable in the gains.  ``n_steps`` defaults to the setup's horizon."""
+    n_steps = setup.n_steps if n_steps is None else n_steps
+    fn = lambda p, v: _stop_one(dict(gains), p, v, setup=setup, n_steps=n_steps)  # noqa: E731
+    return jax.vmap(fn, in_axes=(fleet_axes(fleet), 0))(fleet, speed)
+
+
+def braking_loss(u: dict, fleet: VehicleParams, draw: FleetDraw, setup: BrakingSetup):
+    """Mean over the fleet of stopping distance / ideal ``v0^2 / (2 mu g)`` for unconstrained gains ``u``;
+    returns ``(loss, distances)``."""
+    gains = _unpack(u, ABS_BOUNDS)
+    d, _ = stopping_distances(gains, fleet, draw.speed, setup)
+    ideal = draw.speed ** 2 / (2.0 * draw.friction * G)
+    return jnp.mean(d / ideal), d
+
+
+# ---------------------------------------------------------------------------------------------
+# Lane change
+# ---------------------------------------------------------------------------------------------
+
+
+def _wrap(a):
+    return jnp.arctan2(jnp.sin(a), jnp.cos(a))
+
+
+def lane_reference(x, x0, length, width):
+    """``(y_ref, dy/dx, d2y/dx2)`` of the cosine lane change from ``y = 0`` to ``width`` over ``x0 .. x0 + length``."""
+    s = jnp.clip((x - x0) / length, 0.0, 1.0)
+    inside = ((x > x0) & (x < x0 + length)).astype(jnp.result_type(x))
+    y = 0.5 * width * (1.0 - jnp.cos(np.pi * s))
+    dy = inside * 0.5 * width * np.pi / length * jnp.sin(np.pi * s)
+    d2y = inside * 0.5 * width * (np.pi / length) ** 2 * jnp.cos(np.pi * s)
+    return y, dy, d2y
+
+
+@driver
+class LaneChangeDriver(Driver):
+    """Single-lane-change path follower (module docstring): gains ``k_y`` [rad/m], ``k_psi`` [-],
+    ``t_preview`` [s], ``k_r`` [s]; path ``x0`` [m] start, ``length`` [m], ``width`` [m] (positive: to the
+    left); speed hold at ``target_speed`` [m/s] with ``speed_gain`` [1/(m/s)]."""
+
+    k_y: Any = 0.1
+    k_psi: Any = 0.5
+    t_preview: Any = 0.3
+    k_r: Any = 0.0
+    x0: Any = 10.0
+    length: Any = 40.0
+    width: Any = 3.5
+    target_speed: Any = 20.0
+    speed_gain: Any = 0.5
+
+    def controls(self, t, state, params):
+        ch = params.chassis
+        L = ch.cg_to_front + ch.cg_to_rear
+        y, dy, d2y = lane_reference(state.x, self.x0, self.length, self.width)
+        kappa = d2y / (1.0 + dy * dy) ** 1.5
+        e_y = state.y - y
+        e_psi = _wrap(state.yaw - jnp.arctan(dy))
+        v = jnp.maximum(state.vx, 1.0)
+        steer = (L * kappa - self.k_y * (e_y + self.t_preview * v * e_psi) - self.k_psi * e_psi
+                 - self.k_r * (state.yaw_rate - v * kappa))
+        throttle = speed_hold(self.target_speed, state.vx, self.speed_gain)
+        return Controls(steer, throttle, jnp.zeros_like(steer))
+
+
+#: Tuned gains of :class:`LaneChangeDriver` and their bounds.
+LANE_GAINS = ("k_y", "k_psi", "t_preview", "k_r")
+LANE_BOUNDS: dict[str, tuple[float, float]] = {
+    "k_y": (0.0, 1.0), "k_psi": (0.0, 3.0), "t_preview": (0.0, 1.5), "k_r": (0.0, 0.5),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class LaneSetup:
+    """The lane-change scenario: ``preset`` cars on ``surfaces`` at ``speed`` [m/s] (uniform range) change
+    lane by ``width`` [m] over ``length`` [m] starting at ``x0`` [m]; ``horizon`` [s] at step ``dt`` [s];
+    randomised payload / friction / stiffness as :class:`BrakingSetup`; ``w_effort`` weighs the
+    steering-rate penalty."""
+
+    preset: str = "hatchback"
+    tire: str = "mf"
+    model: str = "double_track"
+    dt: float = 0.01
+    horizon: float = 4.0
+    surfaces: tuple = ("asphalt_dry", "concrete", "asphalt_wet")
+    speed: tuple = (16.0, 22.0)
+    mass: tuple = (0.9, 1.3)
+    mu: tuple = (0.85, 1.1)
+    stiffness: tuple = (0.8, 1.2)
+    x0: float = 10.0
+    length: float = 40.0
+    width: float = 3.5
+    w_effort: float = 0.05
+
+    @property
+    def n_steps(self) -> int:
+        return max(1, int(round(self.horizon / self.dt)))
+
+    def base(self) -> VehicleParams:
+        return presets.get(self.preset, tire=self.tire)
+
+    def fleet(self, key, n: int):
+        return sample_fleet(key, self.base(), n, surfaces=self.surfaces, mass=self.mass, mu=self.mu,
+                            stiffness=self.stiffness, speed=self.speed)
+
+
+@dataclasses.dataclass(frozen=True)
+class _LaneCost:
+    """Reducer: sums of ``e_y^2`` and ``(d steer / dt)^2`` and the previous steer."""
+
+    x0: Any
+    length: Any
+    width: Any
+
+    def init(self, params, state):
+        z = jnp.zeros_like(state.vx)
+        return (z, z, z, z)
+
+    def update(self, acc, t, state, controls, tel, new, params, dt):
+        se, ss, prev, k = acc
+        y, _, _ = lane_reference(new.x, self.x0, self.length, self.width)
+        steer = jnp.asarray(controls.steer)
+        rate = jnp.where(k > 0, (steer - prev) / dt, 0.0)
+        return (se + (new.y - y) ** 2, ss + rate * rate, steer, k + 1.0)
+
+
+jax.tree_util.register_dataclass(_LaneCost, data_fields=["x0", "length", "width"], meta_fields=[])
+
+
+def lane_costs(gains: Mapping[str, Any], fleet: VehicleParams, speed, setup: LaneSetup):
+    """Per-vehicle ``(rms e_y [m], rms steer rate [rad/s], max |e_y| is not tracked)`` of the lane change
+    with :class:`LaneChangeDriver` ``gains``; differentiable in the gains."""
+    m = get_model(setup.model)
+
+    def one(p, v0):
+        s0 = m.init_state(p, v0)
+        dtype = jnp.result_type(s0.vx)
+        f = lambda v: jnp.asarray(v, dtype)  # noqa: E731
+        drv = LaneChangeDriver(**{k: f(v) for k, v in gains.items()}, x0=f(setup.x0), length=f(setup.length),
+                               width=f(setup.width), target_speed=v0)
+        red = _LaneCost(f(setup.x0), f(setup.length), f(setup.width))
+        res = rollout(p, s0, drv, setup.n_steps, dt=setup.dt, model=m, reducer=red)
+        se, ss, _, k = res.reduced
+        return jnp.sqrt(se / k), jnp.sqrt(ss / k)
+
+    return jax.vmap(one, in_axes=(fleet_axes(fleet), 0))(fleet, speed)
+
+
+def lane_loss(u: dict, fleet: VehicleParams, draw: FleetDraw, setup: LaneSetup):
+    """``mean(e_y^2) / 0.1^2 + w_effort mean(steer_rate^2) / 0.1^2`` over the fleet; returns ``(loss, (rms_e, rms_rate))``."""
+    gains = _unpack(u, LANE_BOUNDS)
+    e, r = lane_costs(gains, fleet, draw.speed, setup)
+    return jnp.mean(e * e) / 0.01 + setup.w_effort * jnp.mean(r * r) / 0.01, (e, r)
+
+
+def lane_gains(drv: LaneChangeDriver | None = None) -> dict[str, float]:
+    """The gains of ``drv`` (default: :class:`LaneChangeDriver`'s defaults, the *untuned* controller)."""
+    drv = LaneChangeDriver() if drv is None else drv
+    return {k: float(getattr(drv, k)) for k in LANE_GAINS}
+
+
+# ---------------------------------------------------------------------------------------------
+# Tuning loop and report
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class TuneReport:
+    """Result of :func:`tune_abs` / :func:`tune_lateral`: gains before and after, the training loss per
+    iteration, held-out metric per seed (untuned, tuned), timings."""
+
+    controller: str
+    gains: dict  # name -> (start, tuned)
+    losses: np.ndarray  # training loss per iteration (each on a freshly drawn fleet)
+    metric: str  # what heldout holds
+    heldout: dict  # seed -> (untuned, tuned) of the metric (mean over that seed's fleet)
+    n_vehicles: int
+    iterations: int
+    compile_seconds: float
+    seconds: float
+
+    @property
+    def heldout_mean(self) -> tuple[float, float]:
+        v = np.asarray(list(self.heldout.values()), dtype=np.float64).reshape(-1, 2)
+        return float(v[:, 0].mean()), float(v[:, 1].mean())
+
+    def __str__(self) -> str:
+        a, b = self.heldout_mean
+        lines = [f"jaxtire tuning: {self.controller} ({self.iterations} Adam iterations on fleets of "
+                 f"{self.n_vehicles}, compile {self.compile_seconds:.1f} s, run {self.seconds:.1f} s)",
+                 f"  training loss: first {self.losses[0]:.4g}, last {self.losses[-1]:.4g}, "
+                 f"mean of last 5 {np.mean(self.losses[-5:]):.4g}",
+                 "  gains (untuned -> tuned):"]
+        w = max(len(k) for k in self.gains)
+        for k, (x0, x1) in self.gains.items():
+            lines.append(f"    {k:>{w}} {x0:10.5g} -> {x1:<10.5g}")
+        lines.append(f"  held-out {self.metric} (mean over each seed's fleet): untuned -> tuned")
+        for s, (x0, x1) in self.heldout.items():
+            lines.append(f"    seed {s:>5}: {x0:9.4f} -> {x1:9.4f}  ({100 * (x1 / x0 - 1):+.2f} %)")
+        lines.append(f"    mean      : {a:9.4f} -> {b:9.4f}  ({100 * (b / a - 1):+.2f} %)")
+        return "\n".join(lines)
+
+
+class TuneResult(NamedTuple):
+    gains: dict  # tuned gains, floats
+    report: TuneReport
+
+
+def _adam(lr: float, clip: float, n_iter: int):
+    sched = optax.cosine_decay_schedule(lr, max(n_iter, 1), alpha=0.1)
+    return optax.chain(optax.clip_by_global_norm(clip), optax.adam(sched))
+
+
+def _run_tuning(loss_fn, start: dict, bounds: dict, setup, *, n_vehicles: int, n_iter: int, lr: float, clip: float,
+                seed: int, heldout_seeds: Sequence[int], fast_compile: bool, metric_fn, verbose: bool):
+    if not isinstance(n_iter, int) or n_iter < 1:
+        raise ValueError(f"n_iter = {n_iter!r} must be an integer >= 1")
+    if not isinstance(n_vehicles, int) or n_vehicles < 1:
+        raise ValueError(f"n_vehicles = {n_vehicles!r} must be an integer >= 1")
+    clash = set(heldout_seeds) & {seed}
+    if clash:
+        raise ValueError(f"held-out seeds {sorted(clash)} equal the training seed; pick others")
+    dtype = jnp.result_type(float)
+    u = _pack(start, bounds, dtype)
+    opt = _adam(lr, clip, n_iter)
+    state = opt.init(u)
+    opts = FAST_COMPILE_OPTIONS if fast_compile and jax.default_backend() == "cpu" else None
+    vg = jax.jit(jax.value_and_grad(lambda uu, fl, dr: loss_fn(uu, fl, dr, setup), has_aux=True),
+                 compiler_options=opts)
+    key = jax.random.PRNGKey(seed)
+    t0 = time.perf_counter()
+    fl, dr = setup.fleet(jax.random.fold_in(key, 0), n_vehicles)
+    vg = vg.lower(u, fl, dr).compile()
+    t1 = time.perf_counter()
+    losses = []
+    update = jax.jit(opt.update)
+    for i in range(n_iter):
+        if i:
+            fl, dr = setup.fleet(jax.random.fold_in(key, i), n_vehicles)
+        (loss, _), g = vg(u, fl, dr)
+        if not bool(jnp.isfinite(loss)) or not all(bool(jnp.all(jnp.isfinite(x))) for x in jax.tree.leaves(g)):
+            raise FloatingPointError(f"non-finite loss or gradient at iteration {i}: loss {float(loss)}")
+        upd, state = update(g, state, u)
+        u = optax.apply_updates(u, upd)
+        losses.append(float(loss))
+        if verbose and (i % 10 == 0 or i == n_iter - 1):
+            print(f"  iter {i:4d} loss {float(loss):.5f}", flush=True)
+    tuned = {k: float(v) for k, v in _unpack(u, bounds).items()}
+    u0 = _pack(start, bounds, dtype)
+    heldout = {}
+    for s in heldout_seeds:
+        fl, dr = setup.fleet(jax.random.PRNGKey(s), n_vehicles)
+        a = metric_fn(vg(u0, fl, dr)[0])
+        b = metric_fn(vg(u, fl, dr)[0])
+        heldout[int(s)] = (a, b)
+    t2 = time.perf_counter()
+    return tuned, np.asarray(losses), heldout, t1 - t0, t2 - t1
+
+
+def tune_abs(setup: BrakingSetup = BrakingSetup(), *, start: Mapping[str, float] | None = None,
+             gains: Sequence[str] = ABS_GAINS, n_vehicles: int = 6, n_iter: int = 40, lr: float = 0.1,
+             clip: float = 1.0, seed: int = 0, heldout_seeds: Sequence[int] = (1001, 1002, 1003),
+             fast_compile: bool = True, verbose: bool = False) -> TuneResult:
+    """Tune the ABS gains of :class:`StraightBraking` (``gains``, a subset of :data:`ABS_GAINS`; the
+    others stay at ``start``) to minimise the fleet's relative stopping distance (module docstring).
+
+    ``start`` defaults to the driver's defaults (the untuned controller).  Each iteration draws a new
+    fleet of ``n_vehicles`` from ``setup`` (key ``fold_in(PRNGKey(seed), i)``); the report's held-out
+    metric is the mean stopping distance [m] of fleets drawn with ``heldout_seeds``, untuned vs tuned.
+    """
+    full = _check_gains({**abs_gains(), **(start or {})}, ABS_BOUNDS, "tune_abs start")
+    for k in gains:
+        if k not in ABS_GAINS:
+            raise ValueError(f"tune_abs: unknown gain {k!r}; allowed {ABS_GAINS}")
+    fixed = {k: v for k, v in full.items() if k not in gains}
+    free = {k: full[k] for k in gains}
+
+    def loss_fn(u, fl, dr, st):
+        return braking_loss({**u, **_pack(fixed, ABS_BOUNDS, jnp.result_type(float))}, fl, dr, st)
+
+    tuned, losses, heldout, c_s, r_s = _run_tuning(
+        loss_fn, free, ABS_BOUNDS, setup, n_vehicles=n_vehicles, n_iter=n_iter, lr=lr, clip=clip, seed=seed,
+        heldout_seeds=heldout_seeds, fast_compile=fast_compile, verbose=verbose,
+        metric_fn=lambda out: float(jnp.mean(out[1])))
+    tuned = {**fixed, **tuned}
+    rep = TuneReport("ABS (StraightBraking)", {k: (full[k], tuned[k]) for k in ABS_GAINS}, losses,
+                     "stopping distance [m]", heldout, n_vehicles, n_iter, c_s, r_s)
+    return TuneResult(tuned, rep)
+
+
+def tune_lateral(setup: LaneSetup = LaneSetup(), *, start: Mapping[str, float] | None = None, n_vehicles: int = 6,
+                 n_iter: int = 40, lr: float = 0.1, clip: float = 1.0, seed: int = 0,
+                 heldout_seeds: Sequence[int] = (1001, 1002, 1003), fast_compile: bool = True,
+                 verbose: bool = False) -> TuneResult:
+    """Tune the :class:`LaneChangeDriver` gains (:data:`LANE_GAINS`) to minimise the lane-change tracking
+    error with a steering-rate penalty (module docstring); held-out metric: the loss itself."""
+    full = _check_gains({**lane_gains(), **(start or {})}, LANE_BOUNDS, "tune_lateral start")
+    tuned, losses, heldout, c_s, r_s = _run_tuning(
+        lane_loss, full, LANE_BOUNDS, setup, n_vehicles=n_vehicles, n_iter=n_iter, lr=lr, clip=clip, seed=seed,
+        heldout_seeds=heldout_seeds, fast_compile=fast_compile, verbose=verbose,
+        metric_fn=lambda out: float(out[0]))
+    rep = TuneReport("lane change (LaneChangeDriver)", {k: (full[k], tuned[k]) for k in LANE_GAINS}, losses,
+                     "loss (e_y^2/0.1^2 + w steer_rate^2/0.1^2)", heldout, n_vehicles, n_iter, c_s, r_s)
+    return TuneResult(tuned, rep)
+
+
+# ---------------------------------------------------------------------------------------------
+# Evaluation (forward only, longer horizons)
+# ---------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=8)
+def _eval_fn(kind: str, setup, n_steps: int):
+    """One jitted forward evaluation per (scenario, setup, steps), shared by untuned and tuned gains."""
+    if kind == "abs":
+        return jax.jit(lambda g, fl, v: stopping_distances(g, fl, v, setup, n_steps))
+    return jax.jit(lambda g, fl, v: lane_costs(g, fl, v, setup))
+
+
+def evaluate_abs(gains: Mapping[str, float], setup: BrakingSetup, seeds: Sequence[int], n_vehicles: int, *,
+                 horizon: float | None = None) -> dict[int, np.ndarray]:
+    """Per seed, the stopping distances [m] of that seed's fleet with ABS ``gains`` (forward only;
+    ``horizon`` [s] default twice the setup's, so every vehicle stops and no tail estimate enters)."""
+    n_steps = int(round((2.0 * setup.horizon if horizon is None else horizon) / setup.dt))
+    fn = _eval_fn("abs", setup, n_steps)
+    g = {k: jnp.asarray(v, jnp.result_type(float)) for k, v in gains.items()}
+    out = {}
+    for s in seeds:
+        fl, dr = setup.fleet(jax.random.PRNGKey(s), n_vehicles)
+        d, v_end = fn(g, fl, dr.speed)
+        out[int(s)] = np.asarray(d)
+    return out
+
+
+def evaluate_lateral(gains: Mapping[str, float], setup: LaneSetup, seeds: Sequence[int], n_vehicles: int):
+    """Per seed, ``(rms lateral error [m], rms steer rate [rad/s])`` arrays of that seed's fleet."""
+    fn = _eval_fn("lane", setup, setup.n_steps)
+    g = {k: jnp.asarray(v, jnp.result_type(float)) for k, v in gains.items()}
+    out = {}
+    for s in seeds:
+        fl, dr = setup.fleet(jax.random.PRNGKey(s), n_vehicles)
+        e, r = fn(g, fl, dr.speed)
+        out[int(s)] = (np.asarray(e), np.asarray(r))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI
+# ---------------------------------------------------------------------------------------------
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m sims.tuning",
+                                 description="Tune the ABS (and optionally a lane-change) controller by grad "
+                                             "through fleet rollouts; prints untuned vs tuned on held-out seeds.",
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--vehicles", type=int, default=6, help="fleet size per iteration")
+    ap.add_argument("--iters", type=int, default=40, help="Adam iterations")
+    ap.add_argument("--lr", type=float, default=0.1, help="Adam learning rate (unconstrained gains)")
+    ap.add_argument("--seed", type=int, default=0, help="training seed")
+    ap.add_argument("--heldout", type=int, default=3, help="number of held-out seeds (1001, 1002, ...)")
+    ap.add_argument("--preset", default="hatchback")
+    ap.add_argument("--tire", default="mf", choices=("mf", "simple"))
+    ap.add_argument("--dt", type=float, default=0.01, help="step [s]")
+    ap.add_argument("--surfaces", default=",".join(BRAKING_SURFACES), help="ABS training/evaluation surfaces")
+    ap.add_argument("--lateral", action="store_true", help="also tune the lane-change path follower")
+    ap.add_argument("--lateral-only", action="store_true", help="only tune the lane-change path follower")
+    args = ap.parse_args(argv)
+    if args.vehicles < 1 or args.iters < 1 or args.heldout < 1:
+        ap.error("--vehicles, --iters and --heldout must be >= 1")
+    if not 0.0 < args.dt <= 0.05:
+        ap.error("--dt must be in (0, 0.05] s")
+    try:
+        surfaces = tuple(s.strip() for s in args.surfaces.split(",") if s.strip())
+        for s in surfaces:
+            surface_id(s)
+        presets.check_name(args.preset)
+    except ValueError as e:
+        ap.error(str(e))
+    seeds = tuple(1001 + i for i in range(args.heldout))
+    if not args.lateral_only:
+        setup = BrakingSetup(preset=args.preset, tire=args.tire, dt=args.dt, surfaces=surfaces)
+        print(f"ABS tuning: {args.preset}, {args.tire} tires, {args.vehicles} vehicles x {args.iters} iterations, "
+              f"surfaces {', '.join(surfaces)}, v0 U{setup.speed} m/s, dt {args.dt} s, horizon {setup.horizon} s")
+        res = tune_abs(setup, n_vehicles=args.vehicles, n_iter=args.iters, lr=args.lr, seed=args.seed,
+                       heldout_seeds=seeds, verbose=True)
+        print(res.report)
+        t = time.perf_counter()
+        before = evaluate_abs(abs_gains(), setup, seeds, args.vehicles)
+        after = evaluate_abs(res.gains, setup, seeds, args.vehicles)
+        print(f"held-out full stops (horizon {2 * setup.horizon:g} s, no tail estimate; "
+              f"{time.perf_counter() - t:.1f} s): mean stopping distance untuned -> tuned")
+        for s in seeds:
+            print(f"  seed {s}: {before[s].mean():8.3f} m -> {after[s].mean():8.3f} m "
+                  f"({100 * (after[s].mean() / before[s].mean() - 1):+.2f} %), better on "
+                  f"{int(np.sum(after[s] < before[s]))}/{args.vehicles} vehicles")
+        b = np.concatenate(list(before.values())).mean()
+        a = np.concatenate(list(after.values())).mean()
+        print(f"  all : {b:8.3f} m -> {a:8.3f} m ({100 * (a / b - 1):+.2f} %)")
+    if args.lateral or args.lateral_only:
+        setup = LaneSetup(preset=args.preset, tire=args.tire, dt=args.dt)
+        print(f"\nlane-change tuning: {args.vehicles} vehicles x {args.iters} iterations, surfaces "
+              f"{', '.join(setup.surfaces)}, v0 U{setup.speed} m/s, {setup.width} m over {setup.length} m")
+        res = tune_lateral(setup, n_vehicles=args.vehicles, n_iter=args.iters, lr=args.lr, seed=args.seed,
+                           heldout_seeds=seeds, verbose=True)
+        print(res.report)
+        before = evaluate_lateral(lane_gains(), setup, seeds, args.vehicles)
+        after = evaluate_lateral(res.gains, setup, seeds, args.vehicles)
+        print("held-out rms lateral error [m] / rms steer rate [rad/s], untuned -> tuned")
+        for s in seeds:
+            print(f"  seed {s}: {before[s][0].mean():.4f} / {before[s][1].mean():.4f} -> "
+                  f"{after[s][0].mean():.4f} / {after[s][1].mean():.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
