@@ -399,8 +399,52 @@ def _jit_pair(fun, **kw):
     return jax.jit(fun, **kw), jax.jit(fun, compiler_options=FAST_COMPILE_OPTIONS, **kw)
 
 
+_FAST_OK = [True]  # cleared once this jaxlib rejects FAST_COMPILE_OPTIONS
+
+
+def _rejected(e: Exception) -> bool:
+    """The XLA flags are not a stable API: an unknown-option error means "use the plain jit"."""
+    if "compile option" in str(e):
+        _FAST_OK[0] = False
+        return True
+    return False
+
+
+class _FastOrPlain:
+    """Calls (or AOT-lowers) the fast-compiling jit, falling back to the plain one if rejected."""
+
+    def __init__(self, plain, quick):
+        self.plain, self.quick = plain, quick
+
+    def __call__(self, *a, **k):
+        try:
+            return self.quick(*a, **k)
+        except Exception as e:  # noqa: BLE001 - anything but the option error is re-raised
+            if not _rejected(e):
+                raise
+            return self.plain(*a, **k)
+
+    def lower(self, *a, **k):
+        outer = self
+
+        class _Lowered:
+            @staticmethod
+            def compile():
+                try:
+                    return outer.quick.lower(*a, **k).compile()
+                except Exception as e:  # noqa: BLE001
+                    if not _rejected(e):
+                        raise
+                    return outer.plain.lower(*a, **k).compile()
+
+        return _Lowered()
+
+
 def _pick(pair, fast: bool = True):
-    return pair[1] if fast and jax.default_backend() == "cpu" else pair[0]
+    """The fast-compiling jit of ``pair`` on CPU (with fallback), else the plain one."""
+    if fast and _FAST_OK[0] and jax.default_backend() == "cpu":
+        return _FastOrPlain(*pair)
+    return pair[0]
 
 
 _predict_jits = _jit_pair(lambda params, d, combined: _predict(params, d, combined), static_argnums=2)
