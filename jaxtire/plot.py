@@ -140,6 +140,20 @@ def _forces(params, kappa, alpha, gamma, fz, surface=None, combined=False):
     return TireForces(*fields)
 
 
+def evaluate(params, kappa, alpha, gamma=0.0, fz=None, surface=None, *, combined: bool = True):
+    """:class:`~jaxtire.forces.TireForces` of numpy arrays for broadcast inputs, compiled once per model.
+
+    ``params``: :class:`~jaxtire.params.MFParams` (``combined`` picks combined or pure slip) or
+    :class:`~jaxtire.simple.SimpleParams`; ``kappa`` [-], ``alpha`` [rad], ``gamma`` [rad], ``fz``
+    [N] (default: the nominal load) of any shapes that broadcast; ``surface`` a
+    :class:`~jaxtire.surfaces.Surface`.  The tire model runs jitted on flat chunks of :data:`CHUNK`
+    points, so curves and maps of any size reuse one compiled program: the fast way to evaluate a
+    tire interactively (eager calls compile each operation anew for every new shape).
+    """
+    fz = nominal_load(params) if fz is None else fz
+    return _forces(params, kappa, alpha, gamma, fz, surface, combined)
+
+
 def nominal_load(params) -> float:
     """The tire's nominal load [N]: ``FNOMIN`` (MF) or ``fz0`` (simple model)."""
     if _is_mf(params):
@@ -175,8 +189,9 @@ def _label(fz, gamma_deg, loads, cambers):
 
 
 def _peak_index(y):
-    y = np.where(np.isfinite(y), y, 0.0)
-    return int(np.argmax(np.abs(y)))
+    """Index of the largest ``|y|``; a tie (a symmetric curve) goes to the last one, the positive slip."""
+    y = np.abs(np.where(np.isfinite(y), y, 0.0))
+    return int(y.size - 1 - np.argmax(y[::-1]))
 
 
 def tire_summary(params, fz=None, gamma=0.0, surface=None) -> dict[str, float]:
