@@ -54,7 +54,8 @@ from sims.vehicles.params import G, Controls, TireScale, VehicleParams, fleet_ax
 
 __all__ = [
     "ABS_BOUNDS", "ABS_GAINS", "BrakingSetup", "LANE_BOUNDS", "LANE_GAINS", "LaneChangeDriver", "LaneSetup",
-    "TuneReport", "TuneResult", "abs_gains", "braking_loss", "evaluate_abs", "evaluate_lateral", "lane_loss",
+    "TuneReport", "TuneResult", "abs_gains", "braking_loss", "evaluate_abs", "evaluate_lateral", "lane_costs",
+    "lane_gains", "lane_loss", "lane_reference", "stopping_distances",
     "main", "sample_fleet", "tune_abs", "tune_lateral",
 ]
 
