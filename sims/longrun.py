@@ -1,0 +1,350 @@
+"""Long fleet runs: chunked ``lax.scan`` with telemetry streamed to disk per chunk, and resume after a kill.
+
+::
+
+    res = long_run("runs/soak", fleet, state0, driver, n_steps=2_000_000, dt=0.005, chunk_steps=2000,
+                   record="telemetry", every=10)          # tqdm progress bar on stderr
+    # ... killed at any point; the same call again continues from the last completed chunk ...
+    tel = load_records("runs/soak")                        # {"fx": (vehicles, records, 4), ..., "time": ...}
+    for chunk in iter_records("runs/soak"): ...            # or one chunk at a time (constant memory)
+
+How it works.  One jitted function advances the whole fleet (``vmap`` over vehicles) by
+``chunk_steps`` steps in a ``lax.scan`` (:func:`sims.rollout.scan_steps`, the same step the rollouts
+use) and returns the chunk's records.  After each chunk the host writes, in this order and each
+atomically (temporary file + ``os.replace``):
+
+1. ``chunk_NNNNNN.npz``: the chunk's records (one array per telemetry field, shape
+   ``(vehicles, chunk_steps // every, ...)``) and their ``time`` [s];
+2. ``carry_NNNNNN.npz``: the scan carry after the chunk (vehicle state, driver state, reducer
+   accumulator, as leaves ``leaf_00000``, ...), exact float bits;
+3. ``manifest.json``: the run's configuration (and a hash of it and of the inputs), the list of
+   completed chunks and the current carry file.  Then the previous carry file is deleted.
+
+So device and host memory stay flat however many steps run (one chunk of records at a time), the
+disk holds the records plus one carry, and a kill at any moment loses at most the chunk in flight:
+calling :func:`long_run` again with the same arguments reads the manifest, loads the carry and
+continues with the next chunk; the result is bitwise identical to an uninterrupted run (same compiled
+chunk function, same inputs; ``tests/sims/test_longrun.py`` kills a run midway and checks).  A
+manifest with a different configuration or different inputs raises ``ValueError`` instead of mixing
+two runs (``overwrite=True`` starts afresh).
+
+``record``: ``None`` (nothing stored; the final state, driver state and reducer still are),
+``"telemetry"`` (:class:`sims.vehicles.core.Telemetry`), ``"state"``, ``"all"`` or a callable
+``record(t, state, controls, telemetry) -> pytree``; ``every`` decimates (must divide ``chunk_steps``).
+``driver`` is a :mod:`sims.drivers` driver (``driver_axes=0`` if its leaves are per vehicle), ``reducer``
+an object with ``init`` / ``update`` as in :func:`sims.rollout.rollout`.  ``n_steps`` is rounded up to
+whole chunks.  ``sharding``: pass ``mesh=sims.sharding.fleet_mesh()`` to split the fleet over the local
+devices (the carry and records then come back from every device).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import time
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+MANIFEST = "manifest.json"
+FORMAT_VERSION = 1
+
+
+class LongRunResult(NamedTuple):
+    """``final_state``, ``driver_state``, ``reduced`` after the run (leading vehicle axis), the run
+    directory ``out_dir``, the ``manifest`` dict, ``resumed_from_chunk`` (0 for a fresh run) and the
+    wall-clock seconds of this call ``run_s`` (compile included)."""
+
+    final_state: Any
+    driver_state: Any
+    reduced: Any
+    out_dir: str
+    manifest: dict
+    resumed_from_chunk: int
+    run_s: float
+
+
+def _record_fn(record):
+    if record is None:
+        return None
+    if callable(record):
+        return record
+    fns = {
+        "state": lambda t, s, c, tel: s,
+        "telemetry": lambda t, s, c, tel: tel,
+        "all": lambda t, s, c, tel: {"state": s, "controls": c, "telemetry": tel},
+    }
+    try:
+        return fns[record]
+    except KeyError:
+        raise ValueError(f"record = {record!r}; allowed None, 'state', 'telemetry', 'all' or a callable") from None
+
+
+@functools.lru_cache(maxsize=None)
+def _chunk_fn(model, integrator, substeps: int, dt: float, chunk_steps: int, every: int, t0: float, record,
+              p_axes, driver_axes, reducer_axes):
+    """The jitted, vmapped ``(init, chunk)`` pair for one static configuration."""
+    from sims.integrators import make_step_with_telemetry
+    from sims.rollout import scan_steps
+    from sims.vehicles import get_model
+
+    step = make_step_with_telemetry(get_model(model), integrator, substeps)
+    rec = _record_fn(record)
+
+    def init_one(p, s, d, r):
+        return d.init(p, s), (r.init(p, s) if r is not None else None)
+
+    def chunk_one(p, s, dstate, acc, d, r, k0):
+        kw = dict(dt=dt, step=step, reducer=r, t0=t0)
+        if rec is None or every == 1:
+            (s, dstate, acc), ys = scan_steps(p, s, dstate, acc, k0, d, chunk_steps, record=rec, **kw)
+            return (s, dstate, acc), ys
+
+        def outer(carry, _):
+            s, dstate, acc, k = carry
+            (s, dstate, acc), y = scan_steps(p, s, dstate, acc, k, d, 1, record=rec, **kw)
+            (s, dstate, acc), _ = scan_steps(p, s, dstate, acc, k + 1, d, every - 1, record=None, **kw)
+            return (s, dstate, acc, k + every), jax.tree.map(lambda v: v[0], y)
+
+        (s, dstate, acc, _), ys = jax.lax.scan(outer, (s, dstate, acc, k0), None, length=chunk_steps // every)
+        return (s, dstate, acc), ys
+
+    init = jax.jit(jax.vmap(init_one, in_axes=(p_axes, 0, driver_axes, reducer_axes)))
+    chunk = jax.jit(jax.vmap(chunk_one, in_axes=(p_axes, 0, 0, 0, driver_axes, reducer_axes, None)))
+    return init, chunk
+
+
+# --------------------------------------------------------------------------------------------------
+# files
+
+def _names(tree) -> list[str]:
+    """A readable, unique name per leaf (``fx``, ``state.vx``, ``telemetry.fz``; ``leaf_00007`` fallback)."""
+    paths = jax.tree_util.tree_flatten_with_path(tree)[0]
+    names = []
+    for i, (path, _) in enumerate(paths):
+        parts = []
+        for k in path:
+            for attr in ("name", "key", "idx"):
+                if hasattr(k, attr):
+                    parts.append(str(getattr(k, attr)))
+                    break
+        name = ".".join(parts) or f"leaf_{i:05d}"
+        names.append(name if name not in names else f"{name}__{i}")
+    return names
+
+
+def _atomic_savez(path: str, arrays: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _atomic_json(path: str, obj) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=1)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _digest(trees) -> str:
+    h = hashlib.sha256()
+    for tree in trees:
+        leaves, treedef = jax.tree.flatten(tree)
+        h.update(str(treedef).encode())
+        for leaf in leaves:
+            a = np.asarray(jax.device_get(leaf))
+            h.update(str(a.dtype).encode() + str(a.shape).encode())
+            h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
+
+def _config(n, n_steps, chunk_steps, dt, every, t0, model, integrator, substeps, record, driver_axes,
+            reducer_axes, names) -> dict:
+    rec = record if record is None or isinstance(record, str) else getattr(record, "__qualname__", "callable")
+    return dict(vehicles=n, n_steps=n_steps, chunk_steps=chunk_steps, n_chunks=-(-n_steps // chunk_steps), dt=dt,
+                every=every, t0=t0, model=str(getattr(model, "name", model)), integrator=str(integrator),
+                substeps=substeps, record=rec, driver_axes=driver_axes, reducer_axes=reducer_axes,
+                record_names=names)
+
+
+def read_manifest(out_dir) -> dict | None:
+    """The run's manifest, or ``None`` if ``out_dir`` holds none."""
+    path = os.path.join(out_dir, MANIFEST)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def iter_records(out_dir):
+    """Yield ``{name: array, "time": array}`` for each completed chunk, in order (one chunk in memory)."""
+    man = read_manifest(out_dir)
+    if man is None:
+        raise FileNotFoundError(f"no {MANIFEST} in {out_dir}")
+    for c in man["completed"]:
+        if c.get("records"):
+            with np.load(os.path.join(out_dir, c["records"])) as z:
+                yield {k: z[k] for k in z.files}
+
+
+def load_records(out_dir) -> dict:
+    """Every completed chunk's records concatenated along the time axis (axis 1; ``time`` along axis 0)."""
+    parts = list(iter_records(out_dir))
+    if not parts:
+        return {}
+    return {k: np.concatenate([p[k] for p in parts], axis=0 if k == "time" else 1) for k in parts[0]}
+
+
+# --------------------------------------------------------------------------------------------------
+
+def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_steps: int = 1000,
+             record="telemetry", every: int = 1, reducer=None, model="double_track",
+             integrator="semi_implicit_euler", substeps: int = 1, driver_axes=None, reducer_axes=None,
+             t0: float = 0.0, progress: bool | Any = True, resume: bool = True, overwrite: bool = False,
+             max_chunks: int | None = None, on_chunk: Callable | None = None, mesh=None) -> LongRunResult:
+    """Run ``n_steps`` steps of the fleet ``params`` (chassis batched) in chunks, streaming records to
+    ``out_dir`` and resuming from the last completed chunk (see the module docstring).
+
+    ``max_chunks`` stops after that many chunks in this call (the run stays resumable);
+    ``on_chunk(index, manifest)`` is called after each chunk is safely on disk; ``progress`` is
+    ``True`` (a tqdm bar), ``False`` or an object with ``update(n)``.
+    """
+    from sims.fleet import fleet_size
+    from sims.integrators import check_dt, check_substeps
+    from sims.vehicles import get_model
+    from sims.vehicles.params import Controls, fleet_axes, validate_params
+
+    if isinstance(driver, Controls):
+        raise ValueError("long_run needs a driver (wrap controls in sims.drivers.Constant or OpenLoop)")
+    for name, v, lo in (("n_steps", n_steps, 1), ("chunk_steps", chunk_steps, 1), ("every", every, 1)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < lo:
+            raise ValueError(f"{name} = {v!r} must be an integer >= {lo}")
+    if chunk_steps % every:
+        raise ValueError(f"every = {every} must divide chunk_steps = {chunk_steps}")
+    dt = check_dt(dt)
+    check_substeps(substeps)
+    get_model(model)
+    rec = _record_fn(record)
+    validate_params(params)
+    n = fleet_size(params)
+    os.makedirs(out_dir, exist_ok=True)
+    t_start = time.perf_counter()
+
+    init, chunk = _chunk_fn(get_model(model), integrator, substeps, dt, chunk_steps, every, float(t0),
+                            record if (record is None or isinstance(record, str)) else rec,
+                            fleet_axes(params), driver_axes, reducer_axes)
+    if mesh is not None:
+        from sims.sharding import shard
+
+        n_dev = mesh.devices.size
+        if n % n_dev:
+            raise ValueError(f"with a mesh the fleet size ({n}) must be a multiple of the device count ({n_dev})")
+        params = shard(params, mesh, fleet_axes(params))
+        state0 = shard(state0, mesh, 0)
+        driver = shard(driver, mesh, driver_axes)
+        reducer = shard(reducer, mesh, reducer_axes) if reducer is not None else None
+    dstate0, acc0 = init(params, state0, driver, reducer)
+    carry0 = (state0, dstate0, acc0)
+    treedef = jax.tree.structure(carry0)
+
+    # the record layout (names), without running anything
+    probe = jax.eval_shape(chunk, params, state0, dstate0, acc0, driver, reducer, jnp.int32(0))[1]
+    names = _names(probe) if rec is not None else []
+    config = _config(n, n_steps, chunk_steps, dt, every, float(t0), model, integrator, substeps, record,
+                     driver_axes, reducer_axes, names)
+    inputs_hash = _digest((params, state0, driver, reducer))
+    config_hash = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+
+    man = read_manifest(out_dir) if not overwrite else None
+    if man is not None and not resume:
+        raise ValueError(f"{out_dir} already holds a run (resume=False); use another directory or overwrite=True")
+    if man is not None and (man.get("config_hash") != config_hash or man.get("inputs_hash") != inputs_hash):
+        raise ValueError(f"{out_dir} holds a different run (configuration or inputs differ); "
+                         "use another directory or overwrite=True")
+    if man is None:
+        man = dict(format=FORMAT_VERSION, config=config, config_hash=config_hash, inputs_hash=inputs_hash,
+                   completed=[], carry=None, done=False, created=time.strftime("%Y-%m-%dT%H:%M:%S"))
+        _atomic_json(os.path.join(out_dir, MANIFEST), man)
+
+    start_chunk = len(man["completed"])
+    if man["carry"]:
+        with np.load(os.path.join(out_dir, man["carry"])) as z:
+            leaves = [z[f"leaf_{i:05d}"] for i in range(len(z.files))]
+        like = jax.tree.leaves(carry0)
+        if len(leaves) != len(like):
+            raise ValueError(f"{man['carry']} does not match this run's state layout")
+        leaves = [jnp.asarray(v, dtype=jnp.asarray(l).dtype) for v, l in zip(leaves, like)]
+        if mesh is not None:
+            leaves = [jax.device_put(v, l.sharding) for v, l in zip(leaves, like)]
+        carry = jax.tree.unflatten(treedef, leaves)
+    else:
+        carry = carry0
+
+    n_chunks = config["n_chunks"]
+    bar, own_bar = progress, False
+    if progress is True:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n_chunks * chunk_steps, initial=start_chunk * chunk_steps, unit="step",
+                   desc=f"{os.path.basename(os.path.normpath(out_dir))} ({n} vehicles)", smoothing=0.1)
+        own_bar = True
+    elif progress is False:
+        bar = None
+    try:
+        done_here = 0
+        for i in range(start_chunk, n_chunks):
+            if max_chunks is not None and done_here >= max_chunks:
+                break
+            k0 = i * chunk_steps
+            s, d, a = carry
+            (s, d, a), ys = chunk(params, s, d, a, driver, reducer, jnp.int32(k0))
+            carry = (s, d, a)
+            entry = dict(index=i, steps=[k0, k0 + chunk_steps])
+            if rec is not None:
+                arrays = {nm: np.asarray(jax.device_get(v)) for nm, v in zip(names, jax.tree.leaves(ys))}
+                arrays["time"] = t0 + (k0 + every * np.arange(chunk_steps // every)) * dt
+                fname = f"chunk_{i:06d}.npz"
+                _atomic_savez(os.path.join(out_dir, fname), arrays)
+                entry["records"] = fname
+            cname = f"carry_{i:06d}.npz"
+            _atomic_savez(os.path.join(out_dir, cname),
+                          {f"leaf_{j:05d}": np.asarray(jax.device_get(v)) for j, v in enumerate(jax.tree.leaves(carry))})
+            old = man["carry"]
+            man = dict(man, completed=man["completed"] + [entry], carry=cname, done=(i + 1 == n_chunks))
+            _atomic_json(os.path.join(out_dir, MANIFEST), man)
+            if old and old != cname and os.path.exists(os.path.join(out_dir, old)):
+                os.remove(os.path.join(out_dir, old))
+            done_here += 1
+            if bar is not None:
+                bar.update(chunk_steps)
+            if on_chunk is not None:
+                on_chunk(i, man)
+    finally:
+        if own_bar:
+            bar.close()
+    s, d, a = carry
+    return LongRunResult(s, d, a, str(out_dir), man, start_chunk, time.perf_counter() - t_start)
+
+
+@dataclasses.dataclass
+class KillAfter:
+    """``on_chunk`` helper for tests and drills: ``SIGKILL`` this process after chunk ``index`` is on disk."""
+
+    index: int
+
+    def __call__(self, i, manifest):
+        if i >= self.index:
+            import signal
+
+            os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,155 @@
+"""Fleets over all local devices: the vehicle axis sharded with :mod:`jax.sharding` or ``shard_map``.
+
+Vehicles never interact, so a fleet splits along its vehicle axis with no communication: each device
+steps its own block.  Two equivalent ways are provided, both giving results equal to the one-device
+run (``tests/sims/test_sharding.py`` checks this with 8 forced host devices):
+
+* ``method="jit"`` (default): the batched leaves are placed with ``NamedSharding(mesh, P("vehicles"))``,
+  the shared ones (base tires, surface table, shared drivers) replicated, and the ordinary jitted
+  fleet program is called on them; XLA's SPMD partitioner splits it by the input shardings.
+* ``method="shard_map"``: the same function runs per device block under :func:`jax.shard_map`
+  (explicitly no collectives).
+
+A fleet whose size is not a multiple of the device count is padded with copies of its last vehicle
+and the padding is dropped from every output.
+
+::
+
+    mesh = fleet_mesh()                                   # all local devices, axis "vehicles"
+    res = sharded_fleet_rollout(fleet, state0, driver, n_steps, dt=0.005, controls_axes=None)
+    res.final_state.vx.sharding                           # NamedSharding over the 8 devices
+
+    run = sharded(fn, in_axes=(fleet_axes(fleet), 0, 0))  # any per-vehicle function of batched args
+    out = run(fleet, state, controls)
+
+Test on a CPU with ``XLA_FLAGS=--xla_force_host_platform_device_count=8`` (set before JAX is imported).
+For several hosts see :mod:`sims.distributed`, which builds the same mesh over every process's devices.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+AXIS = "vehicles"
+
+
+def fleet_mesh(devices: Sequence | None = None, axis_name: str = AXIS) -> Mesh:
+    """A 1-D :class:`~jax.sharding.Mesh` over ``devices`` (default: all local devices) named ``axis_name``."""
+    devs = list(jax.local_devices() if devices is None else devices)
+    if not devs:
+        raise ValueError("fleet_mesh: no devices")
+    return Mesh(np.array(devs), (axis_name,))
+
+
+def _flat_axes(tree, axes) -> list:
+    """One axis (0 or None) per leaf of ``tree`` from the ``vmap``-style prefix ``axes``."""
+    n_leaves = len(jax.tree.leaves(tree))
+    if axes is None or isinstance(axes, int):
+        return [axes] * n_leaves
+    full = jax.tree.map(lambda ax, sub: [ax] * len(jax.tree.leaves(sub)), axes, tree,
+                        is_leaf=lambda x: x is None or isinstance(x, int))
+    flat = [a for group in jax.tree.leaves(full, is_leaf=lambda x: isinstance(x, list)) for a in group]
+    if len(flat) != n_leaves:
+        raise ValueError("in_axes does not match the argument's structure")
+    for a in flat:
+        if a not in (0, None):
+            raise ValueError(f"only in_axes of 0 or None are supported, got {a!r}")
+    return flat
+
+
+def batch_size(args: Sequence, in_axes: Sequence) -> int:
+    """The common leading size of every batched leaf."""
+    sizes = set()
+    for a, ax in zip(args, in_axes):
+        for leaf, lax_ in zip(jax.tree.leaves(a), _flat_axes(a, ax)):
+            if lax_ == 0:
+                sizes.add(int(jnp.shape(leaf)[0]))
+    if len(sizes) != 1:
+        raise ValueError(f"batched leaves must share one leading vehicle axis, got sizes {sorted(sizes)}")
+    return sizes.pop()
+
+
+def pad(tree, axes, n_to: int):
+    """Batched leaves of ``tree`` padded to ``n_to`` rows with copies of their last row."""
+    leaves, treedef = jax.tree.flatten(tree)
+    out = []
+    for leaf, ax in zip(leaves, _flat_axes(tree, axes)):
+        if ax == 0 and jnp.shape(leaf)[0] < n_to:
+            x = jnp.asarray(leaf)
+            leaf = jnp.concatenate([x, jnp.repeat(x[-1:], n_to - x.shape[0], axis=0)], axis=0)
+        out.append(leaf)
+    return jax.tree.unflatten(treedef, out)
+
+
+def shard(tree, mesh: Mesh, axes=0, axis_name: str = AXIS):
+    """``tree`` placed on ``mesh``: leaves with axis 0 split over ``axis_name``, the others replicated.
+
+    Batched sizes must be multiples of the mesh size (see :func:`pad`)."""
+    leaves, treedef = jax.tree.flatten(tree)
+    split, repl = NamedSharding(mesh, P(axis_name)), NamedSharding(mesh, P())
+    out = [jax.device_put(leaf, split if ax == 0 else repl) for leaf, ax in zip(leaves, _flat_axes(tree, axes))]
+    return jax.tree.unflatten(treedef, out)
+
+
+def _trim(tree, n: int):
+    return jax.tree.map(lambda x: x[:n] if jnp.ndim(x) and jnp.shape(x)[0] > n else x, tree)
+
+
+def sharded(fn: Callable, mesh: Mesh | None = None, in_axes: Any = 0, *, method: str = "jit",
+            axis_name: str = AXIS) -> Callable:
+    """``fn`` (per-vehicle independent, outputs batched on axis 0) run with its batch sharded over ``mesh``.
+
+    ``in_axes`` is a ``vmap``-style prefix per positional argument (0 batched, ``None`` shared).  Returns
+    a callable with ``fn``'s signature whose outputs are sharded over the devices (padding removed).
+    """
+    if method not in ("jit", "shard_map"):
+        raise ValueError(f"method = {method!r}; allowed 'jit' or 'shard_map'")
+
+    def run(*args):
+        m = mesh if mesh is not None else fleet_mesh(axis_name=axis_name)
+        axes = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
+        if len(axes) != len(args):
+            raise ValueError(f"in_axes has {len(axes)} entries for {len(args)} arguments")
+        n = batch_size(args, axes)
+        n_dev = m.devices.size
+        n_pad = -(-n // n_dev) * n_dev
+        placed = [shard(pad(a, ax, n_pad), m, ax, axis_name) for a, ax in zip(args, axes)]
+        if method == "jit":
+            out = jax.jit(fn)(*placed)
+        else:
+            specs = tuple(jax.tree.map(lambda ax: P(axis_name) if ax == 0 else P(), ax, is_leaf=lambda x: x is None)
+                          if not (ax is None or isinstance(ax, int)) else (P(axis_name) if ax == 0 else P())
+                          for ax in axes)
+            out = jax.jit(jax.shard_map(fn, mesh=m, in_specs=specs, out_specs=P(axis_name)))(*placed)
+        return _trim(out, n)
+
+    return run
+
+
+def sharded_fleet_rollout(params, state0, controls, n_steps: int, *, mesh: Mesh | None = None, method: str = "jit",
+                          controls_axes=0, reducer=None, reducer_axes=None, **kw):
+    """:func:`sims.fleet.fleet_rollout` with the fleet sharded over ``mesh`` (default all local devices).
+
+    Same arguments and result (:class:`~sims.rollout.RolloutResult`, every leaf with a leading vehicle
+    axis) as :func:`sims.fleet.fleet_rollout`; the outputs are distributed over the devices."""
+    from sims.fleet import fleet_rollout
+    from sims.vehicles.params import fleet_axes, validate_params
+
+    validate_params(params)  # on concrete values, before anything is traced or padded
+
+    def fn(p, s, c, r):
+        return fleet_rollout(p, s, c, n_steps, controls_axes=controls_axes, reducer=r, reducer_axes=reducer_axes,
+                             **kw)
+
+    run = sharded(fn, mesh, (fleet_axes(params), 0, controls_axes, reducer_axes), method=method)
+    return run(params, state0, controls, reducer)
+
+
+def gather(tree):
+    """Every leaf of a (possibly sharded) result as a host NumPy array."""
+    return jax.tree.map(lambda x: np.asarray(jax.device_get(x)), tree)
