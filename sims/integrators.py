@@ -26,12 +26,13 @@ import math
 import jax
 import jax.numpy as jnp
 
+from jaxtire._trig import sincos  # vectorisable float32 sin/cos
 from sims.vehicles.params import VehicleState
 
 
 def pose_rates(state: VehicleState):
     """``(dX/dt, dY/dt, dpsi/dt)`` of the pose from the body-frame velocities [m/s, m/s, rad/s]."""
-    c, s = jnp.cos(state.yaw), jnp.sin(state.yaw)
+    s, c = sincos(state.yaw)
     return state.vx * c - state.vy * s, state.vx * s + state.vy * c, state.yaw_rate
 
 
@@ -46,7 +47,7 @@ def semi_implicit_euler(model, params, state: VehicleState, controls, h):
                        omega=state.omega + h * d.omega, ax=state.ax + h * d.ax, ay=state.ay + h * d.ay)
     yaw = state.yaw + h * v.yaw_rate
     mid = state.yaw + 0.5 * h * v.yaw_rate
-    c, s = jnp.cos(mid), jnp.sin(mid)
+    s, c = sincos(mid)
     return v._replace(x=state.x + h * (v.vx * c - v.vy * s), y=state.y + h * (v.vx * s + v.vy * c), yaw=yaw), tel
 
 

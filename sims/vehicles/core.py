@@ -34,10 +34,11 @@ Rosenbrock-Euler / W-method preconditioning, which leaves every steady state unc
   (the brake curve's secant through 0), ``Jx`` a secant slip stiffness ``(Kx k0^2 + Fx kappa) / (kappa^2 + k0^2) >= 0`` that
   equals ``Kx`` (:func:`sims.vehicles.tires.linear_stiffness`) at small slip and ``Fx / kappa`` past
   the peak;
-* the tire force that the chassis sees is corrected to first order for the wheel update
-  (``Fx + Jx r / V h domega``: a linearised Gauss-Seidel sweep, wheels then chassis);
-* chassis: ``(M + h C) dv/dt = Q`` with ``C`` the 3x3 tire damping matrix ``sum_i G_i^T Rot
-  diag(cx_i, cy_i) Rot^T G_i`` (``cx = Jx dkappa/du_x``, ``cy = Jy dalpha/du_y``), solved exactly;
+* chassis: ``(M + h C) dv/dt = Q + sum_i G_i^T Rot (Jx r / V h domega_i, 0)`` with ``C`` the 3x3 tire
+  damping matrix ``sum_i G_i^T Rot diag(cx_i, cy_i) Rot^T G_i`` (``cy = Jy dalpha/du_y``; ``cx = Jx
+  dkappa/du_x (I_w + h J_b) / (I_w + h J_w)``), solved exactly.  This is the wheels-eliminated (Schur
+  complement) form of the coupled linearly implicit step, so a freely rolling wheel and the chassis
+  move together without artificial damping and a steady deceleration is reproduced exactly;
 * load-transfer filter: ``d a_f/dt = (a - a_f) / (tau + h)``.
 
 For ``h J << 1`` this is the explicit derivative; for ``h J >> 1`` the stiff modes relax in one step
@@ -54,6 +55,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxtire._math import safe_norm
+from jaxtire._trig import sincos  # vectorisable float32 sin/cos (XLA:CPU's are scalar libm calls)
 from jaxtire.slip import V_REG, regularised_speed, slip_angle, slip_ratio
 from jaxtire.surfaces import Surface, ploughing_force
 from sims.vehicles.params import G, Chassis, Controls, VehicleParams, VehicleState, init_state
@@ -204,7 +206,7 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
     # contact-point velocity: body frame (uc) and wheel frame (uw)
     ucx = vx - r * w.y
     ucy = vy + r * w.x
-    c, s = jnp.cos(w.steer), jnp.sin(w.steer)
+    s, c = sincos(w.steer)
     uwx = c * ucx + s * ucy
     uwy = -s * ucx + c * ucy
     R, om, fz = w.radius, w.omega, w.fz
@@ -225,16 +227,20 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
     jx = secant_stiffness(fx, kappa, kx, KAPPA_0)
     jy = secant_stiffness(-fy, alpha, ky, ALPHA_0)
     t_net = t_avail * w.drive - cmd * th + mult * (out.my - fx * R)
-    j_omega = mult * jx * R * R / vr + cmd * th_over_om
-    domega = t_net / (w.inertia + h * j_omega)
+    j_brake = cmd * th_over_om
+    j_omega = mult * jx * R * R / vr + j_brake
+    d_wheel = w.inertia + h * j_omega
+    domega = t_net / d_wheel
     fx_gs = fx + jx * R / vr * (h * domega)  # linearised Gauss-Seidel: the chassis sees the new spin
 
     # force on the chassis (body frame): tire + ploughing drag at the contact
     px, py = ploughing_force(w.surface, fz, ucx, ucy)
     fbx = mult * (c * fx_gs - s * fy + px)
     fby = mult * (s * fx_gs + c * fy + py)
-    # tire damping of the contact velocity, rotated into the body frame
-    cx = mult * jx * jnp.maximum(V_REG * V_REG + om * R * uwx, 0.0) / (vr * vr * vr)
+    # tire damping of the contact velocity, rotated into the body frame; the longitudinal part is the
+    # Schur complement of the wheel's implicit row (a free wheel follows the chassis: (I + h Jb) / D)
+    cx = (mult * jx * jnp.maximum(V_REG * V_REG + om * R * uwx, 0.0) / (vr * vr * vr)
+          * (w.inertia + h * j_brake) / d_wheel)
     cy = mult * jy * vr / (vr * vr + uwy * uwy)
     return _WheelOut(fx, fy, kappa, alpha, domega, fbx, fby, c * c * cx + s * s * cy, c * s * (cx - cy),
                      s * s * cx + c * c * cy)

@@ -170,7 +170,7 @@ CHASSIS_DEFAULTS: dict[str, Any] = dict(
     track_front=1.55, track_rear=1.52, roll_stiffness_front=0.6,
     wheel_radius_front=0.31, wheel_radius_rear=0.31, wheel_inertia_front=1.2, wheel_inertia_rear=1.0,
     max_drive_torque=2500.0, max_power=92e3, drive_split_front=1.0,
-    max_brake_torque=6000.0, brake_bias_front=0.7, brake_omega_smooth=0.2,
+    max_brake_torque=6000.0, brake_bias_front=0.7, brake_omega_smooth=0.02,
     max_steer=0.6, ackermann=1.0,
     drag_area=0.64, lift_area=0.0, aero_balance_front=0.5, air_density=1.2,
     load_transfer_tau=0.05,

@@ -1,0 +1,338 @@
+"""``python -m sims`` (console script ``jaxtire-fleet``): the fleet CLI.
+
+With no arguments it runs the embedded default Monte Carlo: 10 000 hatchbacks (four-wheel model, MF
+tires) braking from 100 km/h, each with a random payload (mass x U(0.9, 1.25)), tire friction (x U(0.85,
+1.1)) and stiffness (x U(0.8, 1.2)), a surface drawn from dry asphalt, wet asphalt, gravel, snow and ice,
+ABS on or off (half each) and a small random yaw-rate disturbance; it prints a summary table (stopping
+distance percentiles per surface, spin count, vehicle-steps per second) and writes a histogram per
+surface and a CSV of per-vehicle results to ``out/``.
+
+Scenarios (``--scenario``): ``braking`` (the Monte Carlo above), ``braking-table`` (every preset x
+surface, locked and ABS), ``skidpad`` (lateral-acceleration limit and understeer gradient per preset
+and surface), ``step-steer`` (yaw-rate response time and overshoot per preset).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+SCENARIOS = ("braking", "braking-table", "skidpad", "step-steer")
+DEFAULT_SURFACES = ("asphalt_dry", "asphalt_wet", "gravel", "snow", "ice")
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m sims", description=__doc__.split("\n\n")[1],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--scenario", default="braking", help=f"one of {', '.join(SCENARIOS)}")
+    ap.add_argument("--vehicles", type=int, default=10_000, help="fleet size of the braking Monte Carlo")
+    ap.add_argument("--steps", type=int, default=None,
+                    help="maximum number of steps (default: 40 s of simulated time; stops when all have stopped)")
+    ap.add_argument("--dt", type=float, default=0.005, help="step [s]")
+    ap.add_argument("--substeps", type=int, default=1, help="integrator substeps per step")
+    ap.add_argument("--integrator", default="semi_implicit_euler", help="semi_implicit_euler or rk4")
+    ap.add_argument("--model", default="double_track", help="double_track or single_track")
+    ap.add_argument("--preset", default="hatchback", help="hatchback, sports_car, kart or race_car "
+                    "(braking); the table scenarios run every preset unless one is given")
+    ap.add_argument("--tire", default="mf", help="tire model: mf (Magic Formula .tir) or simple")
+    ap.add_argument("--surfaces", default=",".join(DEFAULT_SURFACES), help="comma-separated surface names")
+    ap.add_argument("--abs-fraction", type=float, default=0.5, help="share of the fleet with ABS")
+    ap.add_argument("--speed", type=float, default=100.0, help="initial speed [km/h]")
+    ap.add_argument("--seed", type=int, default=0, help="PRNG seed (same seed, same fleet, same results)")
+    ap.add_argument("--device", default="auto", help="auto, cpu or gpu")
+    ap.add_argument("--chunk-steps", type=int, default=200, help="steps per compiled chunk (progress granularity)")
+    ap.add_argument("--out", default="out", help="output folder")
+    ap.add_argument("--format", default="csv", help="per-vehicle results: csv or parquet (needs pyarrow)")
+    ap.add_argument("--no-plot", action="store_true", help="do not write the histogram")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ap.add_argument("--x64", action="store_true", help="float64 instead of float32")
+    return ap
+
+
+def _validate(ap: argparse.ArgumentParser, args) -> None:
+    """Every flag checked before anything is built or compiled (argparse error, exit status 2)."""
+    from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
+    from sims.integrators import INTEGRATORS
+    from sims.vehicles import MODELS
+    from sims.vehicles.presets import PRESET_NAMES, TIRE_MODELS
+
+    def bad(msg):
+        ap.error(msg)
+
+    if args.scenario not in SCENARIOS:
+        bad(f"--scenario {args.scenario!r} is unknown; allowed: {', '.join(SCENARIOS)}")
+    if not 1 <= args.vehicles <= 100_000_000:
+        bad(f"--vehicles {args.vehicles} is outside the allowed range [1, 100000000]")
+    if args.steps is not None and args.steps < 1:
+        bad(f"--steps {args.steps} must be >= 1")
+    if not (math.isfinite(args.dt) and 0.0 < args.dt <= 0.1):
+        bad(f"--dt {args.dt} is outside the allowed range (0, 0.1] s")
+    if not 1 <= args.substeps <= 1000:
+        bad(f"--substeps {args.substeps} is outside the allowed range [1, 1000]")
+    if args.integrator not in INTEGRATORS:
+        bad(f"--integrator {args.integrator!r} is unknown; allowed: {', '.join(INTEGRATORS)}")
+    if args.model not in MODELS:
+        bad(f"--model {args.model!r} is unknown; allowed: {', '.join(MODELS)}")
+    if args.preset not in PRESET_NAMES and not (args.preset == "all" and args.scenario != "braking"):
+        bad(f"--preset {args.preset!r} is unknown; known presets: {', '.join(PRESET_NAMES)}")
+    if args.tire not in TIRE_MODELS:
+        bad(f"--tire {args.tire!r} is unknown; allowed: {', '.join(TIRE_MODELS)}")
+    surfaces = [s.strip() for s in args.surfaces.split(",") if s.strip()]
+    unknown = [s for s in surfaces if s not in SURFACE_NAMES]
+    if not surfaces or unknown:
+        bad(f"--surfaces: unknown surface(s) {unknown or args.surfaces!r}; known: {', '.join(SURFACE_NAMES)}")
+    args.surface_list = surfaces
+    if not 0.0 <= args.abs_fraction <= 1.0:
+        bad(f"--abs-fraction {args.abs_fraction} is outside the allowed range [0, 1]")
+    if not (math.isfinite(args.speed) and 0.0 < args.speed <= 500.0):
+        bad(f"--speed {args.speed} km/h is outside the allowed range (0, 500]")
+    if args.device not in ("auto", "cpu", "gpu", "cuda", "tpu"):
+        bad(f"--device {args.device!r} is unknown; allowed: auto, cpu, gpu")
+    if not 1 <= args.chunk_steps <= 100_000:
+        bad(f"--chunk-steps {args.chunk_steps} is outside the allowed range [1, 100000]")
+    if args.format not in ("csv", "parquet"):
+        bad(f"--format {args.format!r} is unknown; allowed: csv, parquet")
+    if args.format == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            bad("--format parquet needs pyarrow (pip install pyarrow); use --format csv")
+
+
+def _percentiles(x, qs=(5, 50, 95)):
+    import numpy as np
+
+    x = np.asarray(x)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return [float("nan")] * len(qs)
+    return [float(v) for v in np.percentile(x, qs)]
+
+
+def _write_table(path: Path, columns: dict, fmt: str) -> Path:
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        path = path.with_suffix(".parquet")
+        pq.write_table(pa.table({k: list(v) for k, v in columns.items()}), path)
+        return path
+    path = path.with_suffix(".csv")
+    names = list(columns)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(names)
+        for row in zip(*(columns[k] for k in names)):
+            w.writerow([f"{v:.6g}" if isinstance(v, float) else v for v in row])
+    return path
+
+
+class _Progress:
+    """A tqdm bar (or a no-op)."""
+
+    def __init__(self, total, desc, enabled):
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, unit="step", file=sys.stderr, dynamic_ncols=True)
+
+    def update(self, n):
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run_braking(args, out: Path) -> dict:
+    """The braking Monte Carlo (module docstring); returns a dict with the summary numbers."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from jaxtire.surfaces import surface_id
+    from sims.fleet import Sampling, sample_fleet
+    from sims.scenarios.braking import YAW_RATE0, brake_test
+    from sims.vehicles import presets
+
+    t_start = time.perf_counter()
+    n = args.vehicles
+    ids = [surface_id(s) for s in args.surface_list]
+    base = presets.get(args.preset, tire=args.tire)
+    key = jax.random.PRNGKey(args.seed)
+    k_fleet, k_abs, k_yaw = jax.random.split(key, 3)
+    fleet, sample = sample_fleet(k_fleet, base, n, Sampling(surfaces=tuple(ids)))
+    dtype = jnp.asarray(base.chassis.mass).dtype
+    abs_on = (jax.random.uniform(k_abs, (n,), dtype) < args.abs_fraction).astype(dtype)
+    yaw0 = YAW_RATE0 * jax.random.normal(k_yaw, (n,), dtype)
+    speed = args.speed / 3.6
+    steps = args.steps or int(math.ceil(40.0 / args.dt))
+    kw = dict(speed=speed, yaw_rate0=yaw0, dt=args.dt, model=args.model, integrator=args.integrator,
+              substeps=args.substeps, chunk_steps=args.chunk_steps)
+    print(f"jaxtire fleet: {n} x {args.preset} ({args.model}, {args.tire} tires, {args.integrator}, dt "
+          f"{args.dt * 1e3:g} ms x {args.substeps}) braking from {args.speed:g} km/h on "
+          f"{', '.join(args.surface_list)}; seed {args.seed}; device {jax.devices()[0].platform}", flush=True)
+    setup_s = time.perf_counter() - t_start
+    print("[1/3] compile ...", end=" ", flush=True, file=sys.stderr)
+    _, _, run = brake_test(fleet, abs_on, compile_only=True, max_time=steps * args.dt, **kw)
+    print(f"{run.compile_s:.1f} s", flush=True, file=sys.stderr)
+    bar = _Progress(steps, "[2/3] simulate", not args.no_progress)
+    from sims.scenarios.braking import BrakingResult
+
+    _, _, acc, stats = run.run(steps, progress=bar, done=lambda a: bool(jnp.all(a.stopped)))
+    bar.close()
+    acc = jax.tree.map(np.asarray, acc)
+    res = BrakingResult(acc.distance, acc.stop_time, acc.stopped, acc.max_yaw > math.pi / 2, acc.max_yaw)
+    sample = jax.tree.map(np.asarray, sample)
+    abs_np, yaw_np = np.asarray(abs_on), np.asarray(yaw0)
+
+    # summary
+    lines = []
+    head = (f"{'surface':<12} {'mode':<7} {'n':>6} {'stopped':>8} {'p5 [m]':>8} {'p50 [m]':>8} {'p95 [m]':>8} "
+            f"{'spins':>6}")
+    lines.append(head)
+    lines.append("-" * len(head))
+    per_surface = {}
+    for s, sid in zip(args.surface_list, ids):
+        for mode, flag in (("locked", 0.0), ("ABS", 1.0)):
+            m = (sample.surface_id == sid) & (abs_np == flag)
+            if not m.any():
+                continue
+            p5, p50, p95 = _percentiles(res.distance[m & res.stopped & ~res.spun])
+            spins = int(res.spun[m].sum())
+            per_surface[(s, mode)] = dict(n=int(m.sum()), p5=p5, p50=p50, p95=p95, spins=spins,
+                                          stopped=int(res.stopped[m].sum()))
+            lines.append(f"{s:<12} {mode:<7} {int(m.sum()):>6} {int(res.stopped[m].sum()):>8} {p5:>8.1f} {p50:>8.1f} "
+                         f"{p95:>8.1f} {spins:>6}")
+    total_spins = int(res.spun.sum())
+    lines.append("-" * len(head))
+    lines.append(f"vehicles {n}, stopped {int(res.stopped.sum())}, spins {total_spins}; "
+                 f"{stats.steps} steps ({stats.steps * args.dt:.1f} s simulated)")
+    lines.append(f"compile {stats.compile_s:.1f} s, simulate {stats.run_s:.1f} s: "
+                 f"{stats.vehicle_steps_per_s / 1e6:.2f} M vehicle-steps/s")
+    print("[3/3] results", file=sys.stderr, flush=True)
+    print("\n".join(lines), flush=True)
+
+    out.mkdir(parents=True, exist_ok=True)
+    cols = {
+        "vehicle": list(range(n)),
+        "preset": [args.preset] * n,
+        "surface": [args.surface_list[ids.index(int(i))] for i in sample.surface_id],
+        "abs": [int(a) for a in abs_np],
+        "mass_factor": [float(v) for v in sample.mass_factor],
+        "mu_factor": [float(v) for v in sample.mu_factor],
+        "stiffness_factor": [float(v) for v in sample.stiffness_factor],
+        "yaw_rate0": [float(v) for v in yaw_np],
+        "distance_m": [float(v) for v in res.distance],
+        "stop_time_s": [float(v) for v in res.stop_time],
+        "stopped": [int(v) for v in res.stopped],
+        "spun": [int(v) for v in res.spun],
+        "max_yaw_deg": [float(np.degrees(v)) for v in res.max_yaw],
+    }
+    table_path = _write_table(out / "braking", cols, args.format)
+    written = [table_path]
+    if not args.no_plot:
+        written.append(_plot_braking(out / "braking_hist.png", args, ids, sample, abs_np, res))
+    print("wrote " + ", ".join(str(p) for p in written), flush=True)
+    return dict(summary="\n".join(lines), per_surface=per_surface, stats=stats, spins=total_spins,
+                files=written, setup_s=setup_s)
+
+
+def _plot_braking(path: Path, args, ids, sample, abs_np, res) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    k = len(ids)
+    fig, axes = plt.subplots(1, k, figsize=(3.2 * k, 3.2), squeeze=False)
+    for ax, s, sid in zip(axes[0], args.surface_list, ids):
+        for flag, label, color in ((0.0, "locked", "tab:red"), (1.0, "ABS", "tab:blue")):
+            m = (sample.surface_id == sid) & (abs_np == flag) & res.stopped & ~res.spun
+            if m.any():
+                ax.hist(res.distance[m], bins=40, alpha=0.6, color=color, label=label)
+        spins = int(res.spun[sample.surface_id == sid].sum())
+        ax.set_title(f"{s}" + (f" ({spins} spun)" if spins else ""), fontsize=10)
+        ax.set_xlabel("stopping distance [m]")
+        ax.legend(fontsize=8)
+    axes[0][0].set_ylabel("vehicles")
+    fig.suptitle(f"{args.vehicles} x {args.preset}, braking from {args.speed:g} km/h", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def run_tables(args, out: Path) -> dict:
+    """The table scenarios: braking-table, skidpad, step-steer (one row per preset x surface)."""
+    from sims.vehicles.presets import PRESET_NAMES
+
+    names = PRESET_NAMES if args.preset in ("all",) or args.preset_default else (args.preset,)
+    t = time.perf_counter()
+    if args.scenario == "braking-table":
+        from sims.scenarios import braking
+
+        rows = braking.braking_table(names, args.surface_list, tire=args.tire, model=args.model, dt=args.dt,
+                                     speed=args.speed / 3.6)
+        text = braking.format_table(rows)
+    elif args.scenario == "skidpad":
+        from sims.scenarios import skidpad
+
+        rows = skidpad.skidpad_table(names, args.surface_list, tire=args.tire, model=args.model, dt=args.dt)
+        text = skidpad.format_table(rows)
+    else:
+        from sims.scenarios import step_steer
+
+        rows = step_steer.step_steer_table(names, args.surface_list, tire=args.tire, model=args.model,
+                                           dt=min(args.dt, 0.002))
+        text = step_steer.format_table(rows)
+    print(text)
+    print(f"({time.perf_counter() - t:.1f} s)")
+    out.mkdir(parents=True, exist_ok=True)
+    cols = {k: [r[k] for r in rows] for k in rows[0]}
+    path = _write_table(out / args.scenario.replace("-", "_"), cols, args.format)
+    print(f"wrote {path}")
+    return dict(rows=rows, text=text, files=[path])
+
+
+def main(argv=None) -> dict:
+    """Entry point of ``python -m sims`` / ``jaxtire-fleet``; returns the scenario's summary dict."""
+    ap = _parser()
+    raw = list(sys.argv[1:] if argv is None else argv)
+    args = ap.parse_args(raw)
+    args.preset_default = not any(a == "--preset" or a.startswith("--preset=") for a in raw)
+    if args.scenario != "braking" and "--surfaces" not in " ".join(raw):
+        args.surfaces = {"skidpad": "asphalt_dry,asphalt_wet,snow", "step-steer": "asphalt_dry"}.get(
+            args.scenario, args.surfaces)
+    _validate(ap, args)
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    import jax
+
+    if args.x64:
+        jax.config.update("jax_enable_x64", True)
+    if args.device != "auto":
+        platform = {"cuda": "gpu"}.get(args.device, args.device)
+        try:
+            dev = jax.devices(platform)[0]
+        except RuntimeError:
+            ap.error(f"--device {args.device}: no such device here (available: "
+                     f"{', '.join(sorted({d.platform for d in jax.devices()}))})")
+    else:
+        dev = jax.devices()[0]
+    out = Path(args.out)
+    with jax.default_device(dev):
+        if args.scenario == "braking":
+            return run_braking(args, out)
+        return run_tables(args, out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,251 @@
+"""Fleets: the same step and rollout functions ``vmap``-ped over a leading vehicle axis.
+
+A fleet is a :class:`~sims.vehicles.params.VehicleParams` whose :class:`~sims.vehicles.params.Chassis`
+leaves carry a leading axis of ``n`` vehicles while the base tires and the surface table stay shared
+and unbatched (:func:`~sims.vehicles.params.fleet_axes`); every per-vehicle difference in the tires is
+a small :class:`~sims.vehicles.params.TireScale` applied inside the vmapped step.  So a million
+vehicles cost a million copies of ~35 numbers, not of the 160-leaf Magic Formula parameter set.
+
+* :func:`sample_fleet`: per-vehicle mass, tire friction and stiffness scales and surfaces drawn from a
+  :class:`Sampling`, deterministic given the PRNG key (bitwise identical on rerun on one backend).
+* :func:`fleet_rollout`: :func:`sims.rollout.rollout` vmapped over vehicles (one jitted program).
+* :class:`FleetRun`: the same in chunks of steps (one compiled chunk function, called repeatedly), so
+  a CLI can show progress, time the compile separately and stop early once every vehicle is done.
+
+Reductions (stopping distance, spin flags, ...) are folded over the steps inside the scan
+(``reducer``), so no trajectory is stored unless ``record`` asks for one.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from sims.integrators import make_step_with_telemetry
+from sims.rollout import (RolloutResult, _options_unless_traced, _record_fn, _rollout_impl, check_args, jitted,
+                          options_key, scan_steps)
+from sims.vehicles import get_model
+from sims.vehicles.params import Controls, TireScale, VehicleParams, check_surface_ids, fleet_axes
+
+
+def broadcast(tree, n: int):
+    """Every leaf of ``tree`` with a new leading axis of length ``n`` (a copy per vehicle)."""
+    return jax.tree.map(lambda x: jnp.broadcast_to(jnp.asarray(x), (n,) + jnp.shape(x)), tree)
+
+
+def fleet_size(params: VehicleParams) -> int:
+    """Number of vehicles of a fleet (the leading size of its chassis leaves)."""
+    shapes = {jnp.shape(x)[0] for x in jax.tree.leaves(params.chassis._replace(surface_ids=0)) if jnp.ndim(x)}
+    ids = jnp.shape(params.chassis.surface_ids)
+    if len(ids) == 2:
+        shapes.add(ids[0])
+    if len(shapes) != 1:
+        raise ValueError(f"fleet chassis leaves must share one leading vehicle axis, got sizes {sorted(shapes)}")
+    return shapes.pop()
+
+
+def make_fleet(params: VehicleParams, n: int) -> VehicleParams:
+    """``n`` identical copies of one vehicle, as a fleet (chassis batched, tires and surfaces shared)."""
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"n = {n!r} vehicles must be an integer >= 1")
+    return params._replace(chassis=broadcast(params.chassis, n))
+
+
+class Sampling(NamedTuple):
+    """Monte Carlo distributions of the per-vehicle parameters (uniform ranges ``(low, high)``).
+
+    ``mass``: factor on mass and yaw inertia (payload); ``mu``: factor on the tire friction scales
+    ``mu_x``, ``mu_y`` of both axles (tread, temperature, wear); ``stiffness``: factor on ``k_x``,
+    ``k_y`` (pressure, construction); ``surfaces``: surface ids, one drawn uniformly per vehicle for
+    all four wheels."""
+
+    mass: tuple = (0.9, 1.25)
+    mu: tuple = (0.85, 1.1)
+    stiffness: tuple = (0.8, 1.2)
+    surfaces: tuple = (0,)
+
+
+class FleetSample(NamedTuple):
+    """What :func:`sample_fleet` drew, one value per vehicle (numpy-convertible arrays)."""
+
+    mass_factor: Any
+    mu_factor: Any
+    stiffness_factor: Any
+    surface_id: Any
+
+
+def _check_range(name, rng, lo, hi):
+    a, b = (float(v) for v in rng)
+    if not (lo < a <= b <= hi):
+        raise ValueError(f"Sampling.{name} = {rng!r} must satisfy {lo} < low <= high <= {hi}")
+
+
+def sample_fleet(key, params: VehicleParams, n: int, sampling: Sampling = Sampling()):
+    """``(fleet params, FleetSample)``: ``n`` vehicles around the single vehicle ``params``.
+
+    Deterministic given ``key``: the same key gives bitwise identical fleets.
+    """
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"n = {n!r} vehicles must be an integer >= 1")
+    _check_range("mass", sampling.mass, 0.0, 100.0)
+    _check_range("mu", sampling.mu, 0.0, 10.0)
+    _check_range("stiffness", sampling.stiffness, 0.0, 10.0)
+    ids = np.asarray(sampling.surfaces)
+    n_surf = int(jnp.shape(params.surfaces.grip)[-1])
+    if ids.ndim != 1 or ids.size == 0:
+        raise ValueError(f"Sampling.surfaces must be a non-empty list of surface ids, got {sampling.surfaces!r}")
+    check_surface_ids(np.repeat(ids[:, None], 4, axis=1), n_surf, source="Sampling.surfaces")
+    ch = params.chassis
+    dtype = jnp.asarray(ch.mass).dtype
+    k_mass, k_mu, k_stiff, k_surf = jax.random.split(key, 4)
+    u = lambda k, rng: jax.random.uniform(k, (n,), dtype, rng[0], rng[1])  # noqa: E731
+    mass_f, mu_f, k_f = u(k_mass, sampling.mass), u(k_mu, sampling.mu), u(k_stiff, sampling.stiffness)
+    sid = jnp.asarray(ids, jnp.int32)[jax.random.randint(k_surf, (n,), 0, ids.size)]
+    fleet = broadcast(ch, n)
+
+    def scaled(ts: TireScale) -> TireScale:
+        return TireScale(ts.mu_x * mu_f, ts.mu_y * mu_f, ts.k_x * k_f, ts.k_y * k_f)
+
+    fleet = fleet._replace(mass=fleet.mass * mass_f, yaw_inertia=fleet.yaw_inertia * mass_f,
+                           tire_scale_front=scaled(fleet.tire_scale_front),
+                           tire_scale_rear=scaled(fleet.tire_scale_rear),
+                           surface_ids=jnp.broadcast_to(sid[:, None], (n, 4)))
+    return params._replace(chassis=fleet), FleetSample(mass_f, mu_f, k_f, sid)
+
+
+def _fleet_impl(params, state0, controls, reducer, t0, *, params_axes, controls_axes, reducer_axes, **static):
+    fn = functools.partial(_rollout_impl, **static)
+    return jax.vmap(fn, in_axes=(params_axes, 0, controls_axes, reducer_axes, None))(
+        params, state0, controls, reducer, t0)
+
+
+_FLEET_STATIC = ("params_axes", "controls_axes", "reducer_axes", "n_steps", "dt", "model", "integrator", "substeps",
+                 "record", "every")
+
+
+def fleet_rollout(params: VehicleParams, state0, controls, n_steps: int, *, dt: float, model="double_track",
+                  integrator="semi_implicit_euler", substeps: int = 1, record=None, every: int = 1, reducer=None,
+                  t0=0.0, controls_axes=0, reducer_axes=None, compiler_options=None) -> RolloutResult:
+    """:func:`sims.rollout.rollout` over a fleet: ``params`` a fleet (chassis batched), ``state0`` batched,
+    ``controls`` a driver or open-loop :class:`Controls` batched on axis 0 (``controls_axes=0``) or shared
+    (``None``); ``reducer`` shared (``reducer_axes=None``) or batched (0).  Every output has a leading
+    vehicle axis.  Equal to a Python loop of single rollouts (tested), in one compiled program."""
+    n_steps, dt = check_args(params, n_steps, dt, substeps, integrator, every)
+    _record_fn(record)
+    get_model(model)
+    n = fleet_size(params)
+    for name, tree, axes in (("state0", state0, 0), ("controls", controls, controls_axes)):
+        if axes == 0:
+            sizes = {jnp.shape(x)[0] if jnp.ndim(x) else None for x in jax.tree.leaves(tree)}
+            if sizes - {n}:
+                raise ValueError(f"{name}: every leaf needs a leading vehicle axis of {n}, got sizes {sizes}")
+    fn = jitted(_fleet_impl, _FLEET_STATIC, _options_unless_traced(compiler_options, params, state0, controls, reducer,
+                                                                    t0))
+    return fn(params, state0, controls, reducer, t0, params_axes=fleet_axes(params), controls_axes=controls_axes,
+              reducer_axes=reducer_axes, n_steps=n_steps, dt=dt, model=model, integrator=integrator,
+              substeps=substeps, record=record, every=every)
+
+
+class RunStats(NamedTuple):
+    """Timings of a :class:`FleetRun`: ``compile_s``, ``run_s`` [s], ``steps`` run, ``vehicles``,
+    ``vehicle_steps_per_s`` (vehicles x steps / run_s, compile excluded)."""
+
+    compile_s: float
+    run_s: float
+    steps: int
+    vehicles: int
+    vehicle_steps_per_s: float
+
+
+@functools.lru_cache(maxsize=None)
+def _chunk_fns(model, integrator, substeps: int, dt: float, chunk_steps: int, t0: float, p_axes, driver_axes,
+               reducer_axes, options: tuple = ()):
+    """Jitted, vmapped ``(init, chunk)`` functions for one static configuration (cached, so fleets of the
+    same structure share one compiled program)."""
+    step = make_step_with_telemetry(get_model(model), integrator, substeps)
+
+    def init_one(p, s, d, r):
+        return d.init(p, s), (r.init(p, s) if r is not None else None)
+
+    def chunk_one(p, s, dstate, acc, d, r, k0):
+        return scan_steps(p, s, dstate, acc, k0, d, chunk_steps, dt=dt, step=step, reducer=r, record=None, t0=t0)[0]
+
+    opts = dict(options) or None
+    init = jax.jit(jax.vmap(init_one, in_axes=(p_axes, 0, driver_axes, reducer_axes)), compiler_options=opts)
+    chunk = jax.jit(jax.vmap(chunk_one, in_axes=(p_axes, 0, 0, 0, driver_axes, reducer_axes, None)),
+                    compiler_options=opts)
+    return init, chunk
+
+
+class FleetRun:
+    """A fleet rollout in chunks of ``chunk_steps`` steps with a closed-loop ``driver`` and a ``reducer``.
+
+    ::
+
+        run = FleetRun(params, state0, driver, dt=0.005, reducer=reducer, chunk_steps=200)
+        run.compile()                                  # seconds (optional: run() compiles on first use)
+        state, dstate, acc, stats = run.run(n_steps, progress=tqdm_bar, done=lambda acc: bool(...))
+
+    One compiled chunk function (vmap over vehicles of a ``lax.scan`` over ``chunk_steps`` steps) is
+    called ``ceil(n_steps / chunk_steps)`` times; between calls the host updates ``progress``
+    (anything with ``update(n)``) and stops early when ``done(acc)`` is true.  ``driver_axes`` is 0 when
+    the driver's leaves are batched per vehicle (see :func:`broadcast`), ``None`` when shared;
+    ``compiler_options`` XLA options (e.g. :func:`sims.rollout.fast_compile_options`).
+    """
+
+    def __init__(self, params: VehicleParams, state0, driver, *, dt: float, reducer=None, model="double_track",
+                 integrator="semi_implicit_euler", substeps: int = 1, chunk_steps: int = 200, driver_axes=0,
+                 reducer_axes=None, t0: float = 0.0, compiler_options=None):
+        if isinstance(driver, Controls):
+            raise ValueError("FleetRun needs a driver (wrap open-loop controls in sims.drivers.OpenLoop)")
+        _, self.dt = check_args(params, chunk_steps, dt, substeps, integrator)
+        self.n = fleet_size(params)
+        self.params, self.state, self.driver, self.reducer = params, state0, driver, reducer
+        self.chunk_steps = chunk_steps
+        self._init, self._chunk = _chunk_fns(get_model(model), integrator, substeps, self.dt, chunk_steps, float(t0),
+                                             fleet_axes(params), driver_axes, reducer_axes,
+                                             options_key(compiler_options))
+        self._compiled = None
+        self._ready = False
+        self.compile_s = 0.0
+
+    def _initialise(self):
+        if not self._ready:
+            self.dstate, self.acc = self._init(self.params, self.state, self.driver, self.reducer)
+            self._ready = True
+
+    def compile(self) -> float:
+        """Compile the chunk function ahead of time; returns the seconds it took."""
+        if self._compiled is None:
+            t = time.perf_counter()
+            self._initialise()
+            self._compiled = self._chunk.lower(self.params, self.state, self.dstate, self.acc, self.driver,
+                                               self.reducer, jnp.int32(0)).compile()
+            self.compile_s = time.perf_counter() - t
+        return self.compile_s
+
+    def run(self, n_steps: int, progress=None, done=None):
+        """Run up to ``n_steps`` (rounded up to whole chunks); returns ``(state, dstate, acc, RunStats)``."""
+        if not isinstance(n_steps, int) or isinstance(n_steps, bool) or n_steps < 1:
+            raise ValueError(f"n_steps = {n_steps!r} must be an integer >= 1")
+        self._initialise()
+        fn = self._compiled if self._compiled is not None else self._chunk
+        s, d, a = self.state, self.dstate, self.acc
+        n_chunks = -(-n_steps // self.chunk_steps)
+        t = time.perf_counter()
+        steps = 0
+        for i in range(n_chunks):
+            s, d, a = fn(self.params, s, d, a, self.driver, self.reducer, jnp.int32(i * self.chunk_steps))
+            jax.block_until_ready(s)
+            steps += self.chunk_steps
+            if progress is not None:
+                progress.update(self.chunk_steps)
+            if done is not None and done(a):
+                break
+        run_s = time.perf_counter() - t
+        return s, d, a, RunStats(self.compile_s, run_s, steps, self.n, self.n * steps / max(run_s, 1e-9))

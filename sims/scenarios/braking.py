@@ -1,0 +1,198 @@
+"""Straight-line braking from 100 km/h: stopping distance with locked wheels and with ABS.
+
+Each vehicle starts rolling straight at ``speed`` (default 100 km/h) with a small yaw-rate disturbance
+``yaw_rate0`` (default 0.01 rad/s, a gust or a road crown; a directionally stable car damps it, a car
+whose rear wheels lock turns it into a spin) and brakes at full pedal from ``t = 0`` with
+:class:`sims.drivers.StraightBraking`, locked (``abs_on = 0``) or with the ABS (``abs_on = 1``).
+
+Measured inside the scan (:class:`BrakingReducer`), per vehicle: ``distance`` [m] the path length
+travelled until the speed first drops below ``stop_speed`` (0.1 m/s), ``stop_time`` [s] (``inf``
+if not stopped), ``spun`` when the heading ever turned more than ``spin_angle`` (90 deg) from the
+start, ``max_yaw`` [rad].
+
+Reference (:func:`reference_distance`): a locked-wheel car decelerates at ``(mu_slide + drag) g``, with
+``mu_slide = -Fx(kappa = -1) / Fz`` the sliding friction of its tire on that surface (from jaxtire at
+the static wheel load) and ``drag`` the surface's ploughing drag [N/N], so it stops in ``v^2 / (2
+(mu_slide + drag) g)`` (without aerodynamic drag, which shortens the real stop).
+
+:func:`braking_table` runs every preset on every surface, locked and with ABS, and
+:func:`format_table` prints it; a spun vehicle's cell reads ``spins``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtire.surfaces import lookup, surface_id
+from sims.drivers import StraightBraking
+from sims.fleet import FleetRun, broadcast, fleet_size
+from sims.vehicles import get_model, presets
+from sims.vehicles.params import G, VehicleParams
+from sims.vehicles.tires import tire_forces
+
+#: Surfaces of the validation table.
+SURFACES = ("asphalt_dry", "asphalt_wet", "gravel", "snow", "ice")
+#: 100 km/h [m/s].
+V0 = 100.0 / 3.6
+#: Default yaw-rate disturbance at the start [rad/s].
+YAW_RATE0 = 0.01
+
+
+class BrakingAcc(NamedTuple):
+    """Running accumulators of :class:`BrakingReducer` (one value per vehicle)."""
+
+    distance: Any
+    stop_time: Any
+    stopped: Any
+    max_yaw: Any
+    yaw0: Any
+
+
+@dataclasses.dataclass(frozen=True)
+class BrakingReducer:
+    """In-scan reduction of a braking run: path length to the stop, time to stop, spin flag (module docstring)."""
+
+    stop_speed: Any = 0.1
+    spin_angle: Any = math.pi / 2
+
+    def init(self, params, state) -> BrakingAcc:
+        z = jnp.zeros_like(state.vx)
+        return BrakingAcc(z, z + jnp.inf, jnp.zeros(jnp.shape(z), bool), z, state.yaw)
+
+    def update(self, acc: BrakingAcc, t, state, controls, tel, new, params, dt) -> BrakingAcc:
+        v0 = jnp.sqrt(state.vx ** 2 + state.vy ** 2)
+        v1 = jnp.sqrt(new.vx ** 2 + new.vy ** 2)
+        moving = ~acc.stopped
+        dist = acc.distance + jnp.where(moving, 0.5 * (v0 + v1) * dt, 0.0)
+        now = moving & (v1 < self.stop_speed)
+        return BrakingAcc(dist, jnp.where(now, t + dt, acc.stop_time), acc.stopped | now,
+                          jnp.maximum(acc.max_yaw, jnp.abs(new.yaw - acc.yaw0)), acc.yaw0)
+
+
+jax.tree_util.register_dataclass(BrakingReducer, data_fields=["stop_speed", "spin_angle"], meta_fields=[])
+
+
+class BrakingResult(NamedTuple):
+    """Per vehicle: ``distance`` [m], ``stop_time`` [s] (inf: not stopped), ``stopped``, ``spun``,
+    ``max_yaw`` [rad]; numpy arrays."""
+
+    distance: np.ndarray
+    stop_time: np.ndarray
+    stopped: np.ndarray
+    spun: np.ndarray
+    max_yaw: np.ndarray
+
+
+def brake_test(params: VehicleParams, abs_on, *, speed=V0, yaw_rate0=YAW_RATE0, dt: float = 0.005,
+               max_time: float = 60.0, model="double_track", integrator="semi_implicit_euler", substeps: int = 1,
+               chunk_steps: int = 200, progress=None, compile_only: bool = False, reducer=BrakingReducer(),
+               compiler_options=None):
+    """Brake a fleet ``params`` (chassis batched) from ``speed`` [m/s]; ``abs_on`` per vehicle (0 or 1).
+
+    ``speed`` and ``yaw_rate0`` may be scalars or per-vehicle arrays.  Runs in chunks until every vehicle
+    has stopped or ``max_time`` [s] has passed.  Returns ``(BrakingResult, RunStats, FleetRun)``.
+    """
+    n = fleet_size(params)
+    m = get_model(model)
+    dtype = jnp.asarray(params.chassis.mass).dtype
+    abs_on = jnp.broadcast_to(jnp.asarray(abs_on, dtype), (n,))
+    speed = jnp.broadcast_to(jnp.asarray(speed, dtype), (n,))
+    yaw_rate0 = jnp.broadcast_to(jnp.asarray(yaw_rate0, dtype), (n,))
+    from sims.vehicles.params import fleet_axes
+    state0 = jax.vmap(lambda p, v, r: m.init_state(p, v, yaw_rate=r), in_axes=(fleet_axes(params), 0, 0))(
+        params, speed, yaw_rate0)
+    drv = broadcast(StraightBraking(abs_on=jnp.zeros((), dtype)), n)
+    drv = dataclasses.replace(drv, abs_on=abs_on)
+    drv = jax.tree.map(lambda x: jnp.asarray(x, dtype), drv)
+    run = FleetRun(params, state0, drv, dt=dt, reducer=reducer, model=m, integrator=integrator, substeps=substeps,
+                   chunk_steps=chunk_steps, compiler_options=compiler_options)
+    if compile_only:
+        run.compile()
+        return None, None, run
+    n_steps = max(1, int(math.ceil(max_time / dt)))
+    done = lambda acc: bool(jnp.all(acc.stopped))  # noqa: E731
+    _, _, acc, stats = run.run(n_steps, progress=progress, done=done)
+    acc = jax.tree.map(np.asarray, acc)
+    res = BrakingResult(acc.distance, acc.stop_time, acc.stopped, acc.max_yaw > float(reducer.spin_angle),
+                        acc.max_yaw)
+    return res, stats, run
+
+
+def sliding_friction(params: VehicleParams, surface: str | int, speed=V0) -> float:
+    """Load-weighted sliding friction ``-Fx(kappa = -1) / Fz`` of the vehicle's tires on ``surface`` at the
+    static wheel loads (front and rear tire, each with its per-vehicle scale), from jaxtire."""
+    from sims.vehicles.core import axle_loads
+    from sims.vehicles.tires import scale_tire
+
+    sid = surface_id(surface) if isinstance(surface, str) else int(surface)
+    surf = lookup(params.surfaces, jnp.asarray(sid))
+    ch = params.chassis
+    ff, fr = axle_loads(ch, jnp.zeros(()), jnp.zeros(()))
+    total = 0.0
+    for tire, scale, load in ((params.tire_front, ch.tire_scale_front, ff), (params.tire_rear, ch.tire_scale_rear, fr)):
+        fz = 0.5 * load
+        out = tire_forces(scale_tire(tire, scale), jnp.asarray(-1.0), 0.0, 0.0, fz, jnp.asarray(speed), surf)
+        total = total + (-out.fx) * 2.0
+    return float(total / (ch.mass * G))
+
+
+def reference_distance(params: VehicleParams, surface: str | int, speed=V0) -> float:
+    """Locked-wheel stopping distance ``v^2 / (2 (mu_slide + drag) g)`` [m] (module docstring)."""
+    sid = surface_id(surface) if isinstance(surface, str) else int(surface)
+    drag = float(lookup(params.surfaces, jnp.asarray(sid)).drag)
+    return float(speed) ** 2 / (2.0 * (sliding_friction(params, sid, speed) + drag) * G)
+
+
+def braking_table(preset_names=presets.PRESET_NAMES, surfaces=SURFACES, *, tire: str = "mf", model="double_track",
+                  dt: float = 0.005, speed=V0, yaw_rate0=YAW_RATE0, max_time: float = 60.0, dtype=None,
+                  compiler_options=None, **overrides) -> list[dict]:
+    """One row per preset x surface x mode (``locked``, ``abs``) with the :class:`BrakingResult` fields and the
+    locked-wheel reference distance; each preset runs as one fleet of ``2 len(surfaces)`` vehicles.
+    ``overrides`` replace chassis fields of every preset (e.g. ``drag_area=0``)."""
+    rows = []
+    for name in preset_names:
+        presets.check_name(name)
+        ids = [surface_id(s) for s in surfaces]
+        base = presets.get(name, tire=tire, dtype=dtype, **overrides)
+        n = 2 * len(ids)
+        fleet = base._replace(chassis=broadcast(base.chassis, n))
+        sid = jnp.asarray(ids * 2, jnp.int32)
+        fleet = fleet._replace(chassis=fleet.chassis._replace(surface_ids=jnp.broadcast_to(sid[:, None], (n, 4))))
+        abs_on = np.repeat([0.0, 1.0], len(ids))
+        res, _, _ = brake_test(fleet, abs_on, speed=speed, yaw_rate0=yaw_rate0, dt=dt, max_time=max_time, model=model,
+                               compiler_options=compiler_options)
+        for i in range(n):
+            s = surfaces[i % len(ids)]
+            rows.append(dict(preset=name, surface=s, mode="abs" if abs_on[i] else "locked",
+                             distance=float(res.distance[i]), stop_time=float(res.stop_time[i]),
+                             stopped=bool(res.stopped[i]), spun=bool(res.spun[i]),
+                             reference=reference_distance(base, s, speed)))
+    return rows
+
+
+def format_table(rows: list[dict]) -> str:
+    """A markdown table: presets x surfaces, each cell ``locked / ABS`` distance [m] or ``spins``."""
+    surfaces = list(dict.fromkeys(r["surface"] for r in rows))
+    names = list(dict.fromkeys(r["preset"] for r in rows))
+    cell = {(r["preset"], r["surface"], r["mode"]): r for r in rows}
+
+    def fmt(r):
+        if r is None:
+            return "-"
+        if r["spun"]:
+            return "spins"
+        return f"{r['distance']:.1f}" if r["stopped"] else f">{r['distance']:.0f}"
+
+    head = "| preset | " + " | ".join(f"{s} locked / ABS [m]" for s in surfaces) + " |"
+    sep = "|---" * (len(surfaces) + 1) + "|"
+    lines = [head, sep]
+    for n in names:
+        cells = [f"{fmt(cell.get((n, s, 'locked')))} / {fmt(cell.get((n, s, 'abs')))}" for s in surfaces]
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
