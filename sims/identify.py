@@ -29,7 +29,7 @@ wrong wheel count.
 
 CLI::
 
-    python -m sims.identify [--noise 0.01] [--iters 80] [--window 50] [--restart log|chain]
+    python -m sims.identify [--noise 0.005] [--iters 150] [--window 50] [--restart log|chain]
 """
 
 from __future__ import annotations
@@ -171,13 +171,13 @@ def make_log(states: VehicleState, controls: Controls, dt: float, fz=None, *, n_
     return VehicleLog(VehicleState(**st), Controls(**ct), fz, dt)
 
 
-def excitation_controls(n_steps: int, dt: float, *, steer_small: float = 0.03, steer_large: float = 0.07,
-                        brake: float = 0.35) -> Controls:
+def excitation_controls(n_steps: int, dt: float, *, steer_small: float = 0.03, steer_large: float = 0.1,
+                        brake: float = 0.6) -> Controls:
     """An open-loop identification manoeuvre of ``n_steps`` steps (times scale with the duration ``T``):
     throttle 0.4 (mass: drive force / acceleration) for the first 15 %; a 0.8 Hz sine steer of
     ``steer_small`` rad (cornering stiffnesses, linear range) to 50 %; a steer step of ``steer_large``
-    rad (near the grip limit: friction) to 75 %; straight braking at ``brake`` pedal (slip stiffness,
-    load transfer: CG height) to the end.  Controls are smoothed over 0.1 s."""
+    rad (at the grip limit: friction) to 75 %; coasting to 80 %, then straight braking at ``brake``
+    pedal (slip stiffness, longitudinal load transfer: CG height) to the end.  Controls are smoothed over 0.1 s."""
     t = np.arange(n_steps) * dt
     T = n_steps * dt
     steer = np.where((t >= 0.15 * T) & (t < 0.5 * T), steer_small * np.sin(2 * np.pi * 0.8 * (t - 0.15 * T)), 0.0)
@@ -530,9 +530,9 @@ def main(argv=None) -> int:
     ap.add_argument("--dt", type=float, default=0.01, help="log step [s]")
     ap.add_argument("--window", type=int, default=50, help="steps per truncated-backprop window")
     ap.add_argument("--restart", default="log", choices=("log", "chain"))
-    ap.add_argument("--iters", type=int, default=80, help="Adam iterations")
+    ap.add_argument("--iters", type=int, default=150, help="Adam iterations")
     ap.add_argument("--lr", type=float, default=0.1)
-    ap.add_argument("--noise", type=float, default=0.01, help="log noise x channel RMS")
+    ap.add_argument("--noise", type=float, default=0.005, help="log noise x channel RMS")
     ap.add_argument("--no-loads", action="store_true", help="log without wheel loads")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)

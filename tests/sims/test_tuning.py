@@ -49,3 +49,10 @@ def test_bad_tuning_arguments_raise():
         tune_abs(SMALL, n_iter=0)
     assert math.isclose(abs_gains()["target_slip"], 0.08)
     assert set(lane_gains()) == {"k_y", "k_psi", "t_preview", "k_r"}
+
+
+def test_lane_change_tuning_beats_untuned_on_heldout_seed():
+    setup = LaneSetup(tire="simple", horizon=3.0, length=30.0, speed=(15.0, 20.0))
+    res = tune_lateral(setup, n_vehicles=3, n_iter=12, lr=0.1, seed=0, heldout_seeds=(2001, 2002))
+    for seed, (before, after) in res.report.heldout.items():
+        assert after < 0.9 * before, (seed, res.report)
