@@ -338,8 +338,9 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
         jx = xp.maximum((kx * KAPPA_0 * KAPPA_0 + fx * kappa) / (kappa * kappa + KAPPA_0 * KAPPA_0), 0.0)
         jy = xp.maximum((ky * ALPHA_0 * ALPHA_0 - fy * alpha) / (alpha * alpha + ALPHA_0 * ALPHA_0), 0.0)
         t_net = t_avail * drive[i] - cmd * th + (my - fx * R)
-        j_omega = jx * R * R / vr + cmd * th_over_om
-        domega = t_net / (inertia[i] + h * j_omega)
+        j_brake = cmd * th_over_om
+        d_wheel = inertia[i] + h * (jx * R * R / vr + j_brake)
+        domega = t_net / d_wheel
         fx_gs = fx + jx * R / vr * (h * domega)
         # ploughing drag on the chassis at the contact
         fzp = xp.maximum(fz, 0.0)
@@ -347,7 +348,9 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
         pscale = -drag * fzp / xp.maximum(speed, 0.5)
         fbx = c * fx_gs - s * fy + pscale * ucx
         fby = s * fx_gs + c * fy + pscale * ucy
-        cx = jx * xp.maximum(V_REG * V_REG + om * R * uwx, 0.0) / (vr * vr * vr)
+        # the wheel's implicit row eliminated (Schur complement): a free wheel follows the chassis
+        cx = (jx * xp.maximum(V_REG * V_REG + om * R * uwx, 0.0) / (vr * vr * vr)
+              * (inertia[i] + h * j_brake) / d_wheel)
         cy = jy * vr / (vr * vr + uwy * uwy)
         cxx, cxy, cyy = c * c * cx + s * s * cy, c * s * (cx - cy), s * s * cx + c * c * cy
         qx, qy, qr = qx + fbx, qy + fby, qr + X[i] * fby - Y[i] * fbx

@@ -155,13 +155,14 @@ def _names(tree) -> list[str]:
 
 def monte_carlo(out_dir, params, state0, controls, n_steps: int, *, dt: float, controls_axes=0, reducer=None,
                 reducer_axes=None, local_inputs: bool = False, n_vehicles: int | None = None, run_id: str = "run",
-                **rollout_kw) -> ShardInfo:
+                compiler_options: dict | None = None, **rollout_kw) -> ShardInfo:
     """Run :func:`sims.fleet.fleet_rollout` over the global mesh and write this process's rows.
 
     ``params`` (a fleet), ``state0``, ``controls`` and ``reducer`` are the whole run's inputs, identical on
     every process (or, with ``local_inputs=True``, only this process's rows of the batched leaves, with
     ``n_vehicles`` the whole fleet size).  ``rollout_kw`` go to :func:`sims.fleet.fleet_rollout`
-    (``model``, ``integrator``, ``record``, ``every``, ...).  Returns a :class:`ShardInfo`.
+    (``model``, ``integrator``, ``record``, ``every``, ...); ``compiler_options`` XLA options of the compiled
+    program.  Returns a :class:`ShardInfo`.
     """
     from sims.fleet import fleet_rollout
     from sims.vehicles.params import fleet_axes, validate_params
@@ -186,7 +187,7 @@ def monte_carlo(out_dir, params, state0, controls, n_steps: int, *, dt: float, c
         return fleet_rollout(p, s, c, n_steps, dt=dt, controls_axes=controls_axes, reducer=r,
                              reducer_axes=reducer_axes, **rollout_kw)
 
-    out = jax.jit(fn)(*g)
+    out = jax.jit(fn, compiler_options=dict(compiler_options) if compiler_options else None)(*g)
     start, stop, _ = rows
     keep = max(0, min(stop, n) - start)
     names = _names(out)

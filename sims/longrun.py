@@ -87,7 +87,7 @@ def _record_fn(record):
 
 @functools.lru_cache(maxsize=None)
 def _chunk_fn(model, integrator, substeps: int, dt: float, chunk_steps: int, every: int, t0: float, record,
-              p_axes, driver_axes, reducer_axes):
+              p_axes, driver_axes, reducer_axes, options: tuple = ()):
     """The jitted, vmapped ``(init, chunk)`` pair for one static configuration."""
     from sims.integrators import make_step_with_telemetry
     from sims.rollout import scan_steps
@@ -114,8 +114,10 @@ def _chunk_fn(model, integrator, substeps: int, dt: float, chunk_steps: int, eve
         (s, dstate, acc, _), ys = jax.lax.scan(outer, (s, dstate, acc, k0), None, length=chunk_steps // every)
         return (s, dstate, acc), ys
 
-    init = jax.jit(jax.vmap(init_one, in_axes=(p_axes, 0, driver_axes, reducer_axes)))
-    chunk = jax.jit(jax.vmap(chunk_one, in_axes=(p_axes, 0, 0, 0, driver_axes, reducer_axes, None)))
+    opts = dict(options) or None
+    init = jax.jit(jax.vmap(init_one, in_axes=(p_axes, 0, driver_axes, reducer_axes)), compiler_options=opts)
+    chunk = jax.jit(jax.vmap(chunk_one, in_axes=(p_axes, 0, 0, 0, driver_axes, reducer_axes, None)),
+                    compiler_options=opts)
     return init, chunk
 
 
@@ -212,13 +214,16 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
              record="telemetry", every: int = 1, reducer=None, model="double_track",
              integrator="semi_implicit_euler", substeps: int = 1, driver_axes=None, reducer_axes=None,
              t0: float = 0.0, progress: bool | Any = True, resume: bool = True, overwrite: bool = False,
-             max_chunks: int | None = None, on_chunk: Callable | None = None, mesh=None) -> LongRunResult:
+             max_chunks: int | None = None, on_chunk: Callable | None = None, mesh=None,
+             compiler_options: dict | None = None) -> LongRunResult:
     """Run ``n_steps`` steps of the fleet ``params`` (chassis batched) in chunks, streaming records to
     ``out_dir`` and resuming from the last completed chunk (see the module docstring).
 
     ``max_chunks`` stops after that many chunks in this call (the run stays resumable);
     ``on_chunk(index, manifest)`` is called after each chunk is safely on disk; ``progress`` is
-    ``True`` (a tqdm bar), ``False`` or an object with ``update(n)``.
+    ``True`` (a tqdm bar), ``False`` or an object with ``update(n)``; ``mesh`` a
+    :func:`sims.sharding.fleet_mesh` to split the fleet over devices; ``compiler_options`` XLA options
+    of the chunk program (part of the run's configuration: a resume must use the same).
     """
     from sims.fleet import fleet_size
     from sims.integrators import check_dt, check_substeps
@@ -243,7 +248,8 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
 
     init, chunk = _chunk_fn(get_model(model), integrator, substeps, dt, chunk_steps, every, float(t0),
                             record if (record is None or isinstance(record, str)) else rec,
-                            fleet_axes(params), driver_axes, reducer_axes)
+                            fleet_axes(params), driver_axes, reducer_axes,
+                            tuple(sorted((compiler_options or {}).items())))
     if mesh is not None:
         from sims.sharding import shard
 
@@ -263,6 +269,7 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
     names = _names(probe) if rec is not None else []
     config = _config(n, n_steps, chunk_steps, dt, every, float(t0), model, integrator, substeps, record,
                      driver_axes, reducer_axes, names)
+    config["compiler_options"] = {k: str(v) for k, v in sorted((compiler_options or {}).items())}
     inputs_hash = _digest((params, state0, driver, reducer))
     config_hash = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
 

@@ -101,11 +101,12 @@ def _trim(tree, n: int):
 
 
 def sharded(fn: Callable, mesh: Mesh | None = None, in_axes: Any = 0, *, method: str = "jit",
-            axis_name: str = AXIS) -> Callable:
+            axis_name: str = AXIS, compiler_options: dict | None = None) -> Callable:
     """``fn`` (per-vehicle independent, outputs batched on axis 0) run with its batch sharded over ``mesh``.
 
     ``in_axes`` is a ``vmap``-style prefix per positional argument (0 batched, ``None`` shared).  Returns
     a callable with ``fn``'s signature whose outputs are sharded over the devices (padding removed).
+    ``compiler_options`` go to the outer ``jax.jit`` (XLA options, e.g. a faster-compiling level for tests).
     """
     if method not in ("jit", "shard_map"):
         raise ValueError(f"method = {method!r}; allowed 'jit' or 'shard_map'")
@@ -119,24 +120,28 @@ def sharded(fn: Callable, mesh: Mesh | None = None, in_axes: Any = 0, *, method:
         n_dev = m.devices.size
         n_pad = -(-n // n_dev) * n_dev
         placed = [shard(pad(a, ax, n_pad), m, ax, axis_name) for a, ax in zip(args, axes)]
+        opts = dict(compiler_options) if compiler_options else None
         if method == "jit":
-            out = jax.jit(fn)(*placed)
+            out = jax.jit(fn, compiler_options=opts)(*placed)
         else:
             specs = tuple(jax.tree.map(lambda ax: P(axis_name) if ax == 0 else P(), ax, is_leaf=lambda x: x is None)
                           if not (ax is None or isinstance(ax, int)) else (P(axis_name) if ax == 0 else P())
                           for ax in axes)
-            out = jax.jit(jax.shard_map(fn, mesh=m, in_specs=specs, out_specs=P(axis_name)))(*placed)
+            out = jax.jit(jax.shard_map(fn, mesh=m, in_specs=specs, out_specs=P(axis_name)),
+                          compiler_options=opts)(*placed)
         return _trim(out, n)
 
     return run
 
 
 def sharded_fleet_rollout(params, state0, controls, n_steps: int, *, mesh: Mesh | None = None, method: str = "jit",
-                          controls_axes=0, reducer=None, reducer_axes=None, **kw):
+                          controls_axes=0, reducer=None, reducer_axes=None, compiler_options: dict | None = None,
+                          **kw):
     """:func:`sims.fleet.fleet_rollout` with the fleet sharded over ``mesh`` (default all local devices).
 
     Same arguments and result (:class:`~sims.rollout.RolloutResult`, every leaf with a leading vehicle
-    axis) as :func:`sims.fleet.fleet_rollout`; the outputs are distributed over the devices."""
+    axis) as :func:`sims.fleet.fleet_rollout`; the outputs are distributed over the devices.
+    ``compiler_options``: XLA options of the compiled program."""
     from sims.fleet import fleet_rollout
     from sims.vehicles.params import fleet_axes, validate_params
 
@@ -146,7 +151,8 @@ def sharded_fleet_rollout(params, state0, controls, n_steps: int, *, mesh: Mesh 
         return fleet_rollout(p, s, c, n_steps, controls_axes=controls_axes, reducer=r, reducer_axes=reducer_axes,
                              **kw)
 
-    run = sharded(fn, mesh, (fleet_axes(params), 0, controls_axes, reducer_axes), method=method)
+    run = sharded(fn, mesh, (fleet_axes(params), 0, controls_axes, reducer_axes), method=method,
+                  compiler_options=compiler_options)
     return run(params, state0, controls, reducer)
 
 

@@ -29,7 +29,8 @@ WORKER = textwrap.dedent("""
     state0 = jax.vmap(lambda c, v: DOUBLE_TRACK.init_state(base._replace(chassis=c), v, yaw_rate=0.01))(
         fleet.chassis, jnp.linspace(15.0, 28.0, 5))
     drv = drivers.StraightBraking(abs_on=1.0, t_brake=0.05)
-    kw = dict(dt=0.005, chunk_steps=25, record="telemetry", every=5, reducer=BrakingReducer(), progress=False)
+    kw = dict(dt=0.005, chunk_steps=25, record="telemetry", every=5, reducer=BrakingReducer(), progress=False,
+              compiler_options={"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False})
     on_chunk = KillAfter(2) if mode == "kill" else None
     res = long_run(out_dir, fleet, state0, drv, 150, on_chunk=on_chunk, **kw)
     np.savez(out_dir + "/final.npz", *[np.asarray(x) for x in jax.tree.leaves((res.final_state, res.driver_state,

@@ -15,7 +15,7 @@ SCRIPT = textwrap.dedent("""
     import jax, jax.numpy as jnp, numpy as np
     assert jax.device_count() == 8, jax.devices()
     from sims import drivers
-    from sims.fleet import fleet_rollout, sample_fleet, Sampling
+    from sims.fleet import sample_fleet, Sampling
     from sims.sharding import fleet_mesh, gather, sharded, sharded_fleet_rollout
     from sims.vehicles import DOUBLE_TRACK, presets
     from sims.vehicles.params import fleet_axes
@@ -26,8 +26,10 @@ SCRIPT = textwrap.dedent("""
     speeds = jnp.linspace(8.0, 30.0, n)
     state0 = jax.vmap(lambda c, v: DOUBLE_TRACK.init_state(base._replace(chassis=c), v))(fleet.chassis, speeds)
     drv = drivers.StepSteer(amplitude=0.06, t_step=0.05, target_speed=20.0)
-    kw = dict(dt=0.005, controls_axes=None, record="telemetry", every=4)
-    ref = gather(fleet_rollout(fleet, state0, drv, steps, **kw))
+    fast = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}  # compile time
+    kw = dict(dt=0.005, controls_axes=None, record="telemetry", every=4, compiler_options=fast)
+    one = fleet_mesh(jax.devices()[:1])
+    ref = gather(sharded_fleet_rollout(fleet, state0, drv, steps, mesh=one, **kw))   # the one-device run
     out = {}
     for method in ("jit", "shard_map"):
         res = sharded_fleet_rollout(fleet, state0, drv, steps, method=method, **kw)
@@ -46,6 +48,20 @@ SCRIPT = textwrap.dedent("""
     out["generic_ok"] = bool(np.allclose(np.asarray(y), np.sin(np.arange(21.0)) * 2.0)) and y.shape == (21,)
     out["generic_devices"] = len(y.sharding.device_set)
     out["n_final"] = int(ref.final_state.vx.shape[0])
+    # a chunked long run with the fleet split over the 8 devices streams the same records
+    import tempfile
+    from sims.longrun import load_records, long_run
+    f16, _ = sample_fleet(jax.random.PRNGKey(5), base, 16)
+    s16 = jax.vmap(lambda c: DOUBLE_TRACK.init_state(base._replace(chassis=c), 15.0))(f16.chassis)
+    lkw = dict(dt=0.005, chunk_steps=10, every=5, progress=False, compiler_options=fast)
+    with tempfile.TemporaryDirectory() as d1, tempfile.TemporaryDirectory() as d2:
+        r1 = long_run(d1, f16, s16, drv, 20, mesh=fleet_mesh(), **lkw)
+        r2 = long_run(d2, f16, s16, drv, 20, **lkw)
+        a, b = load_records(d1), load_records(d2)
+        out["longrun_devices"] = len(r1.final_state.vx.sharding.device_set)
+        out["longrun_max_rel_diff"] = max(float(np.max(np.abs(a[k] - b[k])) / max(float(np.max(np.abs(b[k]))), 1e-30))
+                                          for k in a)
+        out["longrun_shape"] = list(a["fx"].shape)
     print("RESULT", json.dumps(out))
 """)
 
@@ -68,3 +84,5 @@ def test_fleet_sharded_over_8_devices_equals_single_device():
         assert out[method + "_shapes_equal"], out
         assert out[method + "_max_rel_diff"] <= 1e-5, out  # float32 rounding of a differently vectorised loop
     assert out["generic_ok"] and out["generic_devices"] == 8
+    assert out["longrun_devices"] == 8 and out["longrun_shape"] == [16, 4, 4]
+    assert out["longrun_max_rel_diff"] <= 1e-5, out
