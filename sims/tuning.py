@@ -346,8 +346,8 @@ jax.tree_util.register_dataclass(_LaneCost, data_fields=["x0", "length", "width"
 
 
 def lane_costs(gains: Mapping[str, Any], fleet: VehicleParams, speed, setup: LaneSetup):
-    """Per-vehicle ``(rms e_y [m], rms steer rate [rad/s], max |e_y| is not tracked)`` of the lane change
-    with :class:`LaneChangeDriver` ``gains``; differentiable in the gains."""
+    """Per-vehicle ``(rms e_y [m], rms steer rate [rad/s])`` over the run of the lane change with
+    :class:`LaneChangeDriver` ``gains``; differentiable in the gains."""
     m = get_model(setup.model)
 
     def one(p, v0):
