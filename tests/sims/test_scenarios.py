@@ -1,0 +1,72 @@
+"""Scenarios: the braking table, the locked-wheel reference, skidpad and step steer."""
+
+import numpy as np
+import pytest
+
+from jaxtire.surfaces import PRESETS as SURFACE_PRESETS
+from sims.scenarios import braking, skidpad, step_steer
+from sims.vehicles import presets
+from tests.sims.conftest import FAST
+
+
+@pytest.fixture(scope="module")
+def table():
+    return braking.braking_table(compiler_options=FAST)
+
+
+def test_braking_table_has_published_shape(table):
+    cell = {(r["preset"], r["surface"], r["mode"]): r for r in table}
+    assert len(table) == 4 * 5 * 2
+    assert cell["hatchback", "asphalt_dry", "abs"]["distance"] < 50.0
+    assert cell["hatchback", "asphalt_dry", "locked"]["distance"] < 60.0
+    for mode in ("abs", "locked"):
+        assert cell["hatchback", "ice", mode]["distance"] > 250.0  # several hundred metres
+    for name in ("hatchback", "sports_car", "race_car"):
+        dry = {m: cell[name, "asphalt_dry", m]["distance"] for m in ("abs", "locked")}
+        for s in braking.SURFACES:
+            g = SURFACE_PRESETS[s].grip
+            for m in ("abs", "locked"):
+                r = cell[name, s, m]
+                assert r["stopped"] and not r["spun"], (name, s, m)
+                ratio = r["distance"] / dry[m]
+                assert 0.6 / g < ratio < 1.5 / g, (name, s, m, ratio)  # ~ 1 / grip
+            assert cell[name, s, "abs"]["distance"] < cell[name, s, "locked"]["distance"]
+    # the rear-braked kart swaps ends on slippery surfaces with locked wheels
+    for s in ("asphalt_wet", "snow", "ice"):
+        assert cell["kart", s, "locked"]["spun"]
+    text = braking.format_table(table)
+    assert "spins" in text and "| hatchback |" in text
+
+
+def test_locked_wheel_stop_is_within_10_percent_of_v2_over_2_mu_g():
+    rows = braking.braking_table(("hatchback", "sports_car"), drag_area=0.0, lift_area=0.0, compiler_options=FAST)
+    for r in rows:
+        if r["mode"] == "locked":
+            assert r["distance"] == pytest.approx(r["reference"], rel=0.10), r
+    # the reference itself: sliding friction of the tire, from jaxtire, below the peak
+    p = presets.get("hatchback")
+    mu = braking.sliding_friction(p, "asphalt_dry")
+    assert 0.6 < mu < 0.9
+
+
+def test_skidpad_limit_understeer_and_yaw_rate():
+    dry = skidpad.skidpad(presets.get("hatchback"), compiler_options=FAST)
+    assert 6.0 < dry.ay_limit < 10.0  # 0.6 - 1.0 g
+    assert 0.0 < dry.understeer_deg_per_g < 6.0
+    pts = dry.points
+    ok = pts.holds
+    np.testing.assert_allclose(pts.yaw_rate[ok], pts.speed[ok] / 40.0, rtol=0.01)  # r = V / R
+    snow = skidpad.skidpad(presets.get("hatchback", surface_ids=8), compiler_options=FAST)
+    assert snow.ay_limit < 0.45 * dry.ay_limit
+    text = skidpad.format_table([dict(preset="hatchback", surface="asphalt_dry", ay_limit=dry.ay_limit,
+                                      ay_limit_g=dry.ay_limit / 9.81, understeer_deg_per_g=dry.understeer_deg_per_g)])
+    assert "understeer" in text
+
+
+def test_step_steer_response():
+    rows = step_steer.step_steer_table(("hatchback", "race_car"), compiler_options=FAST)
+    for r in rows:
+        assert r["ay_ss"] == pytest.approx(4.0, rel=0.1)
+        assert 0.05 < r["response_time"] < 0.6
+        assert -0.01 <= r["overshoot"] < 0.5
+    assert "response time" in step_steer.format_table(rows)
