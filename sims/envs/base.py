@@ -49,11 +49,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import jaxtire
 from jaxtire.surfaces import preset_table
 from sims.integrators import semi_implicit_euler
-from sims.vehicles import double_track
-from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, VehicleState, make_chassis, make_vehicle
+from sims.vehicles import double_track, presets
+from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, VehicleState
 
 #: Standard gravity [m/s^2].
 G = 9.81
@@ -169,33 +168,12 @@ def safe_vehicle(vs: VehicleState) -> Any:
 # vehicles
 
 
-@functools.lru_cache(maxsize=None)
-def _default_tire(dtype_name: str):
-    return jaxtire.default_tire(dtype=jnp.dtype(dtype_name))
-
-
-#: Chassis overrides of the task vehicles (on top of :data:`sims.vehicles.params.CHASSIS_DEFAULTS`, a
-#: compact front-wheel-drive hatchback).
-VEHICLES: dict[str, dict] = {
-    # the hatchback as it is: front-wheel drive, 92 kW, 6 kN m of brake torque
-    "hatchback": {},
-    # a rear-wheel-drive sports car for the race and the drift task: 250 kW, 50:50 weight, downforce-free
-    "sports_rwd": dict(mass=1300.0, yaw_inertia=1900.0, cg_to_front=1.25, cg_to_rear=1.25, cg_height=0.48,
-                       track_front=1.58, track_rear=1.58, roll_stiffness_front=0.55,
-                       max_drive_torque=5000.0, max_power=250e3, drive_split_front=0.0,
-                       max_brake_torque=7000.0, brake_bias_front=0.65, max_steer=0.6),
-}
-
-
 def make_env_vehicle(name: str = "hatchback", dtype=None, **overrides) -> VehicleParams:
-    """Validated :class:`VehicleParams` of a task vehicle (:data:`VEHICLES`) on the bundled MF 6.2 tire
-    (TNO 205/60 R15) and the preset surface table, cast to ``dtype`` (default float, i.e. float32 unless
-    x64 is enabled)."""
+    """Validated :class:`VehicleParams` of a :mod:`sims.vehicles.presets` vehicle (``"hatchback"``,
+    ``"sports_car"``, ``"kart"``, ``"race_car"``; MF 6.2 tire, the preset surface table) with chassis
+    ``overrides``, cast to ``dtype`` (default float: float32 unless x64 is enabled)."""
     dtype = dtype or jnp.result_type(float)
-    values = {**VEHICLES[name], **overrides}
-    chassis = make_chassis(dtype=dtype, **values)
-    tire = _default_tire(jnp.dtype(dtype).name)
-    return make_vehicle(chassis, tire, surfaces=preset_table(), dtype=dtype)
+    return presets.get(name, "mf", preset_table(), dtype=dtype, **overrides)
 
 
 def as_params_array(x, dtype):

@@ -3,18 +3,24 @@
 Each episode draws an initial speed ``v0`` from ``params.speed`` (default 15-25 m/s) and one surface
 for all four wheels from ``params.surface_ids`` (default dry asphalt, concrete, wet asphalt, cobbles,
 gravel, dirt, grass, snow; ice, id 9, is left out because it takes 20 s to stop), plus the mass and
-friction scales of :class:`~sims.envs.base.Physics`.  The car (the front-wheel-drive hatchback of
-:mod:`sims.envs.base`, 6 kN m of brake torque, no ABS) rolls straight, throttle closed, no steering.
+friction scales of :class:`~sims.envs.base.Physics`.  The car (the front-wheel-drive ``hatchback`` of
+:mod:`sims.vehicles.presets`, 6 kN m of brake torque, no ABS) rolls straight, throttle closed, no steering.
 
 * **Action** (2,) in [-1, 1]: front and rear brake pedal, each mapped to ``(a + 1) / 2`` in [0, 1]
   (per wheel: FL, FR get the front value, RL, RR the rear one; the chassis' brake bias still applies).
-* **Observation** (12,): ``vx / 30``, ``ax / g`` (the filtered deceleration), wheel speeds
-  ``omega r / 30`` (4, FL FR RL RR), slip ratios ``kappa`` (4), the previous action (2); with
-  ``privileged=True`` also the surface grip, the friction scale and the mass scale (15,).
-* **Reward** per step ``-dx / d_ideal`` with ``dx`` [m] the distance travelled in the step and
-  ``d_ideal = v0^2 / (2 g mu)`` the stopping distance at a constant ``mu g`` (``mu`` the surface grip
-  times the friction scale), so the return is minus the stopping distance in units of the ideal one
-  (about -1.4 for good threshold braking; locking the wheels gives -2.5 or worse).
+* **Observation** (13,): ``vx / 30``, ``vx / v0`` (the fraction of the initial speed left), ``ax / g``
+  (the filtered deceleration), wheel speeds ``omega r / 30`` (4, FL FR RL RR), slip ratios ``kappa``
+  (4), the previous action (2); with ``privileged=True`` also the surface grip, the friction scale and
+  the mass scale (16,).
+* **Reward** per step ``((v^2 - v'^2) / (2 mu g) - dx) / d_ideal``: the distance lost in the step
+  against an ideal stop at a constant deceleration ``mu g`` (``dx`` [m] the distance travelled, ``v``,
+  ``v'`` the speeds before and after, ``mu`` the surface grip times the friction scale, ``d_ideal = v0^2
+  / (2 g mu)``).  It is zero for braking at exactly ``mu g`` and negative for less, so the return of a
+  stopped episode is ``1 - d_stop / d_ideal`` (minus the stopping distance's excess over the ideal one;
+  the ``(v^2 - v'^2)`` term is a potential-based shaping of the plain ``-dx / d_ideal`` that gives each
+  step credit for its own deceleration).  From 20 m/s on dry asphalt: about -0.1 for the ideal brake
+  distribution of :func:`ideal_brake`, -0.3 with all four wheels locked, -0.35 for uniformly random
+  pedals, and a truncated episode also loses the remaining ``(v / v0)^2``.
 * **Termination**: stopped (``vx < params.v_stop``, 0.5 m/s), spin (``|yaw| > params.spin_yaw``, with a
   reward of ``-params.spin_penalty``) or a non-finite state; truncation after ``params.max_steps`` (400
   steps, 20 s).
@@ -70,7 +76,7 @@ class Braking(Environment):
     name = "braking"
     num_actions = 2
     action_names = ("brake_front", "brake_rear")
-    obs_names = ("vx", "ax", "wheel_speed_fl", "wheel_speed_fr", "wheel_speed_rl", "wheel_speed_rr",
+    obs_names = ("vx", "speed_fraction", "ax", "wheel_speed_fl", "wheel_speed_fr", "wheel_speed_rl", "wheel_speed_rr",
                  "kappa_fl", "kappa_fr", "kappa_rl", "kappa_rr", "last_brake_front", "last_brake_rear")
 
     def init_params(self, dtype) -> BrakingParams:
@@ -102,7 +108,11 @@ class Braking(Environment):
         dist = jnp.hypot(vs.x - state.vehicle.x, vs.y - state.vehicle.y)
         stopped = vs.vx < params.v_stop
         spin = jnp.abs(vs.yaw) > params.spin_yaw
-        reward = -dist / state.d_ideal - jnp.where(spin, params.spin_penalty, 0.0)
+        # distance lost against an ideal stop at mu g: -(dx - (v^2 - v'^2) / (2 mu g)) / d_ideal
+        v2_old = state.vehicle.vx ** 2 + state.vehicle.vy ** 2
+        v2_new = vs.vx ** 2 + vs.vy ** 2
+        reward = (v2_old - v2_new) / (state.v0 * state.v0) - dist / state.d_ideal
+        reward = reward - jnp.where(spin, params.spin_penalty, 0.0)
         st = state._replace(vehicle=vs, kappa=tel.kappa.astype(reward.dtype), last_action=action)
         metrics = {"speed": vs.vx, "distance": vs.x - state.x0, "stopped": stopped.astype(reward.dtype)}
         return Transition(st, reward, stopped | spin, metrics)
@@ -111,17 +121,25 @@ class Braking(Environment):
         vs = state.vehicle
         ch = params.vehicle.chassis
         radii = jnp.stack([ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_radius_rear])
-        return self.finish_obs([vs.vx / 30.0, vs.ax / G, vs.omega * radii / 30.0, state.kappa, state.last_action],
+        return self.finish_obs([vs.vx / 30.0, vs.vx / state.v0, vs.ax / G, vs.omega * radii / 30.0, state.kappa,
+                                state.last_action],
                                state, params)
 
 
-def scripted_brake(obs, target_kappa: float = -0.1, gain: float = 8.0):
-    """A slip-ratio feedback (a crude ABS) on the braking observation: brake harder while every wheel's
-    ``kappa`` is above ``target_kappa``, release as it goes below.  Returns the (2,) action."""
-    kappa = obs[..., 6:10]
-    kf = jnp.minimum(kappa[..., 0], kappa[..., 1])
-    kr = jnp.minimum(kappa[..., 2], kappa[..., 3])
-    prev = obs[..., 10:12]
-    err = jnp.stack([kf - target_kappa, kr - target_kappa], axis=-1)
-    return jnp.clip(prev + gain * err * 0.1, -1.0, 1.0)
-
+def ideal_brake(params: BrakingParams, mu=1.0, margin: float = 0.9):
+    """The (2,) action of a constant brake that decelerates at ``margin mu g`` with each axle's brake
+    torque matched to its load (quasi-static load transfer ``m a h / L`` onto the front axle), so neither
+    axle locks: ``T_axle = margin mu F_axle r`` and the pedal ``T_axle / (T_max share)``, for a car at the
+    default mass on a surface of grip ``mu`` (the privileged knowledge an ideal brake-force distribution
+    has).  A scripted reference policy: on dry asphalt it stops within about ``1 / margin`` ideal distances.
+    """
+    ch = params.vehicle.chassis
+    a = margin * mu * G
+    L = ch.cg_to_front + ch.cg_to_rear
+    ff = ch.mass * (G * ch.cg_to_rear + a * ch.cg_height) / L
+    fr = ch.mass * (G * ch.cg_to_front - a * ch.cg_height) / L
+    tf = margin * mu * ff * ch.wheel_radius_front
+    tr = margin * mu * jnp.maximum(fr, 0.0) * ch.wheel_radius_rear
+    bf = tf / (ch.max_brake_torque * ch.brake_bias_front)
+    br = tr / (ch.max_brake_torque * jnp.maximum(1.0 - ch.brake_bias_front, 1e-6))
+    return jnp.clip(jnp.stack([bf, br]) * 2.0 - 1.0, -1.0, 1.0)

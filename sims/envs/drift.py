@@ -1,6 +1,6 @@
 """Drift on a circle: hold a target sideslip angle and yaw rate while circling a fixed centre.
 
-The car (the rear-wheel-drive 250 kW sports car of :mod:`sims.envs.base`) circles the origin
+The car (the rear-wheel-drive 272 kW ``sports_car`` of :mod:`sims.vehicles.presets`) circles the origin
 counter-clockwise on a circle of ``params.radius`` (15 m) at ``params.target_speed`` (10 m/s), tail
 out: the target body sideslip ``beta = atan2(vy, vx)`` is ``params.target_beta`` (-0.35 rad, i.e. the
 velocity points 20 degrees right of the nose) and the target yaw rate ``r* = target_speed / radius``
@@ -83,7 +83,7 @@ class Drift(Environment):
                  "alpha_fr", "alpha_rl", "alpha_rr", "radial_error", "sin_course_error", "cos_course_error",
                  "speed_error", "last_steer", "last_pedal")
 
-    def __init__(self, vehicle: str = "sports_rwd", substeps: int = 10, privileged: bool = False):
+    def __init__(self, vehicle: str = "sports_car", substeps: int = 10, privileged: bool = False):
         super().__init__(substeps, privileged)
         self.vehicle = vehicle
 

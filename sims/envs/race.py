@@ -4,8 +4,8 @@ The track (:mod:`sims.envs.tracks`; ``make("race-oval")``, ``make("race-twisty")
 ``Race(track=my_track)``) is part of ``params`` (``params.track``), so a track with the same number of
 points can be swapped without recompiling.  Each episode starts at a random arc length (or at the line
 with ``params.random_start = False``), with a small random lateral offset and heading error, at a
-speed drawn from ``params.speed`` (5-15 m/s); the vehicle is the front-wheel-drive hatchback of
-:mod:`sims.envs.base` unless ``vehicle=`` names another of :data:`sims.envs.base.VEHICLES`.
+speed drawn from ``params.speed`` (5-15 m/s); the vehicle is the front-wheel-drive ``hatchback`` of
+:mod:`sims.vehicles.presets` unless ``vehicle=`` names another preset.
 
 * **Action** (2,) in [-1, 1]: ``steer`` (times ``max_steer``, positive left) and ``pedal`` (positive:
   throttle ``a``; negative: brake ``-a`` on all four wheels).
