@@ -166,15 +166,16 @@ def markdown(results: dict, s: dict) -> str:
 
     L.append("## Side by side\n")
     L.append("Time per item (one curve value, one tire, one vehicle-step); speed-up = baseline time / jaxtire time.\n")
-    L.append("| case | batch | jaxtire | items/s | NumPy | Python | vs NumPy | vs Python | compile |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    la = lambda r: f"{r['load_average'][0]:.1f}" if r.get("load_average") else "-"  # noqa: E731
+    L.append("| case | batch | jaxtire | items/s | NumPy | Python | vs NumPy | vs Python | compile | load avg |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for case, sizes in (("mf_curve", cfg["curve_sizes"]), ("tire_mf61", cfg["tire_sizes"])):
         for n in sizes:
             j, npy, py = (_find(cases, case, impl, n) for impl in ("jaxtire", "numpy", "python"))
             L.append(f"| {case} | {n:,} | {_fmt_ns(j['ns_per_item'])} | {_fmt_rate(j['items_per_s'])} | "
                      f"{_fmt_ns(npy['ns_per_item'])} | {_fmt_ns(py['ns_per_item'])} | "
                      f"{_ratio(npy['ns_per_item'], j['ns_per_item'])} | {_ratio(py['ns_per_item'], j['ns_per_item'])} | "
-                     f"{j['compile_s']:.2f} s |")
+                     f"{j['compile_s']:.2f} s | {la(j)} |")
     py = _find(cases, "vehicle_step", "python", 1)
     for n in sorted(set(cfg["call_fleets"]) | {cfg["frame_fleet"]}):
         j = _find(cases, "vehicle_step", "jaxtire-call", n)
@@ -182,7 +183,7 @@ def markdown(results: dict, s: dict) -> str:
         L.append(f"| vehicle step, one call | {n:,} | {_fmt_ns(j['ns_per_item'])} | {_fmt_rate(j['items_per_s'])} | "
                  f"{_fmt_ns(npy['ns_per_item'])} | {_fmt_ns(py['ns_per_item'])} | "
                  f"{_ratio(npy['ns_per_item'], j['ns_per_item'])} | {_ratio(py['ns_per_item'], j['ns_per_item'])} | "
-                 f"{j['compile_s']:.2f} s |")
+                 f"{j['compile_s']:.2f} s | {la(j)} |")
     big = cfg["big_fleet"]
     npy = next((r for r in sc if r["impl"] == "numpy" and r["batch"] == v["numpy_batch"]), None)
     for impl in ("jaxtire-scan", "jaxtire-chunked"):
@@ -192,7 +193,7 @@ def markdown(results: dict, s: dict) -> str:
         L.append(f"| vehicle steps, {impl.split('-')[1]} x{j['steps']} | {big:,} | {_fmt_ns(j['ns_per_item'])} | "
                  f"{_fmt_rate(j['items_per_s'])} | {_fmt_ns(npy['ns_per_item'])} | {_fmt_ns(py['ns_per_item'])} | "
                  f"{_ratio(npy['ns_per_item'], j['ns_per_item'])} | {_ratio(py['ns_per_item'], j['ns_per_item'])} | "
-                 f"{j['compile_s']:.2f} s |")
+                 f"{j['compile_s']:.2f} s | {la(j)} |")
     L.append(f"\nPure Python is timed on {cfg['py_items']:,} elements (tires, curves) and {cfg['py_vehicles']} "
              "vehicle-steps and reported per item. NumPy vehicle steps are one Python call per step on arrays over "
              "the fleet. Compile = XLA compile time of that executable (tracing and lowering are in "
@@ -201,15 +202,15 @@ def markdown(results: dict, s: dict) -> str:
     L.append("## Scaling: vehicle-steps per second, 1 to 1 M vehicles\n")
     L.append("![scaling](scaling.png)\n")
     L.append("| vehicles | mode | steps per call | vehicle-steps/s | time per call | bytes/vehicle (state) | "
-             "bytes/vehicle (compiled peak) | compile |")
-    L.append("|---:|---|---:|---:|---:|---:|---:|---:|")
+             "bytes/vehicle (compiled peak) | compile | load avg |")
+    L.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in sorted((r for r in sc if r["impl"].startswith("jaxtire")), key=lambda r: (r["batch"], r["impl"])):
         L.append(f"| {r['batch']:,} | {r['impl'].split('-')[1]} | {r['steps']} | {r['items_per_s']:.3g} | "
                  f"{r['seconds_per_call'] * 1e3:.3g} ms | {r['bytes_per_vehicle_state']:.0f} | "
-                 f"{(r['bytes_per_vehicle_peak'] or 0):.0f} | {r['compile_s']:.2f} s |")
+                 f"{(r['bytes_per_vehicle_peak'] or 0):.0f} | {r['compile_s']:.2f} s | {la(r)} |")
     for r in sorted((r for r in sc if r["impl"] == "numpy"), key=lambda r: r["batch"]):
         L.append(f"| {r['batch']:,} | numpy | {r['steps']} | {r['items_per_s']:.3g} | "
-                 f"{r['seconds_per_call'] * 1e3:.3g} ms | | | |")
+                 f"{r['seconds_per_call'] * 1e3:.3g} ms | | | | {la(r)} |")
     L.append("\n*scan*: `steps` semi-implicit Euler steps of the vmapped fleet inside one `lax.scan` per call; "
              f"*chunked*: the same scan run per block of {cfg['chunk']:,} vehicles (`sims.chunked.chunked`), so a "
              "block's state and intermediates stay in cache for all its steps. Memory: params + state + controls "

@@ -74,7 +74,8 @@ def _row(case, impl, n, items, t: harness.Timing, **extra) -> dict:
     per_item = t.seconds / items
     row = dict(case=case, impl=impl, batch=n, items_per_call=items, seconds_per_call=t.seconds,
                cpu_seconds_per_call=t.cpu_seconds, ns_per_item=per_item * 1e9, items_per_s=1.0 / per_item,
-               inner=t.inner, samples=t.samples, lower_s=t.lower_s, compile_s=t.compile_s, memory=t.memory)
+               inner=t.inner, samples=t.samples, lower_s=t.lower_s, compile_s=t.compile_s, memory=t.memory,
+               load_average=harness.load_average())
     row.update(extra)
     return row
 
