@@ -6,8 +6,10 @@ Skipped when the ``notebooks`` extra (nbclient, nbformat, ipykernel) is not inst
 
 from __future__ import annotations
 
+import queue
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,8 @@ pytest.importorskip("ipykernel")
 
 #: Seconds a single cell may run before the notebook counts as failed.
 CELL_TIMEOUT = 300
+#: Longest single wait on a kernel channel [s] (see :func:`sliced_polls`).
+POLL_SLICE = 0.5
 
 
 def _ensure_kernel() -> str:
@@ -41,6 +45,34 @@ def kernel_name():
     return _ensure_kernel()
 
 
+@pytest.fixture
+def sliced_polls(monkeypatch):
+    """Wait on the kernel's channels in short slices instead of one long ``poll(timeout)``.
+
+    nbclient waits for a cell's execute reply with one ``socket.poll(timeout)`` on the shell channel.
+    Now and then (most often after an ipywidgets cell) that poll misses the reply's wake-up and only
+    returns when the whole cell ``timeout`` has run out, with the reply, so the notebook passes after
+    idling for ``timeout`` seconds (jupyter/nbclient#312).  Polling in slices of ``POLL_SLICE``
+    seconds re-checks the socket each slice, so a missed wake-up costs at most one slice.
+    """
+    from jupyter_client.channels import AsyncZMQSocketChannel
+
+    original = AsyncZMQSocketChannel.get_msg
+
+    async def get_msg(self, timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            wait = POLL_SLICE if left is None else max(0.0, min(POLL_SLICE, left))
+            try:
+                return await original(self, wait)
+            except queue.Empty:
+                if left is not None and left <= POLL_SLICE:
+                    raise
+
+    monkeypatch.setattr(AsyncZMQSocketChannel, "get_msg", get_msg)
+
+
 def test_there_are_notebooks():
     assert len(NOTEBOOKS) >= 2
 
@@ -56,7 +88,7 @@ def test_notebook_is_stripped(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_executes(path, kernel_name, monkeypatch):
+def test_notebook_executes(path, kernel_name, sliced_polls, monkeypatch):
     # the kernel inherits the environment: let ipykernel pick its inline backend, as in Jupyter
     monkeypatch.delenv("MPLBACKEND", raising=False)
     monkeypatch.setenv("PYTHONPATH", str(REPO), prepend=":")
