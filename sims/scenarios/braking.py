@@ -117,7 +117,7 @@ def brake_test(params: VehicleParams, abs_on, *, speed=V0, yaw_rate0=YAW_RATE0, 
         return None, None, run
     n_steps = max(1, int(math.ceil(max_time / dt)))
     done = lambda acc: bool(jnp.all(acc.stopped))  # noqa: E731
-    _, _, acc, stats = run.run(n_steps, progress=progress, done=done)
+    _, _, acc, stats = run.run(n_steps, progress=progress, done=done, active=lambda acc: ~acc.stopped)
     acc = jax.tree.map(np.asarray, acc)
     res = BrakingResult(acc.distance, acc.stop_time, acc.stopped, acc.max_yaw > float(reducer.spin_angle),
                         acc.max_yaw)

@@ -85,3 +85,21 @@ def test_make_fleet_and_bad_sampling():
         sample_fleet(jax.random.PRNGKey(0), p, 3, Sampling(surfaces=(0, 20)))
     with pytest.raises(ValueError, match="n = 0"):
         sample_fleet(jax.random.PRNGKey(0), p, 0)
+
+
+def test_chunked_run_with_compaction_equals_the_plain_fleet_rollout(hatch):
+    from sims.fleet import FleetRun
+    from sims.scenarios.braking import BrakingReducer
+
+    n = 48
+    fleet, _ = sample_fleet(jax.random.PRNGKey(5), hatch, n, Sampling(surfaces=SURFS))
+    s0 = _fleet_state(fleet, np.linspace(8.0, 20.0, n))
+    drv = broadcast(StraightBraking(abs_on=1.0), n)
+    red = BrakingReducer()
+    ref = fleet_rollout(fleet, s0, drv, 1200, dt=0.005, reducer=red, compiler_options=FAST, block=None)
+    run = FleetRun(fleet, s0, drv, dt=0.005, reducer=red, chunk_steps=100, compiler_options=FAST, block=16)
+    _, _, acc, stats = run.run(1200, active=lambda a: ~a.stopped, min_batch=8, max_compactions=2)
+    assert stats.vehicle_steps_per_s > 0 and stats.steps <= 1200
+    np.testing.assert_allclose(acc.distance, ref.reduced.distance, rtol=1e-5)
+    np.testing.assert_array_equal(np.asarray(acc.stopped), np.asarray(ref.reduced.stopped))
+    np.testing.assert_allclose(acc.stop_time, ref.reduced.stop_time, rtol=1e-6)
