@@ -59,8 +59,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtire._math import atan, cos_atan, safe_div, safe_norm, safe_pow, safe_sqrt
+from jaxtire._math import atan, cos_atan, safe_div, safe_norm, safe_sqrt
 from jaxtire._trig import cos, sin, tan
+from jaxtire._trig import safe_pow as _pow_pos
 from jaxtire.forces import TireForces
 from jaxtire.magic_formula import peak_phase
 from jaxtire.params import MFParams
@@ -242,7 +243,7 @@ def _my(p: MFParams, c: _Common, gamma, fx, vx, rr_scale):
     direction = 1.0 if vx is None else jnp.clip(vx / p.VXLOW, -1.0, 1.0)
     poly = (p.QSY1 + p.QSY2 * fx / fz0 + p.QSY3 * jnp.abs(vxn) + p.QSY4 * vxn**4
             + (p.QSY5 + p.QSY6 * c.fz / fz0) * gamma**2)
-    load = safe_pow(c.fz / fz0, p.QSY7) * (p.INFLPRES / p.NOMPRES) ** p.QSY8
+    load = _pow_pos(c.fz / fz0, p.QSY7) * (p.INFLPRES / p.NOMPRES) ** p.QSY8
     return -r0 * fz0 * p.LMY * rr_scale * poly * load * direction
 
 

@@ -58,3 +58,15 @@ def test_vmap_and_jit_shapes():
     x = jnp.ones((3, 4), jnp.float32) * 0.5
     assert jax.vmap(_trig.sin)(x).shape == (3, 4)
     assert jax.jit(_trig.tan)(x).dtype == jnp.float32
+
+
+def test_safe_pow_matches_math_safe_pow():
+    from jaxtire._math import safe_pow as ref_pow
+
+    x = jnp.asarray(np.concatenate([[0.0, 1e-13, 1e-6], np.linspace(0.01, 5.0, 1000)]), jnp.float32)
+    for q in (0.9008, -0.4089, 2.5):
+        got, ref = np.asarray(_trig.safe_pow(x, q)), np.asarray(ref_pow(x, q))
+        np.testing.assert_allclose(got, ref, rtol=3e-6, atol=0)
+    g = jax.grad(lambda v: _trig.safe_pow(v, 0.9))(jnp.float32(2.0))
+    np.testing.assert_allclose(g, 0.9 * 2.0 ** -0.1, rtol=1e-5)
+    assert float(jax.grad(lambda v: _trig.safe_pow(v, 0.9))(jnp.float32(0.0))) == 0.0
