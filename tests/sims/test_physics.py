@@ -178,3 +178,19 @@ def test_float64_matches_float32(hatch):
         x64 = float(fs.x)
     assert x64 == pytest.approx(x32, rel=1e-3)
     assert astype(hatch, jnp.float32).chassis.surface_ids.dtype == jnp.int32
+
+
+def test_open_loop_array_and_openloop_driver_agree_with_decimated_recording(hatch):
+    from sims.drivers import OpenLoop
+
+    n = 400
+    brake = np.where(np.arange(n) < 200, 0.0, 0.6).astype(np.float32)
+    seq = Controls(jnp.zeros(n), jnp.zeros(n), jnp.asarray(brake))
+    s0 = DOUBLE_TRACK.init_state(hatch, 15.0)
+    a = rollout(hatch, s0, seq, n, dt=0.005, record="state", every=10)
+    b = rollout(hatch, s0, OpenLoop(seq, 0.005), n, dt=0.005, record="state", every=10)
+    assert np.shape(a.trajectory.vx) == (40,)
+    np.testing.assert_allclose(np.asarray(a.trajectory.vx), np.asarray(b.trajectory.vx), rtol=1e-6)
+    np.testing.assert_allclose(float(a.final_state.x), float(b.final_state.x), rtol=1e-6)
+    v = np.asarray(a.trajectory.vx)
+    assert v[19] > 14.5 and v[-1] < v[20] - 2.0  # coasts, then brakes from step 200
