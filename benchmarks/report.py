@@ -244,26 +244,46 @@ METHOD = """## Method
 
 ## Where the time went, and what was fixed
 
-* XLA:CPU lowers `sin`, `cos`, `tan`, `atan2` (and `atan`) to scalar libm calls: 3.5-12 ns per element
-  against 0.1-0.4 ns for a multiply, `exp` or `tanh`, measured on this CPU. A combined-slip MF 6.1
-  evaluation holds ~15 such calls, so libm dominated. jaxtire now evaluates them as fused,
-  vectorised float32 polynomials (`jaxtire._math.atan`, `jaxtire._trig`; <= 3 ulp, exact
-  derivatives; float64 unchanged), which roughly tripled `mf_forces` throughput.
-* Multi-output fusion: returning `fx, fy, mz` as three arrays makes XLA split the computation into
-  ~15 loop fusions (it will not duplicate "expensive" producers such as divides into several
-  consumers, so shared intermediates are written to memory) with ~35 % duplicated arithmetic,
-  against ~8 fusions for one output (HLO from `jax.jit(f).lower(...).compile().as_text()`). In a
-  long `lax.scan` the remedy is to keep the working set in cache: `sims.chunked.chunked` runs the
-  scan block by block.
-* Fleet memory traffic: at 1 M vehicles every step streams all intermediates through DRAM; the
-  chunked scan keeps each block in L2 for all its steps.
+Found with HLO dumps (`jax.jit(f).lower(...).compile().as_text()`, `XLA_FLAGS=--xla_dump_to`), the
+emitted LLVM IR, a profiler trace per fusion and CPU-time A/B runs (process CPU time is robust to
+the load of this shared machine; numbers below are CPU ns per evaluation, 131 072-wide batch).
+
+| `mf_forces` -> `fx, fy, mz` (combined slip, camber, low-speed fade) | CPU ns / eval |
+|---|---:|
+| XLA's `atan`, `sin`, `cos`, `tan` (as first written) | 232 |
+| polynomial float32 `atan` (`jaxtire._math.atan`) | 164 |
+| + polynomial float32 `sin`, `cos`, `tan` (`jaxtire._trig`, used by `mf61`) | 47.5 |
+| + `--xla_cpu_prefer_vector_width=512` (AVX-512, set by `python -m benchmarks`) | 24.7 |
+
+* XLA:CPU lowers `sin`, `cos`, `tan`, `atan2`, `pow` (and `atan`) to *scalar* libm calls: 3.5-17 ns
+  per element against 0.1-0.5 ns for a multiply, `exp`, `log` or `tanh`. A combined-slip MF 6.1
+  evaluation holds ~15 of them, so libm dominated. `jaxtire._trig` evaluates them as fused,
+  vectorised float32 polynomials (Cephes reductions; <= 2 ulp for sin/cos, exact derivatives,
+  float64 unchanged) and `x ** q` as `exp(q log x)`.
+* Multi-output fusion: three outputs made XLA split the tire into ~15 loop fusions with duplicated
+  libm calls (8 `tan` instead of 3), the 3-5x gap the first measurements showed; with the polynomial
+  functions the residual cost of three outputs over one is 1.25-1.3x (shared intermediates that XLA
+  will not duplicate into several consumers are written once to memory).
+* XLA:CPU emits 256-bit vectors by default; this Zen 5 CPU runs 512-bit AVX-512 at full rate, which
+  halves the time of every fused loop.
+* Fleets: beyond ~100 k vehicles every step streams all intermediates through DRAM; the chunked
+  scan (`sims.chunked`) keeps a block's state and intermediates in L2 for all its steps (about 2x at
+  1 M vehicles). For the stand-alone tire (one pass, no scan) chunking does not pay.
+* Still open (proposed, not in files owned by the benchmark): `jaxtire.slip.slip_angle` uses
+  `jnp.arctan2` (17 ns per element); `atan(vy / regularised_speed(vx))` is the same function (the
+  denominator is > 0) and cuts the single-wheel step by ~30 % and the vehicle step by ~25 %;
+  `jaxtire.magic_formula` still uses `jnp.sin`.
 
 ## GPU
 
 `python -m benchmarks --gpu` (on a machine with `jax[cuda12]` and an NVIDIA GPU) refuses to run on
-another backend, uses fleets up to 16 M vehicles, 2e8 vehicle-steps per call, `lax.scan(unroll=8)`
-so several steps fuse into one kernel (the state then stays in registers between the unrolled steps),
-and checks the 1e9 vehicle-steps/s target. No GPU was available for the run above.
+another backend, uses fleets up to 16 M vehicles, 2e8 vehicle-steps per call and `lax.scan(unroll=4)`
+(`--unroll N`) so several steps fuse into one kernel launch sequence, and checks the 1e9
+vehicle-steps/s target. No GPU was available for the run above, so none of this is measured. What to
+look at first on a GPU: the step's `lax.map` over the four wheels (a device loop per step, chosen for
+compile time) and the number of kernels per step in the profile; reading the chassis (~150 B) and
+reading and writing the state (2 x 48 B) once per step is already ~0.25 TB/s at 1e9 vehicle-steps/s,
+so the unrolled steps must keep the state on chip between steps.
 """
 
 

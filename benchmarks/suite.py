@@ -63,7 +63,7 @@ class Config:
         elif gpu:
             base = dict(gpu=True, big_fleet=1_000_000,
                         scaling=(1, 100, 10_000, 100_000, 1_000_000, 4_000_000, 16_000_000),
-                        chunk_from=10**12, work_per_call=2e8, unroll=8)
+                        chunk_from=10**12, work_per_call=2e8, unroll=4)
         else:
             base = {}
         base.update({k: v for k, v in kw.items() if v is not None})
