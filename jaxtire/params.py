@@ -67,6 +67,7 @@ BASE_DEFAULTS: dict[str, float] = {
     "UNLOADED_RADIUS": 0.3,
     "NOMPRES": 220000.0,
     "FNOMIN": 4000.0,
+    "LMUV": 0.0,  # speed decay of friction: a coefficient (MF default 0), not a unit multiplier
 }
 
 #: Valid ranges checked when params are built: name -> (low, high, low inclusive?).
