@@ -5,7 +5,8 @@
 
 Each measurement jits one ``lax.scan`` of ``--steps`` vmapped ``env.step`` calls with uniform random
 actions (auto-reset included), runs it once to compile and warm up, then times the best of ``--repeat``
-runs.  With gymnax installed (optional, ``pip install gymnax``) the same harness runs gymnax's
+runs.  Batches above ``--chunk`` (16384) are also timed stepped in chunks of that size inside the same
+jitted call (``sims.envs.base.chunked``), which keeps a CPU's caches warm.  With gymnax installed (optional, ``pip install gymnax``) the same harness runs gymnax's
 CartPole-v1 as the reference, and the table gives each task's ratio to it.  Not a test.
 """
 
@@ -19,12 +20,14 @@ import jax
 import jax.numpy as jnp
 
 import sims.envs as envs
+from sims.envs.base import chunked
 
 SIZES = (1, 1024, 16384, 131072)
 
 
-def make_runner(env, params, n: int, steps: int, gymnax_env: bool = False):
-    """A jitted ``run(key) -> summed reward`` of ``steps`` steps of ``n`` parallel environments."""
+def make_runner(env, params, n: int, steps: int, gymnax_env: bool = False, chunk: int | None = None):
+    """A jitted ``run(key) -> summed reward`` of ``steps`` steps of ``n`` parallel environments (``chunk``
+    at a time, :func:`sims.envs.base.chunked`, if given)."""
     if gymnax_env:
         space = env.action_space(params)
         sample = lambda k: space.sample(k)  # noqa: E731
@@ -32,8 +35,8 @@ def make_runner(env, params, n: int, steps: int, gymnax_env: bool = False):
         space = env.action_space(params)
         sample = lambda k: jax.random.uniform(k, space.shape, space.dtype, -1.0, 1.0)  # noqa: E731
 
-    reset = jax.vmap(env.reset, in_axes=(0, None))
-    step = jax.vmap(env.step, in_axes=(0, 0, 0, None))
+    reset = chunked(jax.vmap(env.reset, in_axes=(0, None)), chunk, in_axes=(0, None))
+    step = chunked(jax.vmap(env.step, in_axes=(0, 0, 0, None)), chunk)
 
     @jax.jit
     def run(key):
@@ -88,6 +91,8 @@ def main(argv=None):
     ap.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
     ap.add_argument("--steps", type=int, default=100, help="scan steps at 1 and up to 2048 envs (fewer above)")
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--chunk", type=int, default=16384,
+                    help="also time batches above this size in chunks of it (0: never)")
     ap.add_argument("--no-gymnax", action="store_true")
     args = ap.parse_args(argv)
 
@@ -103,6 +108,7 @@ def main(argv=None):
             sps, first = measure(make_runner(genv, gparams, n, steps, gymnax_env=True), n, steps, args.repeat)
             rows["gymnax CartPole-v1"][n] = sps
             print(f"  gymnax CartPole-v1  n={n:>7}  {sps:>14,.0f} steps/s  (compile+first {first:.1f} s)", flush=True)
+    chunked_rows = {}
     for name in args.tasks:
         env = envs.make(name)
         params = env.default_params
@@ -112,15 +118,23 @@ def main(argv=None):
             sps, first = measure(make_runner(env, params, n, steps), n, steps, args.repeat)
             rows[name][n] = sps
             print(f"  {name:<18} n={n:>7}  {sps:>14,.0f} steps/s  (compile+first {first:.1f} s)", flush=True)
+            if args.chunk and n > args.chunk:
+                sps_c, first = measure(make_runner(env, params, n, steps, chunk=args.chunk), n, steps, args.repeat)
+                chunked_rows.setdefault(f"{name} (chunks of {args.chunk})", {})[n] = sps_c
+                print(f"  {name:<18} n={n:>7}  {sps_c:>14,.0f} steps/s  in chunks of {args.chunk} "
+                      f"(compile+first {first:.1f} s)", flush=True)
 
     print()
     head = "| task | " + " | ".join(f"{n:,} envs" for n in args.sizes) + " |"
     print(head)
     print("|" + "---|" * (len(args.sizes) + 1))
     cart = rows.get("gymnax CartPole-v1")
-    for name, r in rows.items():
+    for name, r in {**rows, **chunked_rows}.items():
         cells = []
         for n in args.sizes:
+            if n not in r:
+                cells.append("")
+                continue
             c = f"{r[n]:,.0f}"
             if cart and name != "gymnax CartPole-v1":
                 c += f" ({r[n] / cart[n]:.2g}x)"

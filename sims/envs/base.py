@@ -50,6 +50,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire.surfaces import preset_table
+from sims.chunked import chunked as _chunked
 from sims.integrators import semi_implicit_euler
 from sims.vehicles import double_track, presets
 from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, VehicleState
@@ -319,17 +320,27 @@ class Environment:
         return f"{type(self).__name__}(name={self.name!r}, substeps={self.substeps}, privileged={self.privileged})"
 
 
+def chunked(fn, chunk: int | None, in_axes=(0, 0, 0, None)):
+    """``fn`` (vmapped, ``params`` last and shared) stepped ``chunk`` environments at a time inside the same
+    call (:func:`sims.chunked.chunked`, ``lax.map`` over blocks; identical results): on a CPU a batch far
+    larger than the caches (131k environments) runs up to 3x faster in blocks of ~16k.  ``None``: ``fn``."""
+    if not chunk:
+        return fn
+    return _chunked(fn, int(chunk), in_axes=in_axes)
+
+
 @functools.lru_cache(maxsize=64)
-def batched(env: Environment):
+def batched(env: Environment, chunk: int | None = None):
     """Jitted, vmapped ``(reset, step)`` of ``env`` (shared params, one key per environment)::
 
         obs, state = reset(keys, params)                                 # keys (n,)
         obs, state, reward, done, info = step(keys, state, actions, params)
 
+    ``chunk``: process that many environments at a time (:func:`chunked`; for huge batches on a CPU).
     Cached per env configuration, so every user of an equal env (tests, the Gymnasium wrappers, PPO)
     shares the compiled executables."""
-    reset = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))
-    jstep = jax.jit(jax.vmap(env.step, in_axes=(0, 0, 0, None)))
+    reset = jax.jit(chunked(jax.vmap(env.reset, in_axes=(0, None)), chunk, in_axes=(0, None)))
+    jstep = jax.jit(chunked(jax.vmap(env.step, in_axes=(0, 0, 0, None)), chunk))
 
     def step(keys, state, actions, params):
         # a strongly typed action of the params' dtype: weakly typed or float64 input would recompile

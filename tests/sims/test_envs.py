@@ -279,3 +279,18 @@ def test_track_pose_recovers_offsets_and_local_search_agrees():
     # across the start line
     assert np.isclose(float(tracks.progress_delta(tw, 1.0, tw.length - 2.0)), 3.0, atol=1e-3)
     assert np.isclose(float(tracks.progress_delta(tw, tw.length - 2.0, 1.0)), -3.0, atol=1e-3)
+
+
+def test_chunked_batches_equal_one_vmap():
+    """Chunked stepping (sims.chunked under sims.envs.base.chunked) with PRNG-key and pytree arguments."""
+    from sims.envs.base import chunked
+
+    def f(k, s, a, p):
+        return {"y": a * p + s["a"] + jax.random.uniform(k), "z": s["a"][..., None] * jnp.ones(3)}
+
+    fn = jax.vmap(f, in_axes=(0, 0, 0, None))
+    x, s = jnp.arange(12.0), {"a": jnp.arange(12.0) ** 2}
+    ref = fn(keys(0, 12), s, x, 2.0)
+    for chunk in (None, 3, 5, 12, 24):  # 5 does not divide 12: padded
+        out = chunked(fn, chunk)(keys(0, 12), s, x, 2.0)
+        assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(out), jax.tree.leaves(ref)))
