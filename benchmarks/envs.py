@@ -4,10 +4,11 @@
     python -m benchmarks.envs --tasks braking --sizes 1 1024 --steps 50
 
 Each measurement jits one ``lax.scan`` of ``--steps`` vmapped ``env.step`` calls with uniform random
-actions (auto-reset included), runs it once to compile and warm up, then times the best of ``--repeat``
-runs.  Batches above ``--chunk`` (16384) are also timed stepped in chunks of that size inside the same
-jitted call (``sims.envs.base.chunked``), which keeps a CPU's caches warm.  With gymnax installed (optional, ``pip install gymnax``) the same harness runs gymnax's
-CartPole-v1 as the reference, and the table gives each task's ratio to it.  Not a test.
+actions (auto-reset included), runs it once to compile and warm up, then times the best of
+``--repeat`` runs. Batches above ``--chunk`` (16384) are also timed stepped in chunks of that size
+inside the same jitted call (``sims.envs.base.chunked``), which keeps a CPU's caches warm. With
+gymnax installed (optional, ``pip install gymnax``) the same harness runs gymnax's CartPole-v1 as
+the reference, and the table gives each task's ratio to it. Not a test.
 """
 
 from __future__ import annotations

@@ -9,9 +9,10 @@ separate value MLP.  Truncated episodes bootstrap from the value of ``info["fina
 ones do not.  Actions are sampled unbounded and clipped to [-1, 1] by the env.
 
 One jitted rollout serves training (stochastic policy), evaluation (the policy mean) and the random
-baseline (uniform actions in [-1, 1]): the mode is an argument, so it compiles once.  The score is the
-mean return of the first episode of ``eval_rounds x num_envs`` environments started from the same keys
-for every policy (the learned policy is scored by its mean action, and also as sampled in training).  The run prints the learning curve (mean return of the episodes finished in each update)
+baseline (uniform actions in [-1, 1]): the mode is an argument, so it compiles once. The score is
+the mean return of the first episode of ``eval_rounds x num_envs`` environments started from the
+same keys for every policy (the learned policy is scored by its mean action, and also as sampled in
+training). The run prints the learning curve (mean return of the episodes finished in each update)
 and writes it, with the random and the final scores, to a PNG.
 """
 
