@@ -16,25 +16,28 @@ Direct variant (the TLabVehiclePhysics / C# evaluation)::
 Both are plain elementwise functions: every argument broadcasts, so one call
 evaluates a whole batch of curves, and both are smooth in every argument.
 Units are those of the caller (``x`` slip in [-] or [rad], ``D`` in [N] or [-]).
+
+In float32, ``atan``, ``sin`` and ``cos`` are the fused polynomial versions of
+:mod:`jaxtire._math` / :mod:`jaxtire._trig` (a few ulp; XLA:CPU's own are scalar libm
+calls); in float64 they are the ``jnp`` functions.
 """
 
 from __future__ import annotations
 
-import jax.numpy as jnp
-
 from jaxtire._math import atan
+from jaxtire._trig import cos, sin
 
 
 def magic_formula(x, B, C, D, E, Sh=0.0, Sv=0.0):
     """General Magic Formula ``D sin(C atan(B x1 - E (B x1 - atan(B x1)))) + Sv``, ``x1 = x + Sh``."""
     bx = B * (x + Sh)
-    return D * jnp.sin(C * atan(bx - E * (bx - atan(bx)))) + Sv
+    return D * sin(C * atan(bx - E * (bx - atan(bx)))) + Sv
 
 
 def magic_formula_direct(x, B, C, D, E):
     """Direct variant ``D sin(C atan(B x - E atan(B x - atan(B x))))``."""
     bx = B * x
-    return D * jnp.sin(C * atan(bx - E * atan(bx - atan(bx))))
+    return D * sin(C * atan(bx - E * atan(bx - atan(bx))))
 
 
 def peak_phase(x, B, C, E, Sh=0.0):
@@ -45,4 +48,4 @@ def peak_phase(x, B, C, E, Sh=0.0):
 
 def cosine_weight(x, B, C, E, Sh=0.0):
     """Cosine-form weighting used by combined slip: ``cos(C atan(B x1 - E (B x1 - atan(B x1))))``."""
-    return jnp.cos(peak_phase(x, B, C, E, Sh))
+    return cos(peak_phase(x, B, C, E, Sh))

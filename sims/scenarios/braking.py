@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtire._math import safe_norm
 from jaxtire.surfaces import lookup, surface_id
 from sims.drivers import StraightBraking
 from sims.fleet import FleetRun, broadcast, fleet_size
@@ -66,8 +67,9 @@ class BrakingReducer:
         return BrakingAcc(z, z + jnp.inf, jnp.zeros(jnp.shape(z), bool), z, state.yaw)
 
     def update(self, acc: BrakingAcc, t, state, controls, tel, new, params, dt) -> BrakingAcc:
-        v0 = jnp.sqrt(state.vx ** 2 + state.vy ** 2)
-        v1 = jnp.sqrt(new.vx ** 2 + new.vy ** 2)
+        # safe_norm: a zero (not NaN) gradient once a vehicle stands still, so grad flows through the reducer.
+        v0 = safe_norm(state.vx, state.vy)
+        v1 = safe_norm(new.vx, new.vy)
         moving = ~acc.stopped
         dist = acc.distance + jnp.where(moving, 0.5 * (v0 + v1) * dt, 0.0)
         now = moving & (v1 < self.stop_speed)

@@ -67,3 +67,18 @@ def test_gradients_finite_and_match_fd(f, x64):
         np.testing.assert_allclose(float(gi), (f(*up) - f(*dn)) / (2 * h), rtol=1e-6, atol=1e-9)
     g0 = jax.grad(f, argnums=(0, 1, 2, 3, 4))(0.0, B, C, D, E)
     assert all(np.isfinite(float(v)) for v in g0)
+
+
+def test_float32_curve_matches_float64_numpy():
+    """float32 uses the fused polynomial atan / sin / cos: the curve stays within float32 rounding
+    of the float64 formula (relative to the peak D), slip up to |x| = 5 and large C E B."""
+    x = np.linspace(-5, 5, 4001).astype(np.float32)
+    for b, c, d, e in [(B, C, D, E), (25.0, 1.9, 4000.0, 0.9), (3.0, 2.4, 1.0, -3.0)]:
+        got = np.asarray(magic_formula(jnp.asarray(x), b, c, d, e, 0.003, 0.01 * d))
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, _np_general(x.astype(np.float64), b, c, d, e, 0.003, 0.01 * d), rtol=0, atol=1e-6 * d)
+        bx = b * x.astype(np.float64)
+        direct = d * np.sin(c * np.arctan(bx - e * np.arctan(bx - np.arctan(bx))))
+        np.testing.assert_allclose(np.asarray(magic_formula_direct(jnp.asarray(x), b, c, d, e)), direct, rtol=0, atol=1e-6 * d)
+        w = np.asarray(cosine_weight(jnp.asarray(x), b, c, e))
+        np.testing.assert_allclose(w, np.cos(c * np.arctan(bx - e * (bx - np.arctan(bx)))), rtol=0, atol=1e-6)

@@ -70,3 +70,30 @@ def test_step_steer_response():
         assert 0.05 < r["response_time"] < 0.6
         assert -0.01 <= r["overshoot"] < 0.5
     assert "response time" in step_steer.format_table(rows)
+
+
+def test_braking_reducer_gradient_finite_at_standstill():
+    """The distance integral uses a safe norm: at standstill its gradient is 0, not NaN; while
+    moving it is the trapezoid's dt/2 * v/|v| per end point."""
+    import jax
+    import jax.numpy as jnp
+    from typing import NamedTuple
+
+    class S(NamedTuple):
+        vx: jnp.ndarray
+        vy: jnp.ndarray
+        yaw: jnp.ndarray
+
+    red = braking.BrakingReducer()
+    dt = 0.01
+
+    def dist(vx, vy):
+        s = S(vx, vy, jnp.zeros(()))
+        acc = red.init(None, s)
+        return red.update(acc, 0.0, s, None, None, S(vx * 0.5, vy * 0.5, jnp.zeros(())), None, dt).distance
+
+    g = jax.grad(dist, argnums=(0, 1))(jnp.float32(0.0), jnp.float32(0.0))
+    assert all(np.isfinite(float(x)) and float(x) == 0.0 for x in g)
+    g = jax.grad(dist, argnums=(0, 1))(jnp.float32(3.0), jnp.float32(4.0))
+    # d/dvx of dt/2 (|v| + |v|/2) = dt/2 * 1.5 * vx/|v|
+    np.testing.assert_allclose([float(g[0]), float(g[1])], [0.75 * dt * 0.6, 0.75 * dt * 0.8], rtol=1e-5)
