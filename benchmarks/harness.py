@@ -131,6 +131,22 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def _vector_isa() -> str:
+    """The widest x86 vector extension in ``/proc/cpuinfo`` (``AVX-512``, ``AVX2``, ...), else the machine."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    for flag, name in (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX"), ("sse4_2", "SSE4.2")):
+                        if flag in flags:
+                            return name
+                    break
+    except OSError:
+        pass
+    return platform.machine()
+
+
 def _mem_total_gib() -> float | None:
     try:
         with open("/proc/meminfo") as f:
@@ -164,6 +180,7 @@ def environment() -> dict:
         "platform": platform.platform(),
         "cpu": _cpu_model(),
         "cpu_count": os.cpu_count(),
+        "vector_isa": _vector_isa(),
         "affinity_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "memory_gib": _mem_total_gib(),
         "jax": jax.__version__,
