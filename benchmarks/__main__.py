@@ -11,7 +11,7 @@ Usage (from the repository root)::
 
 On a CPU with AVX-512 (checked in ``/proc/cpuinfo``) the run adds ``--xla_cpu_prefer_vector_width=512``
 to ``XLA_FLAGS`` before JAX starts, unless ``XLA_FLAGS`` already sets a vector width or ``--xla-default``
-is given: XLA:CPU emits 256-bit vectors by default, and on this project's AMD EPYC (Zen 5, full-width
+is given: XLA:CPU emits 256-bit vectors by default, and on an AMD EPYC with Zen 5 cores (full-width
 AVX-512) 512-bit vectors make the fused tire loops about 1.5x faster (measured: MF 6.1 tire 41 -> 28 ns
 of CPU time per evaluation).  Set the same flag in your own runs to get the same speed; the flags in
 effect are recorded in ``RESULTS.md``.

@@ -120,6 +120,29 @@ def load_average() -> list | None:
         return None
 
 
+def cpu_times() -> list | None:
+    """The aggregate ``cpu`` line of ``/proc/stat`` (user, nice, system, idle, iowait, irq, softirq, steal, ...)
+    in clock ticks, or None where there is no ``/proc/stat``."""
+    try:
+        with open("/proc/stat") as f:
+            for line in f:
+                if line.startswith("cpu "):
+                    return [int(v) for v in line.split()[1:]]
+    except OSError:
+        pass
+    return None
+
+
+def steal_fraction(start: list | None, end: list | None) -> float | None:
+    """Share of all CPU time between two :func:`cpu_times` readings that the hypervisor gave to other
+    guests (``steal``): on a shared virtual machine, the part of the wall time this run could not use."""
+    if not start or not end or len(start) < 8 or len(end) < 8:
+        return None
+    d = [b - a for a, b in zip(start, end)]
+    total = sum(d[:8])
+    return d[7] / total if total > 0 else None
+
+
 def _cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as f:
@@ -194,6 +217,7 @@ def environment() -> dict:
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "git_commit": _git_commit(),
         "load_average_start": load_average(),
+        "cpu_times_start": cpu_times(),
         "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     try:

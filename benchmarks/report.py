@@ -140,6 +140,9 @@ def markdown(results: dict, s: dict) -> str:
     L.append(f"| versions | Python {env['python']}, jax {env['jax']}, jaxlib {env['jaxlib']}, numpy {env['numpy']} |")
     L.append(f"| dtype | {env['dtype']} (JAX and NumPy); pure Python uses float64 |")
     L.append(f"| load average (1, 5, 15 min) | start {env['load_average_start']}, end {env.get('load_average_end')} |")
+    if env.get("steal_fraction") is not None:
+        L.append(f"| CPU steal (shared VM) | {100 * env['steal_fraction']:.0f} % of all CPU time during the run went "
+                 "to other guests |")
     L.append(f"| XLA_FLAGS | `{env['xla_flags'] or '(none)'}` |")
     if env["backend"] != "gpu":
         L.append("| GPU | **none in this run** (CPU only); the GPU path is `python -m benchmarks --gpu`, not measured here |")
@@ -246,8 +249,9 @@ METHOD = """## Method
 ## Where the time went, and what was fixed
 
 Found with HLO dumps (`jax.jit(f).lower(...).compile().as_text()`, `XLA_FLAGS=--xla_dump_to`), the
-emitted LLVM IR, a profiler trace per fusion and CPU-time A/B runs (process CPU time is robust to
-the load of this shared machine; numbers below are CPU ns per evaluation, 131 072-wide batch).
+emitted LLVM IR, a profiler trace per fusion (`jax.profiler.trace`, durations per fusion name) and
+CPU-time A/B runs (process CPU time is robust to the load of a shared machine). The table: CPU ns per
+evaluation, 131 072-wide batch, on the AVX-512 (Zen 5) EPYC of the first session.
 
 | `mf_forces` -> `fx, fy, mz` (combined slip, camber, low-speed fade) | CPU ns / eval |
 |---|---:|
@@ -265,21 +269,34 @@ the load of this shared machine; numbers below are CPU ns per evaluation, 131 07
   libm calls (8 `tan` instead of 3), the 3-5x gap the first measurements showed; with the polynomial
   functions the residual cost of three outputs over one is 1.25-1.3x (shared intermediates that XLA
   will not duplicate into several consumers are written once to memory).
-* XLA:CPU emits 256-bit vectors by default; this Zen 5 CPU runs 512-bit AVX-512 at full rate, which
-  halves the time of every fused loop.
+* XLA:CPU emits 256-bit vectors by default; a Zen 5 CPU runs 512-bit AVX-512 at full rate, which
+  halves the time of every fused loop (`python -m benchmarks` sets the flag only where `avx512f` is present).
 * Fleets: beyond ~100 k vehicles every step streams all intermediates through DRAM; the chunked
   scan (`sims.chunked`) keeps a block's state and intermediates in L2 for all its steps (about 2x at
   1 M vehicles). For the stand-alone tire (one pass, no scan) chunking does not pay.
-* Still open (proposed, not in files owned by the benchmark): `jaxtire.slip.slip_angle` uses
-  `jnp.arctan2` (a scalar libm call, 17 ns per element, four per vehicle-step);
-  `atan(vy / regularised_speed(vx))` is the same function (the denominator is > 0). A full
-  `python -m benchmarks` run with that one line changed (scratch copy, same machine, load 0.2-1.6):
-  4-wheel step 6.4e6 vehicle-steps/s at 100 k cars (chunked), 5.2e6 at 1 M, 6.2e6 at 1 000 (scan);
-  single-wheel MF 6.1 step 3.1e7 evals/s; 100-car step call 113 us. `jaxtire.magic_formula` still
-  uses `jnp.sin` (the bare curve would gain ~2x from `jaxtire._trig.sin`).
+* Fixed since (session 2, A/B on a 2-core AVX2 EPYC VM, 10 000 cars x 200 steps, median of 3
+  alternating runs, process CPU time per vehicle-step): `jaxtire.slip.slip_angle` is now
+  `atan(vy / regularised_speed(vx))` with the polynomial `atan` instead of `jnp.arctan2` (a scalar
+  libm call, four per step): 810 -> 586 CPU ns; the nine sums over the wheel axis in
+  `sims.vehicles.core.rates` are explicit adds instead of `jnp.sum(axis=0)`, which XLA:CPU had sent
+  each to its own YNNPACK reduce kernel (`ynn_fusion` in the profile, a quarter of the step):
+  586 -> 478 CPU ns. Together 2.0e6 -> 3.7e6 vehicle-steps/s wall on that run (1.85x).
+  `jaxtire.magic_formula` uses the polynomial `sin`/`cos` too (bare curve 2.4e8 -> 4.5e8 evals/s).
+  Not a win: `jax.vmap` over the wheels instead of `lax.map` (30x slower on XLA:CPU), unrolling the
+  four wheels (same speed, 3x the compile time).
+* Hardware matters more than anything above: the AVX2 VM of the latest run has half the vector
+  width of the AVX-512 (Zen 5) machine of the first run, and the hypervisor's steal time (recorded in
+  the table at the top, 0-50 % seen on this VM) makes wall times vary by +-30 % between runs; NumPy's
+  `sin`/`arctan` are SIMD on AVX-512 but not on AVX2, hence the very different NumPy ratios of the two
+  machines. The figures of an earlier run on the AVX-512 machine (before the fixes above):
+  MF curve 2.4e8 evals/s, MF 6.1 tire 2.59e7 evals/s, 4-wheel step 4.45e6 vehicle-steps/s at 100 k
+  cars (chunked); the slip-angle fix alone measured 6.4e6 there (scratch copy).
+* The chunk of 2,048 vehicles was the best of 1,024-16,384 on the AVX-512 machine (Zen 5, 1 MiB L2
+  per core); on the AVX2 VM (Zen 3, family 25, 512 KiB L2 per core) 8,192-16,384 measured better in
+  one A/B (`--chunk`).
 * On 2 cores a fleet can also be split over two host devices (`XLA_FLAGS=--xla_force_host_platform_
   device_count=2`, `sims.sharding.sharded` around the chunked scan): 4.8e6 vehicle-steps/s at 131 072
-  cars in one A/B, within the noise of the single-device chunked scan here.
+  cars in one A/B on the AVX-512 machine, within the noise of the single-device chunked scan there.
 
 ## GPU
 

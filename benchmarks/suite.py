@@ -322,5 +322,6 @@ def run_all(cfg: Config, log: Callable = print) -> dict:
     results["scaling"] = scaling
     results["checks"].update(check)
     env["load_average_end"] = harness.load_average()
+    env["steal_fraction"] = harness.steal_fraction(env.get("cpu_times_start"), harness.cpu_times())
     env["total_seconds"] = time.perf_counter() - t0
     return results

@@ -112,3 +112,17 @@ def test_cli_help():
     proc = subprocess.run([sys.executable, "-m", "benchmarks", "--help"], cwd=REPO, capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0 and "--quick" in proc.stdout and "--gpu" in proc.stdout
+
+
+def test_steal_fraction_from_proc_stat_deltas():
+    from benchmarks import harness
+
+    # user nice system idle iowait irq softirq steal: 100 ticks of which 25 stolen
+    start = [10, 0, 5, 100, 0, 0, 0, 7, 0, 0]
+    end = [50, 0, 15, 120, 0, 0, 5, 32, 0, 0]
+    assert harness.steal_fraction(start, end) == pytest.approx(25 / 100)
+    assert harness.steal_fraction(None, end) is None
+    assert harness.steal_fraction(start, start) is None
+    now = harness.cpu_times()
+    if now is not None:  # Linux: eight or more counters, monotone
+        assert len(now) >= 8 and all(v >= 0 for v in now)
