@@ -220,6 +220,11 @@ def markdown(results: dict, s: dict) -> str:
              "block's state and intermediates stay in cache for all its steps. Memory: params + state + controls "
              "bytes per vehicle, and XLA's buffer assignment (arguments + outputs + temporaries) divided by the fleet "
              "size.\n")
+    cal = results.get("chunk_calibration")
+    if cal:
+        tried = ", ".join(f"{int(k):,}: {v:.3g}" for k, v in cal["vehicle_steps_per_s"].items())
+        L.append(f"The block size was calibrated in this run ({cal['fleet']:,} cars x {cal['steps']} steps, "
+                 f"vehicle-steps/s per block size: {tried}; chosen {cal['chosen']:,}).\n")
 
     L.append("## Equivalence checks\n")
     L.append("The NumPy / Python baselines (`benchmarks/reference.py`) implement the same equations "
