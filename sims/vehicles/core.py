@@ -250,15 +250,14 @@ def _stack(values: list):
     return jnp.stack(jnp.broadcast_arrays(*values), axis=0)
 
 
-_UNROLL = False
-
-
 def _map_wheels(fn, groups):
     """Evaluate ``fn(tire, wheel_inputs)`` for every wheel; ``groups`` is a list of ``(tire, [inputs...])``.
 
     Groups whose tires share a pytree structure are merged (their tires stacked leaf-wise), and each
     group runs as one ``lax.map`` over its wheels, so the tire equations appear once per tire model in
     the compiled program (compile time) while every wheel still works on contiguous per-vehicle vectors.
+    Measured on XLA:CPU (10 k cars): unrolling the wheels runs at the same speed with 3x the compile
+    time, ``jax.vmap`` over the wheel axis is ~30x slower.
     Returns the outputs stacked on a leading wheel axis, in input order."""
     merged = []
     for tire, ins in groups:
@@ -269,10 +268,6 @@ def _map_wheels(fn, groups):
             merged.append(([tire] * len(ins), list(ins)))
     outs = []
     for tires, ins in merged:
-        if _UNROLL:
-            per = [fn(t, w) for t, w in zip(tires, ins)]
-            outs.append(jax.tree.map(lambda *v: _stack(list(v)), *per))
-            continue
         if len(ins) == 1:
             outs.append(jax.tree.map(lambda v: jnp.asarray(v)[None], fn(tires[0], ins[0])))
             continue
