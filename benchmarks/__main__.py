@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 
+from benchmarks import harness  # imports no JAX: safe before XLA_FLAGS are set
+
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
@@ -56,21 +58,11 @@ def _wait_quiet(limit: float, log) -> None:
         time.sleep(15)
 
 
-def _has_avx512() -> bool:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return " avx512f " in f" {line.split(':', 1)[1].strip()} "
-    except OSError:
-        pass
-    return False
-
-
 def _tune_xla(args, log) -> None:
     """Prefer 512-bit vectors on AVX-512 CPUs (before JAX is imported); see the module docstring."""
     flags = os.environ.get("XLA_FLAGS", "")
-    if args.xla_default or args.gpu or "xla_cpu_prefer_vector_width" in flags or not _has_avx512():
+    if (args.xla_default or args.gpu or "xla_cpu_prefer_vector_width" in flags
+            or "avx512f" not in harness.cpu_flags()):
         return
     if "jax" in sys.modules:  # too late to change the backend's flags
         log("note: JAX already imported; not adding --xla_cpu_prefer_vector_width=512")

@@ -154,19 +154,24 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def _vector_isa() -> str:
-    """The widest x86 vector extension in ``/proc/cpuinfo`` (``AVX-512``, ``AVX2``, ...), else the machine."""
+def cpu_flags() -> set:
+    """The feature flags of the first CPU in ``/proc/cpuinfo`` (``avx2``, ``avx512f``, ...); empty elsewhere."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 if line.startswith("flags"):
-                    flags = set(line.split(":", 1)[1].split())
-                    for flag, name in (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX"), ("sse4_2", "SSE4.2")):
-                        if flag in flags:
-                            return name
-                    break
+                    return set(line.split(":", 1)[1].split())
     except OSError:
         pass
+    return set()
+
+
+def _vector_isa() -> str:
+    """The widest x86 vector extension of :func:`cpu_flags` (``AVX-512``, ``AVX2``, ...), else the machine."""
+    flags = cpu_flags()
+    for flag, name in (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX"), ("sse4_2", "SSE4.2")):
+        if flag in flags:
+            return name
     return platform.machine()
 
 

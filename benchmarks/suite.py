@@ -274,32 +274,24 @@ def _to64(v):
 
 
 def calibrate_chunk(cfg: Config, log: Callable) -> dict:
-    """Pick the block size of the chunked scan on this machine, like an FFT plan: for each candidate,
-    compile the chunked rollout of 131 072 cars x 20 steps and time it (median of 3 calls); the fastest
-    wins.  The best block depends on the caches and on whether a block's fused loops are big enough for
-    XLA:CPU to split them over the cores (measured: 2,048 on a Zen 5 EPYC, 16,384 on a Zen 3)."""
-    import jax
-
+    """Time the block sizes ``cfg.chunk_candidates`` of the chunked scan on this machine, like an FFT plan:
+    for each, the chunked rollout of 131 072 cars x 20 steps (:func:`harness.time_jax`, median of 3 calls).
+    The best block depends on the caches and on whether a block's fused loops are big enough for XLA:CPU
+    to split them over the cores (measured: 2,048 on a Zen 5 EPYC, 16,384 on a Zen 3).  Returns the rates
+    and the fastest (``"chosen"``)."""
     from sims.chunked import chunked
     from sims.vehicles import fleet_axes
 
-    n = 131_072
-    params, state, controls = inputs.jax_fleet(n)
-    fn = inputs.fleet_rollout_fn(DT, 20)
+    n, steps = 131_072, 20
+    args = inputs.jax_fleet(n)
+    fn = inputs.fleet_rollout_fn(DT, steps)
     rates = {}
     for c in cfg.chunk_candidates:
-        compiled = jax.jit(chunked(fn, c, in_axes=(fleet_axes(params), 0, 0))).lower(params, state, controls).compile()
-        jax.block_until_ready(compiled(params, state, controls))
-        walls = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            jax.block_until_ready(compiled(params, state, controls))
-            walls.append(time.perf_counter() - t0)
-        rates[c] = n * 20 / float(np.median(walls))
+        t = harness.time_jax(chunked(fn, c, in_axes=(fleet_axes(args[0]), 0, 0)), args, repeats=3, target_s=0.0)
+        rates[c] = n * steps / t.seconds
         log(f"  chunk calibration: {c:6d} vehicles per block -> {rates[c]:.3g} vehicle-steps/s")
     best = max(rates, key=rates.get)
-    cfg.chunk = best
-    return {"fleet": n, "steps": 20, "vehicle_steps_per_s": {str(k): v for k, v in rates.items()}, "chosen": best}
+    return {"fleet": n, "steps": steps, "vehicle_steps_per_s": {str(k): v for k, v in rates.items()}, "chosen": best}
 
 
 def vehicles(cfg: Config, log: Callable) -> tuple[list, list, dict]:
@@ -347,12 +339,14 @@ def run_all(cfg: Config, log: Callable = print) -> dict:
     results["cases"] += rows
     results["checks"].update(check)
     log("4-wheel vehicle step and fleet scaling")
-    needs_chunk = any(n >= cfg.chunk_from for n in tuple(cfg.scaling) + (cfg.big_fleet,))
     if cfg.chunk is None:
-        if needs_chunk:
+        if any(n >= cfg.chunk_from for n in tuple(cfg.scaling) + (cfg.big_fleet,)):
             results["chunk_calibration"] = calibrate_chunk(cfg, log)
+            cfg.chunk = results["chunk_calibration"]["chosen"]
         else:
-            cfg.chunk = 4096
+            from sims.chunked import DEFAULT_CHUNK
+
+            cfg.chunk = DEFAULT_CHUNK
         results["config"]["chunk"] = cfg.chunk
     rows, scaling, check = vehicles(cfg, log)
     results["cases"] += rows
