@@ -82,3 +82,6 @@ def test_float32_curve_matches_float64_numpy():
         np.testing.assert_allclose(np.asarray(magic_formula_direct(jnp.asarray(x), b, c, d, e)), direct, rtol=0, atol=1e-6 * d)
         w = np.asarray(cosine_weight(jnp.asarray(x), b, c, e))
         np.testing.assert_allclose(w, np.cos(c * np.arctan(bx - e * (bx - np.arctan(bx)))), rtol=0, atol=1e-6)
+        # float32 gradient at zero slip: the slip stiffness B C D (finite, through the polynomial sin/atan)
+        slope = float(jax.grad(magic_formula)(jnp.float32(0.0), b, c, d, e))
+        assert slope == pytest.approx(b * c * d, rel=1e-6)

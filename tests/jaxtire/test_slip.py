@@ -57,3 +57,6 @@ def test_slip_angle_float32_matches_arctan2_and_analytic_gradient():
     assert np.all(np.abs(got) < np.pi / 2)
     dvy = np.asarray(jax.vmap(jax.grad(slip_angle, argnums=1))(jnp.asarray(vx32.ravel()), jnp.asarray(vy32.ravel())))
     np.testing.assert_allclose(dvy, (vr / (vr ** 2 + vy32.astype(np.float64) ** 2)).ravel(), rtol=2e-6)
+    # standstill in float32: finite, d/dvx = 0 (even in vx), d/dvy = 1 / v_reg
+    g = jax.grad(slip_angle, argnums=(0, 1))(jnp.float32(0.0), jnp.float32(0.0))
+    assert float(g[0]) == 0.0 and float(g[1]) == pytest.approx(1.0 / V_REG, rel=1e-6)
