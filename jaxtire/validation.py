@@ -1,0 +1,134 @@
+"""One validation helper for every public boundary (files, constructors, CLI flags).
+
+Every check raises :class:`ValidationError` (a ``ValueError``) whose message names the
+source, the field, the offending value and the allowed range, e.g.::
+
+    SimpleParams: Dx = -1.0 is outside the allowed range (0, 20]
+
+Inside ``jit`` nothing here is called: traced values are skipped (see
+:func:`is_concrete`); jitted code clamps as documented instead.
+
+Ranges are written as ``(lo, hi, lo_incl, hi_incl)``; ``math.inf`` for an open end.
+A value must also stay finite once stored in the target dtype (``float32`` by default),
+so ``1e39`` is refused instead of becoming ``inf``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import jax
+import numpy as np
+
+__all__ = [
+    "ValidationError",
+    "check_range",
+    "check_choice",
+    "check_int",
+    "check_finite",
+    "is_concrete",
+    "format_range",
+]
+
+
+class ValidationError(ValueError):
+    """A value at a public boundary is missing, of the wrong kind or outside its allowed range."""
+
+
+def format_range(lo: float, hi: float, lo_incl: bool = True, hi_incl: bool = True) -> str:
+    """``[lo, hi]`` / ``(lo, hi)`` with the brackets saying which ends are allowed."""
+    return f"{'[' if lo_incl else '('}{lo}, {hi}{']' if hi_incl else ')'}"
+
+
+def is_concrete(x: Any) -> bool:
+    """``True`` unless some leaf of the pytree ``x`` is a JAX tracer (then checks are skipped)."""
+    return not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(x))
+
+
+def _stored_max(dtype) -> float:
+    if dtype is None:
+        dtype = np.float64 if jax.config.jax_enable_x64 else np.float32
+    dt = np.dtype(dtype)
+    return float(np.finfo(dt).max) if np.issubdtype(dt, np.floating) else math.inf
+
+
+def _as_float_array(name: str, value: Any, source: str) -> np.ndarray:
+    if isinstance(value, (str, bytes)) or value is None:
+        raise ValidationError(f"{source}: {name} = {value!r} is not a number")
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValidationError(f"{source}: {name} = {value!r} is not a number") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValidationError(f"{source}: {name} = {value!r} is not a number")
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValidationError(f"{source}: {name} = {value!r} is complex, a real number is needed")
+    with np.errstate(over="ignore", invalid="ignore"):
+        return arr.astype(np.float64)
+
+
+def check_finite(name: str, value: Any, source: str = "value", dtype=None) -> np.ndarray:
+    """Every element finite, also once stored in ``dtype``; returns the values as float64."""
+    arr = _as_float_array(name, value, source)
+    big = _stored_max(dtype)
+    bad = ~np.isfinite(arr) | (np.abs(arr) > big)
+    if bad.any():
+        v = arr[bad].ravel()[0] if arr.ndim else float(arr)
+        extra = "" if not np.isfinite(v) else f" (exceeds the largest {np.dtype(dtype or np.float32).name} {big:.3g})"
+        raise ValidationError(f"{source}: {name} = {v} is not finite{extra}")
+    return arr
+
+
+def check_range(name: str, value: Any, lo: float = -math.inf, hi: float = math.inf,
+                lo_incl: bool = True, hi_incl: bool = True, source: str = "value", dtype=None,
+                allow_inf: bool = False) -> np.ndarray:
+    """Raise :class:`ValidationError` unless every element of ``value`` lies in the range.
+
+    ``value`` may be a scalar or an array (every element is checked; the first bad one is
+    named). Values must be finite in the stored ``dtype`` unless ``allow_inf`` and the
+    range's end is infinite. Tracers are not checked. Returns the values as float64.
+    """
+    if not is_concrete(value):
+        return np.asarray(0.0)
+    arr = _as_float_array(name, value, source)
+    big = _stored_max(dtype)
+    fin = np.isfinite(arr) & (np.abs(arr) <= big)
+    if allow_inf:
+        fin |= (np.isposinf(arr) & (hi == math.inf)) | (np.isneginf(arr) & (lo == -math.inf))
+    ok = fin & ((arr >= lo) if lo_incl else (arr > lo)) & ((arr <= hi) if hi_incl else (arr < hi))
+    ok |= fin & np.isinf(arr)  # only reachable with allow_inf at an infinite open end
+    if not ok.all():
+        bad = arr[~ok].ravel()[0] if arr.ndim else float(arr)
+        if not np.isfinite(bad) or abs(bad) > big:
+            raise ValidationError(f"{source}: {name} = {bad} is not finite (allowed range "
+                                  f"{format_range(lo, hi, lo_incl, hi_incl)})")
+        raise ValidationError(f"{source}: {name} = {bad} is outside the allowed range "
+                              f"{format_range(lo, hi, lo_incl, hi_incl)}")
+    return arr
+
+
+def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = None,
+              source: str = "value") -> int:
+    """A Python integer (or integral number) in ``[lo, hi]``; returns it as ``int``."""
+    if isinstance(value, bool) or value is None:
+        raise ValidationError(f"{source}: {name} = {value!r} is not an integer")
+    try:
+        f = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValidationError(f"{source}: {name} = {value!r} is not an integer") from None
+    if not math.isfinite(f) or f != int(f):
+        raise ValidationError(f"{source}: {name} = {value!r} is not an integer")
+    iv = int(value) if isinstance(value, int) else int(f)
+    if (lo is not None and iv < lo) or (hi is not None and iv > hi):
+        raise ValidationError(f"{source}: {name} = {iv} is outside the allowed range "
+                              f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]")
+    return iv
+
+
+def check_choice(name: str, value: Any, choices: Iterable[Any], source: str = "value") -> Any:
+    """``value`` must be one of ``choices``; returns it."""
+    choices = tuple(choices)
+    if value not in choices:
+        raise ValidationError(f"{source}: {name} = {value!r} is not one of {', '.join(map(repr, choices))}")
+    return value
