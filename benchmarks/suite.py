@@ -11,7 +11,7 @@ Cases (``items`` is what one "eval" or "step" counts):
   Euler, 4 MF 6.2 tires) for a fleet of ``n`` cars; one item = one vehicle-step.  ``mode = "call"``
   is one jitted call per step (the latency a game loop sees); ``mode = "scan"`` runs ``steps`` steps
   inside one ``lax.scan`` (how a simulation runs); ``mode = "chunked"`` additionally splits the fleet
-  into cache-sized blocks (:func:`sims.chunked.chunked`), each running the whole scan.
+  into cache-sized blocks (:func:`sims.run.chunked.chunked`), each running the whole scan.
 * NumPy runs the same arithmetic vectorised over the batch (a Python loop over the steps); pure
   Python loops over elements / vehicles one at a time (timed on a subset, reported per item).
 """
@@ -186,7 +186,7 @@ def _state_bytes(tree, n: int) -> float:
 def _jax_vehicle(cfg: Config, n: int, mode: str, log: Callable) -> dict:
     import jax
 
-    from sims.chunked import chunked
+    from sims.run.chunked import chunked
     from sims.vehicles import fleet_axes
 
     params, state, controls = inputs.jax_fleet(n)
@@ -279,7 +279,7 @@ def calibrate_chunk(cfg: Config, log: Callable) -> dict:
     The best block depends on the caches and on whether a block's fused loops are big enough for XLA:CPU
     to split them over the cores (measured: 2,048 on a Zen 5 EPYC, 16,384 on a Zen 3).  Returns the rates
     and the fastest (``"chosen"``)."""
-    from sims.chunked import chunked
+    from sims.run.chunked import chunked
     from sims.vehicles import fleet_axes
 
     n, steps = 131_072, 20
@@ -344,7 +344,7 @@ def run_all(cfg: Config, log: Callable = print) -> dict:
             results["chunk_calibration"] = calibrate_chunk(cfg, log)
             cfg.chunk = results["chunk_calibration"]["chosen"]
         else:
-            from sims.chunked import DEFAULT_CHUNK
+            from sims.run.chunked import DEFAULT_CHUNK
 
             cfg.chunk = DEFAULT_CHUNK
         results["config"]["chunk"] = cfg.chunk

@@ -13,6 +13,9 @@ Everything is smooth or piecewise linear (``clip``), so gradients flow through c
 * :class:`StepSteer` (ISO 7401 step steer) and :class:`SineSteer`, both with a speed hold.
 * :class:`CircleFollower` drives a constant-radius circle (skidpad) at a target speed.
 * :class:`StraightBraking` brakes in a straight line with locked wheels or with an ABS slip controller.
+* :class:`LaneChangeDriver` follows a single lane change (:func:`lane_reference`).
+
+Heading errors are wrapped with :func:`jaxtire.constants.wrap_angle` (to ``[-pi, pi)``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtire.constants import wrap_angle
 from sims.vehicles.params import Controls, wheel_radii
 
 
@@ -117,10 +121,6 @@ class SineSteer(Driver):
         return Controls(steer, speed_hold(self.target_speed, state.vx, self.speed_gain), jnp.zeros_like(steer))
 
 
-def _wrap(a):
-    return jnp.arctan2(jnp.sin(a), jnp.cos(a))
-
-
 @driver
 class CircleFollower(Driver):
     """Constant-radius circle follower (skidpad driver).
@@ -160,7 +160,7 @@ class CircleFollower(Driver):
         dist = jnp.sqrt(dx * dx + dy * dy + 1e-12)
         e = dist - rad
         theta = jnp.arctan2(dy, dx)
-        e_psi = _wrap(state.yaw - (theta + sigma * 0.5 * np.pi))
+        e_psi = wrap_angle(state.yaw - (theta + sigma * 0.5 * np.pi))
         v = jnp.maximum(state.vx, 2.0)
         k_e = L * self.bandwidth ** 2 / (v * v)
         k_psi = 2.0 * self.zeta * self.bandwidth * L / v
@@ -237,3 +237,51 @@ class StraightBraking(Driver):
         b = on * (self.abs_on * b_abs + (1.0 - self.abs_on) * self.brake)
         steer = jnp.asarray(self.steer, b.dtype) + jnp.zeros_like(state.vx)
         return Controls(steer, jnp.zeros_like(state.vx), b), jnp.where(on > 0, b_int, dstate)
+
+
+def lane_reference(x, x0, length, width):
+    """``(y_ref, dy/dx, d2y/dx2)`` of the cosine lane change from ``y = 0`` to ``width`` over ``x0 .. x0 + length``."""
+    s = jnp.clip((x - x0) / length, 0.0, 1.0)
+    inside = ((x > x0) & (x < x0 + length)).astype(jnp.result_type(x))
+    y = 0.5 * width * (1.0 - jnp.cos(np.pi * s))
+    dy = inside * 0.5 * width * np.pi / length * jnp.sin(np.pi * s)
+    d2y = inside * 0.5 * width * (np.pi / length) ** 2 * jnp.cos(np.pi * s)
+    return y, dy, d2y
+
+
+@driver
+class LaneChangeDriver(Driver):
+    """Single-lane-change path follower (tuned by :func:`sims.studies.tuning.tune_lateral`).
+
+    Follows :func:`lane_reference` with a curvature feed-forward and feedback on the lateral error
+    ``e_y`` [m] at a preview ``t_preview v``, the heading error ``e_psi = wrap(psi - atan(dy/dx))`` and the
+    yaw-rate error::
+
+        steer = L kappa - k_y (e_y + t_preview v e_psi) - k_psi e_psi - k_r (r - v kappa)
+
+    Gains ``k_y`` [rad/m], ``k_psi`` [-],
+    ``t_preview`` [s], ``k_r`` [s]; path ``x0`` [m] start, ``length`` [m], ``width`` [m] (positive: to the
+    left); speed hold at ``target_speed`` [m/s] with ``speed_gain`` [1/(m/s)]."""
+
+    k_y: Any = 0.1
+    k_psi: Any = 0.5
+    t_preview: Any = 0.3
+    k_r: Any = 0.0
+    x0: Any = 10.0
+    length: Any = 40.0
+    width: Any = 3.5
+    target_speed: Any = 20.0
+    speed_gain: Any = 0.5
+
+    def controls(self, t, state, params):
+        ch = params.chassis
+        L = ch.cg_to_front + ch.cg_to_rear
+        y, dy, d2y = lane_reference(state.x, self.x0, self.length, self.width)
+        kappa = d2y / (1.0 + dy * dy) ** 1.5
+        e_y = state.y - y
+        e_psi = wrap_angle(state.yaw - jnp.arctan(dy))
+        v = jnp.maximum(state.vx, 1.0)
+        steer = (L * kappa - self.k_y * (e_y + self.t_preview * v * e_psi) - self.k_psi * e_psi
+                 - self.k_r * (state.yaw_rate - v * kappa))
+        throttle = speed_hold(self.target_speed, state.vx, self.speed_gain)
+        return Controls(steer, throttle, jnp.zeros_like(steer))

@@ -50,8 +50,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire.surfaces import preset_table
-from sims.chunked import chunked as _chunked
-from sims.integrators import semi_implicit_euler
+from sims.run.chunked import chunked as _chunked
+from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles import double_track, presets
 from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, VehicleState
 

@@ -30,12 +30,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire._math import safe_norm
+from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import lookup, surface_id
+from jaxtire.tire import scale_tire, tire_forces
 from sims.drivers import StraightBraking
-from sims.fleet import FleetRun, broadcast, fleet_size
+from sims.run.fleet import FleetRun, FleetSample, Sampling, broadcast, fleet_size, sample_fleet
 from sims.vehicles import get_model, presets
-from sims.vehicles.params import G, VehicleParams
-from sims.vehicles.tires import tire_forces
+from sims.vehicles.core import axle_loads
+from sims.vehicles.params import VehicleParams, fleet_axes
 
 #: Surfaces of the validation table.
 SURFACES = ("asphalt_dry", "asphalt_wet", "gravel", "snow", "ice")
@@ -91,47 +93,83 @@ class BrakingResult(NamedTuple):
     max_yaw: np.ndarray
 
 
-def brake_test(params: VehicleParams, abs_on, *, speed=V0, yaw_rate0=YAW_RATE0, dt: float = 0.005,
-               max_time: float = 60.0, model="double_track", integrator="semi_implicit_euler", substeps: int = 1,
-               chunk_steps: int = 200, progress=None, compile_only: bool = False, reducer=BrakingReducer(),
-               compiler_options=None):
-    """Brake a fleet ``params`` (chassis batched) from ``speed`` [m/s]; ``abs_on`` per vehicle (0 or 1).
+class MonteCarloFleet(NamedTuple):
+    """A braking Monte Carlo fleet (:func:`monte_carlo_fleet`): ``params`` (chassis batched), what
+    :func:`sims.run.fleet.sample_fleet` drew (``sample``), ``abs_on`` (0/1 per vehicle) and ``yaw_rate0``."""
 
-    ``speed`` and ``yaw_rate0`` may be scalars or per-vehicle arrays.  Runs in chunks until every vehicle
-    has stopped or ``max_time`` [s] has passed.  Returns ``(BrakingResult, RunStats, FleetRun)``.
-    """
+    params: VehicleParams
+    sample: FleetSample
+    abs_on: Any
+    yaw_rate0: Any
+
+
+def monte_carlo_fleet(key, base: VehicleParams, n: int, surfaces=SURFACES, *, abs_fraction: float = 0.5,
+                      yaw_rate0: float = YAW_RATE0, sampling: Sampling = Sampling()) -> MonteCarloFleet:
+    """``n`` vehicles around ``base``: payload, tire friction and stiffness drawn by
+    :func:`sims.run.fleet.sample_fleet` (``sampling``, its surfaces replaced by ``surfaces``, names or ids),
+    ABS on with probability ``abs_fraction`` and an initial yaw rate ``yaw_rate0 N(0, 1)`` [rad/s].
+    Deterministic given ``key``."""
+    ids = tuple(surface_id(s) if isinstance(s, str) else int(s) for s in surfaces)
+    k_fleet, k_abs, k_yaw = jax.random.split(key, 3)
+    fleet, sample = sample_fleet(k_fleet, base, n, sampling._replace(surfaces=ids))
+    dtype = jnp.asarray(base.chassis.mass).dtype
+    abs_on = (jax.random.uniform(k_abs, (n,), dtype) < abs_fraction).astype(dtype)
+    yaw0 = yaw_rate0 * jax.random.normal(k_yaw, (n,), dtype)
+    return MonteCarloFleet(fleet, sample, abs_on, yaw0)
+
+
+def braking_run(params: VehicleParams, abs_on, *, speed=V0, yaw_rate0=YAW_RATE0, dt: float = 0.005,
+                model="double_track", integrator="semi_implicit_euler", substeps: int = 1, chunk_steps: int = 200,
+                reducer=BrakingReducer(), compiler_options=None) -> FleetRun:
+    """The :class:`~sims.run.fleet.FleetRun` of a braking test of the fleet ``params`` (chassis batched) from
+    ``speed`` [m/s] with ``abs_on`` per vehicle (0 or 1); ``speed`` and ``yaw_rate0`` scalars or per vehicle."""
     n = fleet_size(params)
     m = get_model(model)
     dtype = jnp.asarray(params.chassis.mass).dtype
     abs_on = jnp.broadcast_to(jnp.asarray(abs_on, dtype), (n,))
     speed = jnp.broadcast_to(jnp.asarray(speed, dtype), (n,))
     yaw_rate0 = jnp.broadcast_to(jnp.asarray(yaw_rate0, dtype), (n,))
-    from sims.vehicles.params import fleet_axes
     state0 = jax.vmap(lambda p, v, r: m.init_state(p, v, yaw_rate=r), in_axes=(fleet_axes(params), 0, 0))(
         params, speed, yaw_rate0)
     drv = broadcast(StraightBraking(abs_on=jnp.zeros((), dtype)), n)
     drv = dataclasses.replace(drv, abs_on=abs_on)
     drv = jax.tree.map(lambda x: jnp.asarray(x, dtype), drv)
-    run = FleetRun(params, state0, drv, dt=dt, reducer=reducer, model=m, integrator=integrator, substeps=substeps,
-                   chunk_steps=chunk_steps, compiler_options=compiler_options)
-    if compile_only:
-        run.compile()
-        return None, None, run
-    n_steps = max(1, int(math.ceil(max_time / dt)))
+    return FleetRun(params, state0, drv, dt=dt, reducer=reducer, model=m, integrator=integrator, substeps=substeps,
+                    chunk_steps=chunk_steps, compiler_options=compiler_options)
+
+
+def run_to_stop(run: FleetRun, n_steps: int, *, progress=None):
+    """Run a :func:`braking_run` until every vehicle has stopped or ``n_steps`` steps have passed (finished
+    vehicles are dropped from the batch as it goes); returns ``(BrakingResult, RunStats)``."""
     done = lambda acc: bool(jnp.all(acc.stopped))  # noqa: E731
     _, _, acc, stats = run.run(n_steps, progress=progress, done=done, active=lambda acc: ~acc.stopped)
     acc = jax.tree.map(np.asarray, acc)
-    res = BrakingResult(acc.distance, acc.stop_time, acc.stopped, acc.max_yaw > float(reducer.spin_angle),
+    res = BrakingResult(acc.distance, acc.stop_time, acc.stopped, acc.max_yaw > float(run.reducer.spin_angle),
                         acc.max_yaw)
+    return res, stats
+
+
+def brake_test(params: VehicleParams, abs_on, *, speed=V0, yaw_rate0=YAW_RATE0, dt: float = 0.005,
+               max_time: float = 60.0, model="double_track", integrator="semi_implicit_euler", substeps: int = 1,
+               chunk_steps: int = 200, progress=None, compile_only: bool = False, reducer=BrakingReducer(),
+               compiler_options=None):
+    """Brake a fleet ``params`` (chassis batched) from ``speed`` [m/s]; ``abs_on`` per vehicle (0 or 1).
+
+    :func:`braking_run` then :func:`run_to_stop` for at most ``max_time`` [s].
+    Returns ``(BrakingResult, RunStats, FleetRun)`` (``(None, None, run)`` with ``compile_only``).
+    """
+    run = braking_run(params, abs_on, speed=speed, yaw_rate0=yaw_rate0, dt=dt, model=model, integrator=integrator,
+                      substeps=substeps, chunk_steps=chunk_steps, reducer=reducer, compiler_options=compiler_options)
+    if compile_only:
+        run.compile()
+        return None, None, run
+    res, stats = run_to_stop(run, max(1, int(math.ceil(max_time / dt))), progress=progress)
     return res, stats, run
 
 
 def sliding_friction(params: VehicleParams, surface: str | int, speed=V0) -> float:
     """Load-weighted sliding friction ``-Fx(kappa = -1) / Fz`` of the vehicle's tires on ``surface`` at the
     static wheel loads (front and rear tire, each with its per-vehicle scale), from jaxtire."""
-    from sims.vehicles.core import axle_loads
-    from sims.vehicles.tires import scale_tire
-
     sid = surface_id(surface) if isinstance(surface, str) else int(surface)
     surf = lookup(params.surfaces, jnp.asarray(sid))
     ch = params.chassis
@@ -139,16 +177,16 @@ def sliding_friction(params: VehicleParams, surface: str | int, speed=V0) -> flo
     total = 0.0
     for tire, scale, load in ((params.tire_front, ch.tire_scale_front, ff), (params.tire_rear, ch.tire_scale_rear, fr)):
         fz = 0.5 * load
-        out = tire_forces(scale_tire(tire, scale), jnp.asarray(-1.0), 0.0, 0.0, fz, jnp.asarray(speed), surf)
+        out = tire_forces(scale_tire(tire, *scale), jnp.asarray(-1.0), 0.0, 0.0, fz, jnp.asarray(speed), surf)
         total = total + (-out.fx) * 2.0
-    return float(total / (ch.mass * G))
+    return float(total / (ch.mass * GRAVITY))
 
 
 def reference_distance(params: VehicleParams, surface: str | int, speed=V0) -> float:
     """Locked-wheel stopping distance ``v^2 / (2 (mu_slide + drag) g)`` [m] (module docstring)."""
     sid = surface_id(surface) if isinstance(surface, str) else int(surface)
     drag = float(lookup(params.surfaces, jnp.asarray(sid)).drag)
-    return float(speed) ** 2 / (2.0 * (sliding_friction(params, sid, speed) + drag) * G)
+    return float(speed) ** 2 / (2.0 * (sliding_friction(params, sid, speed) + drag) * GRAVITY)
 
 
 def braking_table(preset_names=presets.PRESET_NAMES, surfaces=SURFACES, *, tire: str = "mf", model="double_track",

@@ -26,11 +26,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import lookup, surface_id
 from sims.drivers import CircleFollower
-from sims.fleet import FleetRun, broadcast, fleet_size
+from sims.run.fleet import FleetRun, broadcast, fleet_size
 from sims.vehicles import get_model, presets
-from sims.vehicles.params import G, VehicleParams, fleet_axes
+from sims.vehicles.params import VehicleParams, fleet_axes
 
 
 class SkidpadAcc(NamedTuple):
@@ -123,7 +124,7 @@ class SkidpadResult(NamedTuple):
 
     @property
     def understeer_deg_per_g(self) -> float:
-        return float(np.degrees(self.understeer_gradient) * G)
+        return float(np.degrees(self.understeer_gradient) * GRAVITY)
 
 
 def analyse(points: SkidpadPoint, wheelbase: float, radius: float) -> SkidpadResult:
@@ -148,8 +149,8 @@ def skidpad(params: VehicleParams, *, radius: float = 40.0, n_points: int = 24, 
     ch = params.chassis
     if ay_max is None:
         grip = float(lookup(params.surfaces, jnp.asarray(ch.surface_ids)).grip.mean())
-        mu_g = G * grip * float(max(ch.tire_scale_front.mu_y, ch.tire_scale_rear.mu_y))
-        c = 0.5 * float(ch.air_density * ch.lift_area) * radius / (float(ch.mass) * G)  # downforce per ay
+        mu_g = GRAVITY * grip * float(max(ch.tire_scale_front.mu_y, ch.tire_scale_rear.mu_y))
+        c = 0.5 * float(ch.air_density * ch.lift_area) * radius / (float(ch.mass) * GRAVITY)  # downforce per ay
         ay_max = 1.4 * mu_g / (1.0 - min(max(mu_g * c, 0.0), 0.5))
     ays = np.linspace(0.05, 1.0, n_points) * ay_max
     fleet = params._replace(chassis=broadcast(ch, n_points))
@@ -165,7 +166,7 @@ def skidpad_table(preset_names=presets.PRESET_NAMES, surfaces=("asphalt_dry", "a
         for s in surfaces:
             p = presets.get(name, tire=tire, surface_ids=surface_id(s))
             r = skidpad(p, radius=radius, **kw)
-            rows.append(dict(preset=name, surface=s, ay_limit=r.ay_limit, ay_limit_g=r.ay_limit / G,
+            rows.append(dict(preset=name, surface=s, ay_limit=r.ay_limit, ay_limit_g=r.ay_limit / GRAVITY,
                              understeer_deg_per_g=r.understeer_deg_per_g))
     return rows
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from jaxtire.surfaces import surface_id
 from sims.drivers import StepSteer
-from sims.fleet import broadcast, fleet_rollout, fleet_size
+from sims.run.fleet import broadcast, fleet_rollout, fleet_size
 from sims.vehicles import get_model, presets
 from sims.vehicles.params import VehicleParams, fleet_axes
 

@@ -22,7 +22,7 @@ Wheel spin (positive rolling forward; ``Fx`` acts at the contact, a radius ``r``
 
 Tire inputs (per wheel, wheel frame ``u = Rot(-delta) (vx - r_z y_i, vy + r_z x_i)``, through
 :mod:`jaxtire.slip`): ``kappa = (omega r - u_x) / sqrt(u_x^2 + v_reg^2)``, ``alpha = atan2(u_y,
-sqrt(u_x^2 + v_reg^2))``; forces from :func:`sims.vehicles.tires.tire_forces` with the wheel's load and
+sqrt(u_x^2 + v_reg^2))``; forces from :func:`jaxtire.tire.tire_forces` with the wheel's load and
 surface (:func:`jaxtire.surfaces.lookup`), the vehicle's :class:`~sims.vehicles.params.TireScale`.
 
 Stiffness and standstill.  At low speed the slip is ``~ v / v_reg`` so the tire acts as a very stiff
@@ -32,7 +32,7 @@ Rosenbrock-Euler / W-method preconditioning, which leaves every steady state unc
 
 * wheel spin: ``domega/dt = T_net / (I_w + h J_w)`` with ``J_w = r^2 Jx / V + T_b tanh(omega/omega_s) / omega``
   (the brake curve's secant through 0), ``Jx`` a secant slip stiffness ``(Kx k0^2 + Fx kappa) / (kappa^2 + k0^2) >= 0`` that
-  equals ``Kx`` (:func:`sims.vehicles.tires.linear_stiffness`) at small slip and ``Fx / kappa`` past
+  equals ``Kx`` (:func:`jaxtire.tire.linear_stiffness`) at small slip and ``Fx / kappa`` past
   the peak;
 * chassis: ``(M + h C) dv/dt = Q + sum_i G_i^T Rot (Jx r / V h domega_i, 0)`` with ``C`` the 3x3 tire
   damping matrix ``sum_i G_i^T Rot diag(cx_i, cy_i) Rot^T G_i`` (``cy = Jy dalpha/du_y``; ``cx = Jx
@@ -58,8 +58,9 @@ from jaxtire._math import safe_norm
 from jaxtire._trig import sincos  # vectorisable float32 sin/cos (XLA:CPU's are scalar libm calls)
 from jaxtire.slip import V_REG, regularised_speed, slip_angle, slip_ratio
 from jaxtire.surfaces import Surface, ploughing_force
-from sims.vehicles.params import G, Chassis, Controls, VehicleParams, VehicleState, init_state
-from sims.vehicles.tires import linear_stiffness, scale_tire, tire_forces
+from jaxtire.tire import linear_stiffness, scale_tire, tire_forces
+from jaxtire.constants import GRAVITY
+from sims.vehicles.params import Chassis, Controls, VehicleParams, VehicleState, init_state
 
 #: Slip ratio and slip angle [rad] below which the secant stiffness blends into the linear one.
 KAPPA_0 = 0.01
@@ -131,8 +132,8 @@ def axle_loads(ch: Chassis, vx, ax):
     L = ch.cg_to_front + ch.cg_to_rear
     down = 0.5 * ch.air_density * ch.lift_area * vx * vx
     shift = ch.mass * ax * ch.cg_height / L
-    ff = ch.mass * G * ch.cg_to_rear / L + down * ch.aero_balance_front - shift
-    fr = ch.mass * G * ch.cg_to_front / L + down * (1.0 - ch.aero_balance_front) + shift
+    ff = ch.mass * GRAVITY * ch.cg_to_rear / L + down * ch.aero_balance_front - shift
+    fr = ch.mass * GRAVITY * ch.cg_to_front / L + down * (1.0 - ch.aero_balance_front) + shift
     return ff, fr
 
 
@@ -314,7 +315,7 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
 
     ins = [_WheelIn(geom.x[i], geom.y[i], geom.steer[i], geom.fz[i], geom.surface[i], geom.radius[i],
                     geom.inertia[i], geom.drive[i], geom.brake[i], omega[i], brake[i]) for i in range(n)]
-    tires = (scale_tire(params.tire_front, ch.tire_scale_front), scale_tire(params.tire_rear, ch.tire_scale_rear))
+    tires = (scale_tire(params.tire_front, *ch.tire_scale_front), scale_tire(params.tire_rear, *ch.tire_scale_rear))
     fn = lambda tire, w: _wheel(ch, tire, w, vx, vy, r, t_avail, h, mult)  # noqa: E731
     o = _map_wheels(fn, [(tires[0], ins[:nf]), (tires[1], ins[nf:])])
 

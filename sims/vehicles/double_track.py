@@ -20,7 +20,7 @@ the front, half per wheel.  Each wheel reads its own surface id.  Equations of m
 implicit treatment of the stiff slip dynamics: :mod:`sims.vehicles.core`.
 
 ``step(params, state, controls, dt)`` advances one step with semi-implicit Euler;
-:func:`sims.integrators.make_step` builds RK4 or sub-stepped variants.
+:func:`sims.vehicles.integrators.make_step` builds RK4 or sub-stepped variants.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import jax.numpy as jnp
 from jaxtire import _trig  # vectorisable float32 tan/atan2
 from jaxtire.surfaces import lookup
 from sims.vehicles import core
+from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
 
@@ -84,7 +85,5 @@ def init_state(params: VehicleParams, speed=0.0, **kw) -> VehicleState:
 
 
 def step(params: VehicleParams, state: VehicleState, controls: Controls, dt) -> VehicleState:
-    """One semi-implicit Euler step of length ``dt`` [s] (see :func:`sims.integrators.semi_implicit_euler`)."""
-    from sims.integrators import semi_implicit_euler
-
+    """One semi-implicit Euler step of length ``dt`` [s] (see :func:`sims.vehicles.integrators.semi_implicit_euler`)."""
     return semi_implicit_euler(MODEL, params, state, controls, dt)[0]

@@ -30,10 +30,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import SurfaceTable, preset_table
 
-#: Standard gravity [m/s^2].
-G = 9.81
+#: Deprecated alias of :data:`jaxtire.constants.GRAVITY` (standard gravity [m/s^2]); use that.
+G = GRAVITY
 
 #: Wheel order of the double-track model.
 WHEELS = ("FL", "FR", "RL", "RR")

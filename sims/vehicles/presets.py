@@ -1,6 +1,8 @@
 """Vehicle presets: hatchback, sports car, kart (rear brakes only) and race car.
 
-``get(name, tire="mf" | "simple", surfaces=None, dtype=None, **chassis_overrides) -> VehicleParams``.
+``get(name, tire=None, surfaces=None, dtype=None, **chassis_overrides) -> VehicleParams``; ``tire`` is any
+jaxtire tire pytree (e.g. ``jaxtire.load_tir(path)``), ``None`` for the bundled tire, or the names
+``"mf"`` (the bundled tire) and ``"simple"`` (the simple model).
 
 The numbers are representative of the named class of vehicle, taken from public data; where a maker
 does not publish a quantity (CG height, yaw inertia, wheel inertia, roll-stiffness split) it is a
@@ -14,11 +16,12 @@ textbook estimate, marked as such.  General references:
   0.5-0.6 m, Ackermann steering.
 * [Katz] J. Katz, *Race Car Aerodynamics*, Bentley 1995: drag and lift areas of road and race cars.
 
-Tires.  ``tire="mf"``: the bundled TNO 205/60 R15 MF-Tyre 6.2 file (:func:`jaxtire.default_tire`) with
-``LMUV = 0`` (the file does not define the friction decay with slip speed, and MF-Tyre's default is 0;
+Tires.  Any tire goes through the one tire interface (:mod:`jaxtire.tire`).  The default (``None`` or
+``"mf"``): the bundled TNO 205/60 R15 MF-Tyre 6.2 file (:func:`jaxtire.default_tire`) with ``LMUV = 0`` (the file does not define the friction decay with slip speed, and MF-Tyre's default is 0;
 a scale of 1 would halve the locked-wheel friction at 100 km/h), scaled per axle with
 :class:`~sims.vehicles.params.TireScale` (friction and stiffness) and, for the kart, to the kart tire's
-nominal load and radius (``FNOMIN``, ``UNLOADED_RADIUS``).  ``tire="simple"``: the simple model
+nominal load and radius (MF ``FNOMIN``, ``UNLOADED_RADIUS``; simple model ``fz0``, ``radius``).  A
+tire passed in is used as given (its own friction and stiffness), with the same per-axle scales.  ``tire="simple"``: the simple model
 (:func:`jaxtire.simple.default_simple_params`, a fit of the same TNO tire) with the same scales,
 nominal load and radius.
 """
@@ -29,14 +32,12 @@ import functools
 
 import jax.numpy as jnp
 
+from jaxtire.simple import default_simple_params
 from jaxtire.surfaces import SurfaceTable, preset_table
 from jaxtire.tir import default_tire
+from jaxtire.tire import is_tire, model_name, replace_coefficients
+from jaxtire.validation import check_choice
 from sims.vehicles.params import CHASSIS_DEFAULTS, TireScale, VehicleParams, make_chassis, make_vehicle
-
-try:
-    from jaxtire.simple import default_simple_params
-except ImportError:  # pragma: no cover
-    default_simple_params = None
 
 #: name -> dict(chassis fields, tire scales, kart-tire overrides). Docstring of each: see PRESET_DOCS.
 PRESETS: dict[str, dict] = {
@@ -115,35 +116,32 @@ PRESET_NAMES: tuple[str, ...] = tuple(PRESETS)
 TIRE_MODELS = ("mf", "simple")
 
 
+#: Coefficient names of the nominal load and the unloaded radius per tire model (for the kart's tires).
+_LOAD_RADIUS = {"mf": ("FNOMIN", "UNLOADED_RADIUS"), "simple": ("fz0", "radius")}
+
+
 @functools.lru_cache(maxsize=None)
-def _base_mf(dtype_name: str):
-    t = default_tire(dtype=jnp.dtype(dtype_name))
+def _bundled(kind: str, dtype_name: str):
+    dtype = jnp.dtype(dtype_name)
+    if kind == "simple":
+        return default_simple_params(dtype=dtype)
+    t = default_tire(dtype=dtype)
     return t.replace(LMUV=jnp.asarray(0.0, t.LMUV.dtype))
 
 
-def base_tire(tire: str = "mf", dtype=None, load=None, radius=None):
-    """The base tire of the presets (see the module docstring), optionally moved to a nominal ``load`` [N]
+def base_tire(tire=None, dtype=None, load=None, radius=None):
+    """The base tire of the presets: ``tire`` (a jaxtire tire pytree, ``None``/``"mf"`` for the bundled tire,
+    ``"simple"`` for the simple model; see the module docstring), optionally moved to a nominal ``load`` [N]
     and unloaded ``radius`` [m]."""
-    dtype = jnp.dtype(dtype or jnp.result_type(float))
-    if tire == "mf":
-        t = _base_mf(dtype.name)
-        changes = {}
-        if load is not None:
-            changes["FNOMIN"] = jnp.asarray(load, dtype)
-        if radius is not None:
-            changes["UNLOADED_RADIUS"] = jnp.asarray(radius, dtype)
-        return t.replace(**changes) if changes else t
-    if tire == "simple":
-        if default_simple_params is None:
-            raise ValueError("tire = 'simple' needs jaxtire.simple, which this jaxtire does not provide")
-        t = default_simple_params(dtype=dtype)
-        changes = {}
-        if load is not None:
-            changes["fz0"] = load
-        if radius is not None:
-            changes["radius"] = radius
-        return t.replace(**changes) if changes else t
-    raise ValueError(f"unknown tire model {tire!r}; allowed: {', '.join(TIRE_MODELS)}")
+    if tire is None or isinstance(tire, str):
+        check_choice("tire", "mf" if tire is None else tire, TIRE_MODELS, source="presets")
+        tire = _bundled(tire or "mf", jnp.dtype(dtype or jnp.result_type(float)).name)
+    elif not is_tire(tire):
+        raise ValueError(f"presets: tire must be a jaxtire tire, None or one of {TIRE_MODELS}; "
+                         f"got {type(tire).__name__}")
+    names = _LOAD_RADIUS.get(model_name(tire), ())
+    changes = {k: v for k, v in zip(names, (load, radius)) if v is not None}
+    return replace_coefficients(tire, changes) if changes else tire
 
 
 def check_name(name: str) -> str:
@@ -157,15 +155,14 @@ def chassis_values(name: str) -> dict:
     return dict(PRESETS[check_name(name)]["chassis"])
 
 
-def get(name: str, tire: str = "mf", surfaces: SurfaceTable | None = None, dtype=None, *, surface_ids=None,
+def get(name: str, tire=None, surfaces: SurfaceTable | None = None, dtype=None, *, surface_ids=None,
         **overrides) -> VehicleParams:
     """Validated :class:`VehicleParams` of preset ``name`` (``hatchback``, ``sports_car``, ``kart``,
-    ``race_car``) with the ``tire`` model ``"mf"`` or ``"simple"``; ``overrides`` replace chassis fields,
+    ``race_car``) on ``tire`` (a jaxtire tire pytree, ``None`` the bundled tire, ``"mf"`` or ``"simple"``;
+    :func:`base_tire`); ``overrides`` replace chassis fields,
     ``surface_ids`` (scalar or 4 values, default 0) index ``surfaces`` (default
     :func:`jaxtire.surfaces.preset_table`)."""
     spec = PRESETS[check_name(name)]
-    if tire not in TIRE_MODELS:
-        raise ValueError(f"unknown tire model {tire!r}; allowed: {', '.join(TIRE_MODELS)}")
     surfaces = preset_table() if surfaces is None else surfaces
     n_surf = int(jnp.shape(surfaces.grip)[-1])
     values = {**spec["chassis"], **overrides}

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 
 from jaxtire.surfaces import lookup, mean
 from sims.vehicles import core
+from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
 
@@ -56,7 +57,5 @@ def init_state(params: VehicleParams, speed=0.0, **kw) -> VehicleState:
 
 
 def step(params: VehicleParams, state: VehicleState, controls: Controls, dt) -> VehicleState:
-    """One semi-implicit Euler step of length ``dt`` [s] (see :func:`sims.integrators.semi_implicit_euler`)."""
-    from sims.integrators import semi_implicit_euler
-
+    """One semi-implicit Euler step of length ``dt`` [s] (see :func:`sims.vehicles.integrators.semi_implicit_euler`)."""
     return semi_implicit_euler(MODEL, params, state, controls, dt)[0]

@@ -3,7 +3,7 @@ import functools
 import pytest
 
 from jaxtire.surfaces import make_table
-from sims.rollout import fast_compile_options, rollout
+from sims.run.rollout import fast_compile_options, rollout
 
 #: Tests compile with the fast XLA:CPU options (compile ~2x faster; they run few steps).
 FAST = fast_compile_options()

@@ -1,4 +1,4 @@
-"""sims.distributed: two processes on localhost (jax.distributed.initialize, Gloo on CPU) run one Monte
+"""sims.run.distributed: two processes on localhost (jax.distributed.initialize, Gloo on CPU) run one Monte
 Carlo, each writes its shard, and the merged result equals the single-process run of the same inputs."""
 
 import json
@@ -12,18 +12,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 WORKER = textwrap.dedent("""
     import json, sys
     out_dir, nproc, pid, port = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    from sims import distributed
+    from sims.run import distributed
     if nproc > 1:
         distributed.initialize(f"localhost:{port}", num_processes=nproc, process_id=pid,
                                initialization_timeout=120)
     import jax, jax.numpy as jnp
     from sims import drivers
-    from sims.fleet import Sampling, sample_fleet
+    from sims.run.fleet import Sampling, sample_fleet
     from sims.scenarios.braking import BrakingReducer
     from sims.vehicles import DOUBLE_TRACK, presets
 
@@ -75,7 +75,7 @@ def _result(proc, timeout=300):
 
 
 def test_two_processes_merge_equals_single_process(tmp_path):
-    from sims import distributed
+    from sims.run import distributed
 
     multi, single = tmp_path / "multi", tmp_path / "single"
     port = _free_port()
@@ -99,7 +99,7 @@ def test_two_processes_merge_equals_single_process(tmp_path):
 
 
 def test_merge_detects_missing_shard(tmp_path):
-    from sims import distributed
+    from sims.run import distributed
 
     (tmp_path / "shard-00000-of-00002.json").write_text(json.dumps(dict(
         run_id="r", process_index=0, process_count=2, start=0, stop=2, n_vehicles=4, names=["x"])))

@@ -8,7 +8,7 @@ Merging is a plain concatenation of those files, done by any process afterwards 
 Run (the same command on every host, ``PROCESS_ID`` 0 .. N-1; on SLURM / Cloud TPU / MPI launchers the
 three arguments can be omitted and are detected)::
 
-    from sims import distributed
+    from sims.run import distributed
     distributed.initialize("host0:1234", num_processes=N, process_id=PROCESS_ID)   # before any JAX work
     fleet, _ = sample_fleet(key, base, n)          # the same full inputs on every process (deterministic)
     info = distributed.monte_carlo("runs/mc", fleet, state0, driver, n_steps, dt=0.005,
@@ -22,7 +22,7 @@ own devices; with ``local_inputs=True`` it passes only its rows instead (:func:`
 so no host ever holds the whole fleet.  On CPU, cross-process collectives use Gloo (set by
 :func:`initialize`); the fleet program itself needs none (vehicles are independent), only the barrier
 does.  The merged result equals the single-process run of the same inputs (checked by
-``tests/sims/test_distributed.py`` with two processes on localhost).
+``tests/sims/run/test_distributed.py`` with two processes on localhost).
 
 Files in ``out_dir``: ``shard-PPPPP-of-NNNNN.npz`` (this process's rows of every output leaf, named like
 ``final_state.vx``, plus ``vehicle``, the global vehicle indices) and ``shard-PPPPP-of-NNNNN.json``
@@ -41,7 +41,10 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from sims.sharding import AXIS, _flat_axes, batch_size
+from sims.run.fleet import fleet_rollout
+from sims.run.longrun import _names
+from sims.run.sharding import AXIS, _flat_axes, batch_size
+from sims.vehicles.params import fleet_axes, validate_params
 
 
 class ShardInfo(NamedTuple):
@@ -147,26 +150,17 @@ def _local_rows(x) -> np.ndarray:
     return np.concatenate(parts, axis=0)
 
 
-def _names(tree) -> list[str]:
-    from sims.longrun import _names as names
-
-    return names(tree)
-
-
 def monte_carlo(out_dir, params, state0, controls, n_steps: int, *, dt: float, controls_axes=0, reducer=None,
                 reducer_axes=None, local_inputs: bool = False, n_vehicles: int | None = None, run_id: str = "run",
                 compiler_options: dict | None = None, **rollout_kw) -> ShardInfo:
-    """Run :func:`sims.fleet.fleet_rollout` over the global mesh and write this process's rows.
+    """Run :func:`sims.run.fleet.fleet_rollout` over the global mesh and write this process's rows.
 
     ``params`` (a fleet), ``state0``, ``controls`` and ``reducer`` are the whole run's inputs, identical on
     every process (or, with ``local_inputs=True``, only this process's rows of the batched leaves, with
-    ``n_vehicles`` the whole fleet size).  ``rollout_kw`` go to :func:`sims.fleet.fleet_rollout`
+    ``n_vehicles`` the whole fleet size).  ``rollout_kw`` go to :func:`sims.run.fleet.fleet_rollout`
     (``model``, ``integrator``, ``record``, ``every``, ...); ``compiler_options`` XLA options of the compiled
     program.  Returns a :class:`ShardInfo`.
     """
-    from sims.fleet import fleet_rollout
-    from sims.vehicles.params import fleet_axes, validate_params
-
     validate_params(params)
     axes = (fleet_axes(params), 0, controls_axes, reducer_axes)
     args = (params, state0, controls, reducer)
@@ -241,7 +235,7 @@ def merge(out_dir, run_id: str | None = None) -> dict:
 
 def merge_tree(out_dir, like, run_id: str | None = None):
     """:func:`merge` rebuilt into the pytree structure of ``like`` (e.g. a single-process
-    :class:`~sims.rollout.RolloutResult`, or ``jax.eval_shape`` of one)."""
+    :class:`~sims.run.rollout.RolloutResult`, or ``jax.eval_shape`` of one)."""
     merged = merge(out_dir, run_id)
     names = _names(like)
     return jax.tree.unflatten(jax.tree.structure(like), [merged[nm] for nm in names])

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from sims.drivers import Constant, StraightBraking
-from sims.integrators import make_step_with_telemetry
+from sims.vehicles.integrators import make_step_with_telemetry
 from tests.sims.conftest import FAST, roll as rollout
 from sims.vehicles import DOUBLE_TRACK, SINGLE_TRACK, Controls, G, presets
 from sims.vehicles.double_track import wheel_loads
 from sims.vehicles.params import astype
-from sims.vehicles.tires import scale_tire, tire_forces
+from jaxtire.tire import scale_tire, tire_forces
 
 MODELS = [DOUBLE_TRACK, SINGLE_TRACK]
 
@@ -36,7 +36,7 @@ def test_rolling_resistance_decelerates_at_the_rate_the_tire_gives(no_rr_table):
     # My of each tire from jaxtire at the static loads; quasi-static wheels: m_eff a = sum My / r
     fz = np.asarray(wheel_loads(p, s0))
     surf = jax.tree.map(lambda f: f[1], p.surfaces)
-    my = [float(tire_forces(scale_tire(t, sc), 0.0, 0.0, 0.0, float(f), v, surf).my)
+    my = [float(tire_forces(scale_tire(t, *sc), 0.0, 0.0, 0.0, float(f), v, surf).my)
           for t, sc, f in [(p.tire_front, ch.tire_scale_front, fz[0]), (p.tire_front, ch.tire_scale_front, fz[1]),
                            (p.tire_rear, ch.tire_scale_rear, fz[2]), (p.tire_rear, ch.tire_scale_rear, fz[3])]]
     r = [float(ch.wheel_radius_front)] * 2 + [float(ch.wheel_radius_rear)] * 2
@@ -124,7 +124,7 @@ def test_substeps_converge_towards_the_small_step(hatch):
 
 def test_ackermann_inner_wheel_turns_more_and_steady_circle_yaw_rate_is_v_over_r():
     from sims.scenarios.skidpad import circle_run
-    from sims.fleet import make_fleet
+    from sims.run.fleet import make_fleet
     from sims.vehicles.double_track import ackermann_angles
 
     dl, dr = ackermann_angles(jnp.float32(0.1), 2.6, 1.5, 1.0)

@@ -8,7 +8,7 @@ vehicles cost a million copies of ~35 numbers, not of the 160-leaf Magic Formula
 
 * :func:`sample_fleet`: per-vehicle mass, tire friction and stiffness scales and surfaces drawn from a
   :class:`Sampling`, deterministic given the PRNG key (bitwise identical on rerun on one backend).
-* :func:`fleet_rollout`: :func:`sims.rollout.rollout` vmapped over vehicles (one jitted program).
+* :func:`fleet_rollout`: :func:`sims.run.rollout.rollout` vmapped over vehicles (one jitted program).
 * :class:`FleetRun`: the same in chunks of steps (one compiled chunk function, called repeatedly), so
   a CLI can show progress, time the compile separately and stop early once every vehicle is done.
 
@@ -27,10 +27,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sims.chunked import chunked
-from sims.integrators import make_step_with_telemetry
-from sims.rollout import (RolloutResult, _options_unless_traced, _record_fn, _rollout_impl, check_args, jitted,
-                          options_key, scan_steps)
+from jaxtire.validation import check_int, check_range
+from sims.run._scan import blocked, chunk_fns, record_fn
+from sims.run.rollout import RolloutResult, _options_unless_traced, _rollout_impl, check_args, jitted, options_key
 from sims.vehicles import get_model
 from sims.vehicles.params import Controls, TireScale, VehicleParams, check_surface_ids, fleet_axes
 
@@ -82,9 +81,9 @@ class FleetSample(NamedTuple):
 
 
 def _check_range(name, rng, lo, hi):
-    a, b = (float(v) for v in rng)
-    if not (lo < a <= b <= hi):
-        raise ValueError(f"Sampling.{name} = {rng!r} must satisfy {lo} < low <= high <= {hi}")
+    """A ``(low, high)`` range inside ``(lo, hi]`` with ``low <= high`` (through :mod:`jaxtire.validation`)."""
+    a, b = check_range(f"{name}", [float(v) for v in rng], lo, hi, lo_incl=False, source="Sampling")
+    check_range(f"{name} high", b, a, hi, source="Sampling")
 
 
 def sample_fleet(key, params: VehicleParams, n: int, sampling: Sampling = Sampling()):
@@ -92,8 +91,7 @@ def sample_fleet(key, params: VehicleParams, n: int, sampling: Sampling = Sampli
 
     Deterministic given ``key``: the same key gives bitwise identical fleets.
     """
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n = {n!r} vehicles must be an integer >= 1")
+    check_int("n", n, 1, source="sample_fleet")
     _check_range("mass", sampling.mass, 0.0, 100.0)
     _check_range("mu", sampling.mu, 0.0, 10.0)
     _check_range("stiffness", sampling.stiffness, 0.0, 10.0)
@@ -120,7 +118,7 @@ def sample_fleet(key, params: VehicleParams, n: int, sampling: Sampling = Sampli
     return params._replace(chassis=fleet), FleetSample(mass_f, mu_f, k_f, sid)
 
 
-#: Vehicles per cache-sized block on CPU (see :mod:`sims.chunked`): ~2x faster than one batch at 1e5 vehicles.
+#: Vehicles per cache-sized block on CPU (see :mod:`sims.run.chunked`): ~2x faster than one batch at 1e5 vehicles.
 CPU_BLOCK = 8192
 
 
@@ -129,25 +127,10 @@ def default_block():
     return CPU_BLOCK if jax.default_backend() == "cpu" else None
 
 
-def _blocked(fn, block, in_axes):
-    """``fn`` over blocks of at most ``block`` vehicles, the blocks as equal as possible (little padding)."""
-    if block is None:
-        return fn
-
-    def run(*args):
-        n = jnp.shape(jax.tree.leaves(args[1])[0])[0]  # the state's leading (vehicle) axis
-        n_blocks = -(-n // block)
-        size = -(-n // n_blocks)
-        size = -(-size // 8) * 8  # whole vector lanes
-        return chunked(fn, chunk=size, in_axes=in_axes)(*args)
-
-    return run
-
-
 def _fleet_impl(params, state0, controls, reducer, t0, *, params_axes, controls_axes, reducer_axes, block, **static):
     fn = functools.partial(_rollout_impl, **static)
     axes = (params_axes, 0, controls_axes, reducer_axes, None)
-    return _blocked(jax.vmap(fn, in_axes=axes), block, axes)(params, state0, controls, reducer, t0)
+    return blocked(jax.vmap(fn, in_axes=axes), block, axes)(params, state0, controls, reducer, t0)
 
 
 _FLEET_STATIC = ("params_axes", "controls_axes", "reducer_axes", "block", "n_steps", "dt", "model", "integrator",
@@ -157,14 +140,14 @@ _FLEET_STATIC = ("params_axes", "controls_axes", "reducer_axes", "block", "n_ste
 def fleet_rollout(params: VehicleParams, state0, controls, n_steps: int, *, dt: float, model="double_track",
                   integrator="semi_implicit_euler", substeps: int = 1, record=None, every: int = 1, reducer=None,
                   t0=0.0, controls_axes=0, reducer_axes=None, compiler_options=None, block="auto") -> RolloutResult:
-    """:func:`sims.rollout.rollout` over a fleet: ``params`` a fleet (chassis batched), ``state0`` batched,
+    """:func:`sims.run.rollout.rollout` over a fleet: ``params`` a fleet (chassis batched), ``state0`` batched,
     ``controls`` a driver or open-loop :class:`Controls` batched on axis 0 (``controls_axes=0``) or shared
     (``None``); ``reducer`` shared (``reducer_axes=None``) or batched (0).  Every output has a leading
     vehicle axis.  Equal to a Python loop of single rollouts (tested), in one compiled program.
-    ``block``: vehicles per cache-sized block (``lax.map`` over blocks, :mod:`sims.chunked`; ``"auto"``:
+    ``block``: vehicles per cache-sized block (``lax.map`` over blocks, :mod:`sims.run.chunked`; ``"auto"``:
     :func:`default_block`, ``None``: one batch)."""
     n_steps, dt = check_args(params, n_steps, dt, substeps, integrator, every)
-    _record_fn(record)
+    record_fn(record)
     get_model(model)
     n = fleet_size(params)
     for name, tree, axes in (("state0", state0, 0), ("controls", controls, controls_axes)):
@@ -190,26 +173,6 @@ class RunStats(NamedTuple):
     vehicle_steps_per_s: float
 
 
-@functools.lru_cache(maxsize=None)
-def _chunk_fns(model, integrator, substeps: int, dt: float, chunk_steps: int, t0: float, p_axes, driver_axes,
-               reducer_axes, options: tuple = (), block=None):
-    """Jitted, vmapped ``(init, chunk)`` functions for one static configuration (cached, so fleets of the
-    same structure share one compiled program)."""
-    step = make_step_with_telemetry(get_model(model), integrator, substeps)
-
-    def init_one(p, s, d, r):
-        return d.init(p, s), (r.init(p, s) if r is not None else None)
-
-    def chunk_one(p, s, dstate, acc, d, r, k0):
-        return scan_steps(p, s, dstate, acc, k0, d, chunk_steps, dt=dt, step=step, reducer=r, record=None, t0=t0)[0]
-
-    opts = dict(options) or None
-    init = jax.jit(jax.vmap(init_one, in_axes=(p_axes, 0, driver_axes, reducer_axes)), compiler_options=opts)
-    axes = (p_axes, 0, 0, 0, driver_axes, reducer_axes, None)
-    chunk = jax.jit(_blocked(jax.vmap(chunk_one, in_axes=axes), block, axes), compiler_options=opts)
-    return init, chunk
-
-
 class FleetRun:
     """A fleet rollout in chunks of ``chunk_steps`` steps with a closed-loop ``driver`` and a ``reducer``.
 
@@ -223,7 +186,7 @@ class FleetRun:
     called ``ceil(n_steps / chunk_steps)`` times; between calls the host updates ``progress``
     (anything with ``update(n)``) and stops early when ``done(acc)`` is true.  ``driver_axes`` is 0 when
     the driver's leaves are batched per vehicle (see :func:`broadcast`), ``None`` when shared;
-    ``compiler_options`` XLA options (e.g. :func:`sims.rollout.fast_compile_options`); ``block`` vehicles
+    ``compiler_options`` XLA options (e.g. :func:`sims.run.rollout.fast_compile_options`); ``block`` vehicles
     per cache-sized block (``"auto"``: :func:`default_block`).
     """
 
@@ -236,10 +199,10 @@ class FleetRun:
         self.n = fleet_size(params)
         self.params, self.state, self.driver, self.reducer = params, state0, driver, reducer
         self.chunk_steps = chunk_steps
-        self._init, self._chunk = _chunk_fns(get_model(model), integrator, substeps, self.dt, chunk_steps, float(t0),
-                                             fleet_axes(params), driver_axes, reducer_axes,
-                                             options_key(compiler_options),
-                                             default_block() if block == "auto" else block)
+        self._init, self._chunk = chunk_fns(get_model(model), integrator, substeps, self.dt, chunk_steps, float(t0),
+                                            fleet_axes(params), driver_axes, reducer_axes,
+                                            options=options_key(compiler_options),
+                                            block=default_block() if block == "auto" else block)
         self._compiled = None
         self._ready = False
         self._driver_axes = driver_axes
@@ -287,7 +250,7 @@ class FleetRun:
             s, d, a = cur
             if idx is not None:
                 fn = self._chunk  # a compacted batch has another shape
-            s, d, a = fn(params, s, d, a, driver, self.reducer, jnp.int32(i * self.chunk_steps))
+            (s, d, a), _ = fn(params, s, d, a, driver, self.reducer, jnp.int32(i * self.chunk_steps))
             cur = (s, d, a)
             jax.block_until_ready(s)
             steps += self.chunk_steps

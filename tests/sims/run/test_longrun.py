@@ -1,4 +1,4 @@
-"""sims.longrun: a run killed midway (SIGKILL after a chunk) resumes to results bitwise identical to an
+"""sims.run.longrun: a run killed midway (SIGKILL after a chunk) resumes to results bitwise identical to an
 uninterrupted run; records stream to one file per chunk; the manifest guards against mixing runs."""
 
 import json
@@ -12,14 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 WORKER = textwrap.dedent("""
     import json, sys
     import jax, jax.numpy as jnp, numpy as np
     from sims import drivers
-    from sims.fleet import Sampling, sample_fleet
-    from sims.longrun import KillAfter, long_run
+    from sims.run.fleet import Sampling, sample_fleet
+    from sims.run.longrun import KillAfter, long_run
     from sims.scenarios.braking import BrakingReducer
     from sims.vehicles import DOUBLE_TRACK, presets
 
@@ -69,7 +69,7 @@ def test_kill_and_resume_equals_uninterrupted(tmp_path):
     fresh = _result(_worker(full, "full", cache))
     assert fresh["resumed_from_chunk"] == 0
 
-    from sims.longrun import iter_records, load_records
+    from sims.run.longrun import iter_records, load_records
 
     a, b = load_records(killed), load_records(full)
     assert set(a) == set(b) and {"fx", "fy", "kappa", "time"} <= set(a)
@@ -90,8 +90,8 @@ def test_manifest_mismatch_and_validation(tmp_path):
     import jax
 
     from sims import drivers
-    from sims.fleet import make_fleet
-    from sims.longrun import long_run, read_manifest
+    from sims.run.fleet import make_fleet
+    from sims.run.longrun import long_run, read_manifest
     from sims.vehicles import DOUBLE_TRACK, presets
 
     base = presets.get("hatchback", tire="simple")

@@ -8,15 +8,15 @@ import sys
 import textwrap
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 SCRIPT = textwrap.dedent("""
     import json, sys
     import jax, jax.numpy as jnp, numpy as np
     assert jax.device_count() == 8, jax.devices()
     from sims import drivers
-    from sims.fleet import sample_fleet, Sampling
-    from sims.sharding import fleet_mesh, gather, sharded, sharded_fleet_rollout
+    from sims.run.fleet import sample_fleet, Sampling
+    from sims.run.sharding import fleet_mesh, gather, sharded, sharded_fleet_rollout
     from sims.vehicles import DOUBLE_TRACK, presets
     from sims.vehicles.params import fleet_axes
 
@@ -50,7 +50,7 @@ SCRIPT = textwrap.dedent("""
     out["n_final"] = int(ref.final_state.vx.shape[0])
     # a chunked long run with the fleet split over the 8 devices streams the same records
     import tempfile
-    from sims.longrun import load_records, long_run
+    from sims.run.longrun import load_records, long_run
     f16, _ = sample_fleet(jax.random.PRNGKey(5), base, 16)
     s16 = jax.vmap(lambda c: DOUBLE_TRACK.init_state(base._replace(chassis=c), 15.0))(f16.chassis)
     lkw = dict(dt=0.005, chunk_steps=10, every=5, progress=False, compiler_options=fast)

@@ -4,7 +4,7 @@ import csv
 
 import pytest
 
-from sims.__main__ import main
+from sims.cli import main
 
 
 def test_braking_monte_carlo_prints_summary_and_writes_files(tmp_path, capsys):

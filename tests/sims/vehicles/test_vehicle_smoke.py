@@ -2,7 +2,7 @@ import jax
 import numpy as np
 
 from sims.drivers import StraightBraking
-from sims.rollout import rollout
+from sims.run.rollout import rollout
 from sims.vehicles import DOUBLE_TRACK, SINGLE_TRACK, presets
 
 

@@ -6,7 +6,7 @@ import jax
 import numpy as np
 import pytest
 
-from sims.tuning import (ABS_BOUNDS, BrakingSetup, LaneSetup, abs_gains, lane_gains, sample_fleet, tune_abs,
+from sims.studies.tuning import (ABS_BOUNDS, BrakingSetup, LaneSetup, abs_gains, lane_gains, sample_fleet, tune_abs,
                          tune_lateral)
 from sims.vehicles import presets
 

@@ -9,8 +9,9 @@
 * ``driver_or_controls``: a :mod:`sims.drivers` driver (closed loop), or a
   :class:`~sims.vehicles.params.Controls` whose leaves have a leading axis of length ``n_steps``
   (open loop, fed to the scan as its ``xs``).
-* ``record``: ``None`` stores nothing (constant memory in ``n_steps``), ``"state"`` the states,
-  ``"telemetry"`` the step telemetry (:class:`~sims.vehicles.core.Telemetry`), ``"all"`` both, or a
+* ``record``: the one record schema of :mod:`sims.run._scan`: ``None`` stores nothing (constant memory
+  in ``n_steps``), ``"state"`` the states, ``"telemetry"`` the step telemetry
+  (:class:`~sims.vehicles.core.Telemetry`), ``"all"`` ``{"t", "state", "controls", "telemetry"}``, or a
   callable ``record(t, state, controls, telemetry) -> pytree``; entry ``k`` is taken at ``t = t0 + k
   every dt`` (state at the start of that step, the controls applied over it).  ``every`` decimates.
 * ``reducer``: an object with ``init(params, state) -> acc`` and ``update(acc, t, state, controls,
@@ -32,8 +33,9 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from sims.integrators import check_dt, check_substeps, get_integrator, make_step_with_telemetry
+from sims.run._scan import record_fn, run_steps
 from sims.vehicles import get_model
+from sims.vehicles.integrators import check_dt, check_substeps, get_integrator, make_step_with_telemetry
 from sims.vehicles.params import Controls, VehicleParams, validate_params
 
 
@@ -45,22 +47,6 @@ class RolloutResult(NamedTuple):
     trajectory: Any
     reduced: Any
     driver_state: Any
-
-
-def _record_fn(record):
-    if record is None:
-        return None
-    if callable(record):
-        return record
-    fns = {
-        "state": lambda t, s, c, tel: s,
-        "telemetry": lambda t, s, c, tel: tel,
-        "all": lambda t, s, c, tel: {"t": t, "state": s, "controls": c, "telemetry": tel},
-    }
-    try:
-        return fns[record]
-    except KeyError:
-        raise ValueError(f"record = {record!r}; allowed None, 'state', 'telemetry', 'all' or a callable") from None
 
 
 def check_args(params, n_steps, dt, substeps, integrator, every=1):
@@ -77,60 +63,15 @@ def check_args(params, n_steps, dt, substeps, integrator, every=1):
     return n_steps, dt
 
 
-def scan_steps(params, state, dstate, acc, k0, controls, n_steps: int, *, dt: float, step, reducer, record, t0):
-    """The scan itself (not jitted, not validated): ``n_steps`` steps from step index ``k0``.
-
-    Returns ``(state, dstate, acc), ys``.  Used by :func:`rollout` and by :mod:`sims.fleet`'s chunked runner.
-    """
-    open_loop = isinstance(controls, Controls)
-    dtype = jnp.result_type(state.vx)
-
-    def body(carry, x):
-        s, d, a, k = carry
-        t = jnp.asarray(t0, dtype) + k.astype(dtype) * dt
-        if open_loop:
-            c = x
-        else:
-            c, d = controls(t, s, params, d, dt)
-        new, tel = step(params, s, c, dt)
-        if reducer is not None:
-            a = reducer.update(a, t, s, c, tel, new, params, dt)
-        y = record(t, s, c, tel) if record is not None else None
-        return (new, d, a, k + 1), y
-
-    xs = controls if open_loop else None
-    (s, d, a, _), ys = jax.lax.scan(body, (state, dstate, acc, jnp.asarray(k0, jnp.int32)), xs,
-                                    length=None if open_loop else n_steps)
-    return (s, d, a), ys
-
-
 def _rollout_impl(params, state0, controls, reducer, t0, *, n_steps, dt, model, integrator, substeps, record,
                   every):
     model = get_model(model)
     step = make_step_with_telemetry(model, integrator, substeps)
-    rec = _record_fn(record)
-    open_loop = isinstance(controls, Controls)
-    dstate = () if open_loop else controls.init(params, state0)
+    rec = record_fn(record)
+    dstate = () if isinstance(controls, Controls) else controls.init(params, state0)
     acc = reducer.init(params, state0) if reducer is not None else None
-    if every == 1 or rec is None:
-        (s, d, a), ys = scan_steps(params, state0, dstate, acc, 0, controls, n_steps, dt=dt, step=step,
-                                   reducer=reducer, record=rec, t0=t0)
-        return RolloutResult(s, ys, a, d)
-    n_out = n_steps // every
-
-    def outer(carry, xs):
-        s, d, a, k = carry
-        c_first = jax.tree.map(lambda v: v[:1], xs) if open_loop else controls
-        c_rest = jax.tree.map(lambda v: v[1:], xs) if open_loop else controls
-        (s, d, a), y = scan_steps(params, s, d, a, k, c_first, 1, dt=dt, step=step, reducer=reducer, record=rec,
-                                  t0=t0)
-        (s, d, a), _ = scan_steps(params, s, d, a, k + 1, c_rest, every - 1, dt=dt, step=step, reducer=reducer,
-                                  record=None, t0=t0)
-        return (s, d, a, k + every), jax.tree.map(lambda v: v[0], y)
-
-    xs = jax.tree.map(lambda v: v.reshape((n_out, every) + v.shape[1:]), controls) if open_loop else None
-    (s, d, a, _), ys = jax.lax.scan(outer, (state0, dstate, acc, jnp.int32(0)), xs,
-                                    length=None if open_loop else n_out)
+    (s, d, a), ys = run_steps(params, state0, dstate, acc, 0, controls, n_steps, every=every, dt=dt, step=step,
+                              reducer=reducer, record=rec, t0=t0)
     return RolloutResult(s, ys, a, d)
 
 
@@ -163,7 +104,7 @@ def rollout(params, state0, controls, n_steps: int, *, dt: float, model="double_
 
     ``compiler_options``: XLA options of the compiled rollout (e.g. :func:`fast_compile_options`)."""
     n_steps, dt = check_args(params, n_steps, dt, substeps, integrator, every)
-    _record_fn(record)
+    record_fn(record)
     get_model(model)
     if isinstance(controls, Controls):
         lens = {jnp.shape(v)[0] if jnp.ndim(v) else None for v in jax.tree.leaves(controls)}

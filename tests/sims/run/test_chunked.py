@@ -1,4 +1,4 @@
-"""sims.chunked: block-wise lax.map over the batch axis gives the unchunked results (padding dropped)."""
+"""sims.run.chunked: block-wise lax.map over the batch axis gives the unchunked results (padding dropped)."""
 
 import jax
 import jax.numpy as jnp
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import jaxtire
-from sims.chunked import chunked
+from sims.run.chunked import chunked
 
 
 def _tire(p, kappa, alpha, fz):

@@ -1,7 +1,7 @@
 """Controller tuning by ``grad`` through fleet rollouts: the ABS slip controller and a lane-change path follower.
 
 Both tuners optimise controller gains by gradient descent through a ``lax.scan`` rollout
-(:func:`sims.rollout.rollout`), ``vmap``-ed over a small randomised fleet that is re-drawn at every
+(:func:`sims.run.rollout.rollout`), ``vmap``-ed over a small randomised fleet that is re-drawn at every
 iteration (stochastic gradient over surfaces, payloads, tire friction / stiffness and speeds), with
 ``optax.chain(optax.clip_by_global_norm(clip), optax.adam(lr))``.  Every gain is optimised through the
 bound transform of :mod:`jaxtire.fit` (:func:`jaxtire.fit.from_unconstrained`: scaled sigmoid into its
@@ -16,8 +16,7 @@ distance (path length ``integral |v| dt``) relative to the ideal ``v0^2 / (2 mu 
 stopped at the end of the fixed horizon adds ``v_T^2 / (2 a_mean)`` (its mean deceleration so far),
 a smooth estimate of the rest.
 
-Lane change (:func:`tune_lateral`).  :class:`LaneChangeDriver` (written here, a driver following the
-:mod:`sims.drivers` protocol) follows a single lane change of ``width`` [m] over ``length`` [m] (a
+Lane change (:func:`tune_lateral`).  :class:`sims.drivers.LaneChangeDriver` follows a single lane change of ``width`` [m] over ``length`` [m] (a
 cosine-shaped ``y_ref(x)``) with curvature feed-forward plus preview / heading / yaw-rate feedback::
 
     e_y   = y - y_ref(x),   e_psi = wrap(psi - atan(y_ref'(x))),   kappa_ref = y_ref'' / (1 + y_ref'^2)^1.5
@@ -28,15 +27,13 @@ with a proportional speed hold.  Objective: ``mean e_y^2 / (0.1 m)^2 + w_effort 
 
 CLI::
 
-    python -m sims.tuning [--vehicles 6] [--iters 40] [--lateral] [--seed 0] [--heldout 3]
+    python -m sims tune [--vehicles 6] [--iters 40] [--lateral] [--seed 0] [--heldout 3]
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
-import math
 import time
 from typing import Any, Mapping, NamedTuple, Sequence
 
@@ -46,17 +43,20 @@ import numpy as np
 import optax
 
 from jaxtire.fit import FAST_COMPILE_OPTIONS, from_unconstrained, to_unconstrained
+from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import lookup, surface_id
-from sims.drivers import Driver, StraightBraking, driver, speed_hold
-from sims.rollout import rollout
+from jaxtire.validation import ValidationError, check_range
+from sims.drivers import LaneChangeDriver, StraightBraking, lane_reference
+from sims.run.fleet import Sampling, sample_fleet as _sample
+from sims.run.rollout import rollout
 from sims.vehicles import get_model, presets
-from sims.vehicles.params import G, Controls, TireScale, VehicleParams, fleet_axes
+from sims.vehicles.params import VehicleParams, fleet_axes
 
 __all__ = [
     "ABS_BOUNDS", "ABS_GAINS", "BrakingSetup", "LANE_BOUNDS", "LANE_GAINS", "LaneChangeDriver", "LaneSetup",
     "TuneReport", "TuneResult", "abs_gains", "braking_loss", "evaluate_abs", "evaluate_lateral", "lane_costs",
     "lane_gains", "lane_loss", "lane_reference", "stopping_distances",
-    "main", "sample_fleet", "tune_abs", "tune_lateral",
+    "sample_fleet", "tune_abs", "tune_lateral",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -81,32 +81,19 @@ class FleetDraw(NamedTuple):
 
 def sample_fleet(key, base: VehicleParams, n: int, *, surfaces: Sequence[str], mass=(0.9, 1.3), mu=(0.85, 1.1),
                  stiffness=(0.85, 1.15), speed=(15.0, 22.0)) -> tuple[VehicleParams, FleetDraw]:
-    """``n`` vehicles around ``base`` (chassis batched, tires and surface table shared): mass and yaw inertia
-    x U(mass) (payload), both axles' ``mu_x``, ``mu_y`` x U(mu), ``k_x``, ``k_y`` x U(stiffness), one surface
-    per vehicle uniformly from ``surfaces`` (names or ids), and an initial speed U(speed) [m/s].
-    Deterministic given ``key``."""
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n = {n!r} vehicles must be an integer >= 1")
+    """``n`` vehicles around ``base`` drawn by :func:`sims.run.fleet.sample_fleet` (payload ``mass``, tire
+    friction ``mu`` and ``stiffness`` factors, one surface per vehicle from ``surfaces``, names or ids),
+    plus an initial speed U(speed) [m/s].  Deterministic given ``key``."""
     if not surfaces:
         raise ValueError("surfaces: need at least one surface")
-    ids = jnp.asarray([surface_id(s) if isinstance(s, str) else int(s) for s in surfaces], jnp.int32)
-    ch = base.chassis
-    dtype = jnp.asarray(ch.mass).dtype
-    ks = jax.random.split(key, 5)
-    u = lambda k, r: jax.random.uniform(k, (n,), dtype, float(r[0]), float(r[1]))  # noqa: E731
-    fm, fmu, fk, v0 = u(ks[0], mass), u(ks[1], mu), u(ks[2], stiffness), u(ks[3], speed)
-    sid = ids[jax.random.randint(ks[4], (n,), 0, ids.shape[0])]
-    rep = jax.tree.map(lambda x: jnp.broadcast_to(jnp.asarray(x), (n,) + jnp.shape(x)), ch)
-
-    def scaled(ts: TireScale) -> TireScale:
-        return TireScale(ts.mu_x * fmu, ts.mu_y * fmu, ts.k_x * fk, ts.k_y * fk)
-
-    rep = rep._replace(mass=rep.mass * fm, yaw_inertia=rep.yaw_inertia * fm,
-                       tire_scale_front=scaled(rep.tire_scale_front), tire_scale_rear=scaled(rep.tire_scale_rear),
-                       surface_ids=jnp.broadcast_to(sid[:, None], (n, 4)))
-    grip = lookup(base.surfaces, sid).grip
-    friction = grip * fmu * ch.tire_scale_front.mu_x
-    return base._replace(chassis=rep), FleetDraw(fm, fmu, fk, sid, v0, friction)
+    check_range("speed", [float(v) for v in speed], 0.0, 200.0, lo_incl=False, source="sample_fleet")
+    ids = tuple(surface_id(s) if isinstance(s, str) else int(s) for s in surfaces)
+    k_fleet, k_speed = jax.random.split(key)
+    fleet, drawn = _sample(k_fleet, base, n, Sampling(mass=mass, mu=mu, stiffness=stiffness, surfaces=ids))
+    dtype = jnp.asarray(base.chassis.mass).dtype
+    v0 = jax.random.uniform(k_speed, (n,), dtype, float(speed[0]), float(speed[1]))
+    friction = lookup(base.surfaces, drawn.surface_id).grip * drawn.mu_factor * base.chassis.tire_scale_front.mu_x
+    return fleet, FleetDraw(drawn.mass_factor, drawn.mu_factor, drawn.stiffness_factor, drawn.surface_id, v0, friction)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,17 +116,11 @@ def abs_gains(drv: StraightBraking | None = None) -> dict[str, float]:
 
 
 def _check_gains(gains: Mapping[str, float], bounds: Mapping[str, tuple[float, float]], what: str) -> dict:
+    """``gains`` as floats, each inside its ``bounds`` (through :mod:`jaxtire.validation`)."""
     unknown = set(gains) - set(bounds)
     if unknown:
-        raise ValueError(f"{what}: unknown gain(s) {sorted(unknown)}; allowed {sorted(bounds)}")
-    out = {}
-    for k, v in gains.items():
-        v = float(v)
-        lo, hi = bounds[k]
-        if not (math.isfinite(v) and lo <= v <= hi):
-            raise ValueError(f"{what}: {k} = {v} is outside its bounds [{lo}, {hi}]")
-        out[k] = v
-    return out
+        raise ValidationError(f"{what}: unknown gain(s) {sorted(unknown)}; allowed {sorted(bounds)}")
+    return {k: float(check_range(k, v, *bounds[k], source=what)) for k, v in gains.items()}
 
 
 def _pack(gains: dict, bounds: dict, dtype) -> dict:
@@ -163,7 +144,7 @@ class BrakingSetup:
     (uniform ranges), yaw-rate disturbance ``yaw_rate0`` [rad/s]."""
 
     preset: str = "hatchback"
-    tire: str = "mf"
+    tire: Any = None  # a jaxtire tire pytree, None (the bundled tire), "mf" or "simple"
     model: str = "double_track"
     dt: float = 0.01
     horizon: float = 5.0
@@ -228,57 +209,13 @@ def braking_loss(u: dict, fleet: VehicleParams, draw: FleetDraw, setup: BrakingS
     returns ``(loss, distances)``."""
     gains = _unpack(u, ABS_BOUNDS)
     d, _ = stopping_distances(gains, fleet, draw.speed, setup)
-    ideal = draw.speed ** 2 / (2.0 * draw.friction * G)
+    ideal = draw.speed ** 2 / (2.0 * draw.friction * GRAVITY)
     return jnp.mean(d / ideal), d
 
 
 # ---------------------------------------------------------------------------------------------
 # Lane change
 # ---------------------------------------------------------------------------------------------
-
-
-def _wrap(a):
-    return jnp.arctan2(jnp.sin(a), jnp.cos(a))
-
-
-def lane_reference(x, x0, length, width):
-    """``(y_ref, dy/dx, d2y/dx2)`` of the cosine lane change from ``y = 0`` to ``width`` over ``x0 .. x0 + length``."""
-    s = jnp.clip((x - x0) / length, 0.0, 1.0)
-    inside = ((x > x0) & (x < x0 + length)).astype(jnp.result_type(x))
-    y = 0.5 * width * (1.0 - jnp.cos(np.pi * s))
-    dy = inside * 0.5 * width * np.pi / length * jnp.sin(np.pi * s)
-    d2y = inside * 0.5 * width * (np.pi / length) ** 2 * jnp.cos(np.pi * s)
-    return y, dy, d2y
-
-
-@driver
-class LaneChangeDriver(Driver):
-    """Single-lane-change path follower (module docstring): gains ``k_y`` [rad/m], ``k_psi`` [-],
-    ``t_preview`` [s], ``k_r`` [s]; path ``x0`` [m] start, ``length`` [m], ``width`` [m] (positive: to the
-    left); speed hold at ``target_speed`` [m/s] with ``speed_gain`` [1/(m/s)]."""
-
-    k_y: Any = 0.1
-    k_psi: Any = 0.5
-    t_preview: Any = 0.3
-    k_r: Any = 0.0
-    x0: Any = 10.0
-    length: Any = 40.0
-    width: Any = 3.5
-    target_speed: Any = 20.0
-    speed_gain: Any = 0.5
-
-    def controls(self, t, state, params):
-        ch = params.chassis
-        L = ch.cg_to_front + ch.cg_to_rear
-        y, dy, d2y = lane_reference(state.x, self.x0, self.length, self.width)
-        kappa = d2y / (1.0 + dy * dy) ** 1.5
-        e_y = state.y - y
-        e_psi = _wrap(state.yaw - jnp.arctan(dy))
-        v = jnp.maximum(state.vx, 1.0)
-        steer = (L * kappa - self.k_y * (e_y + self.t_preview * v * e_psi) - self.k_psi * e_psi
-                 - self.k_r * (state.yaw_rate - v * kappa))
-        throttle = speed_hold(self.target_speed, state.vx, self.speed_gain)
-        return Controls(steer, throttle, jnp.zeros_like(steer))
 
 
 #: Tuned gains of :class:`LaneChangeDriver` and their bounds.
@@ -296,7 +233,7 @@ class LaneSetup:
     steering-rate penalty."""
 
     preset: str = "hatchback"
-    tire: str = "mf"
+    tire: Any = None  # a jaxtire tire pytree, None (the bundled tire), "mf" or "simple"
     model: str = "double_track"
     dt: float = 0.01
     horizon: float = 4.0
@@ -527,12 +464,22 @@ def tune_lateral(setup: LaneSetup = LaneSetup(), *, start: Mapping[str, float] |
 # ---------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=8)
 def _eval_fn(kind: str, setup, n_steps: int):
-    """One jitted forward evaluation per (scenario, setup, steps), shared by untuned and tuned gains."""
+    """One jitted forward evaluation per (scenario, setup, steps), shared by untuned and tuned gains (cached
+    when ``setup`` is hashable, i.e. its tire is a name or ``None``)."""
+    try:
+        return _eval_fn_cached(kind, setup, n_steps)
+    except TypeError:  # a setup holding a tire pytree: not hashable
+        return _eval_fn_uncached(kind, setup, n_steps)
+
+
+def _eval_fn_uncached(kind: str, setup, n_steps: int):
     if kind == "abs":
         return jax.jit(lambda g, fl, v: stopping_distances(g, fl, v, setup, n_steps))
     return jax.jit(lambda g, fl, v: lane_costs(g, fl, v, setup))
+
+
+_eval_fn_cached = functools.lru_cache(maxsize=8)(_eval_fn_uncached)
 
 
 def evaluate_abs(gains: Mapping[str, float], setup: BrakingSetup, seeds: Sequence[int], n_vehicles: int, *,
@@ -565,71 +512,3 @@ def evaluate_lateral(gains: Mapping[str, float], setup: LaneSetup, seeds: Sequen
 # ---------------------------------------------------------------------------------------------
 # CLI
 # ---------------------------------------------------------------------------------------------
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sims.tuning",
-                                 description="Tune the ABS (and optionally a lane-change) controller by grad "
-                                             "through fleet rollouts; prints untuned vs tuned on held-out seeds.",
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--vehicles", type=int, default=6, help="fleet size per iteration")
-    ap.add_argument("--iters", type=int, default=40, help="Adam iterations")
-    ap.add_argument("--lr", type=float, default=0.1, help="Adam learning rate (unconstrained gains)")
-    ap.add_argument("--seed", type=int, default=0, help="training seed")
-    ap.add_argument("--heldout", type=int, default=3, help="number of held-out seeds (1001, 1002, ...)")
-    ap.add_argument("--preset", default="hatchback")
-    ap.add_argument("--tire", default="mf", choices=("mf", "simple"))
-    ap.add_argument("--dt", type=float, default=0.01, help="step [s]")
-    ap.add_argument("--surfaces", default=",".join(BRAKING_SURFACES), help="ABS training/evaluation surfaces")
-    ap.add_argument("--lateral", action="store_true", help="also tune the lane-change path follower")
-    ap.add_argument("--lateral-only", action="store_true", help="only tune the lane-change path follower")
-    args = ap.parse_args(argv)
-    if args.vehicles < 1 or args.iters < 1 or args.heldout < 1:
-        ap.error("--vehicles, --iters and --heldout must be >= 1")
-    if not 0.0 < args.dt <= 0.05:
-        ap.error("--dt must be in (0, 0.05] s")
-    try:
-        surfaces = tuple(s.strip() for s in args.surfaces.split(",") if s.strip())
-        for s in surfaces:
-            surface_id(s)
-        presets.check_name(args.preset)
-    except ValueError as e:
-        ap.error(str(e))
-    seeds = tuple(1001 + i for i in range(args.heldout))
-    if not args.lateral_only:
-        setup = BrakingSetup(preset=args.preset, tire=args.tire, dt=args.dt, surfaces=surfaces)
-        print(f"ABS tuning: {args.preset}, {args.tire} tires, {args.vehicles} vehicles x {args.iters} iterations, "
-              f"surfaces {', '.join(surfaces)}, v0 U{setup.speed} m/s, dt {args.dt} s, horizon {setup.horizon} s")
-        res = tune_abs(setup, n_vehicles=args.vehicles, n_iter=args.iters, lr=args.lr, seed=args.seed,
-                       heldout_seeds=seeds, verbose=True)
-        print(res.report)
-        t = time.perf_counter()
-        before = evaluate_abs(abs_gains(), setup, seeds, args.vehicles)
-        after = evaluate_abs(res.gains, setup, seeds, args.vehicles)
-        print(f"held-out full stops (horizon {2 * setup.horizon:g} s, no tail estimate; "
-              f"{time.perf_counter() - t:.1f} s): mean stopping distance untuned -> tuned")
-        for s in seeds:
-            print(f"  seed {s}: {before[s].mean():8.3f} m -> {after[s].mean():8.3f} m "
-                  f"({100 * (after[s].mean() / before[s].mean() - 1):+.2f} %), better on "
-                  f"{int(np.sum(after[s] < before[s]))}/{args.vehicles} vehicles")
-        b = np.concatenate(list(before.values())).mean()
-        a = np.concatenate(list(after.values())).mean()
-        print(f"  all : {b:8.3f} m -> {a:8.3f} m ({100 * (a / b - 1):+.2f} %)")
-    if args.lateral or args.lateral_only:
-        setup = LaneSetup(preset=args.preset, tire=args.tire, dt=args.dt)
-        print(f"\nlane-change tuning: {args.vehicles} vehicles x {args.iters} iterations, surfaces "
-              f"{', '.join(setup.surfaces)}, v0 U{setup.speed} m/s, {setup.width} m over {setup.length} m")
-        res = tune_lateral(setup, n_vehicles=args.vehicles, n_iter=args.iters, lr=args.lr, seed=args.seed,
-                           heldout_seeds=seeds, verbose=True)
-        print(res.report)
-        before = evaluate_lateral(lane_gains(), setup, seeds, args.vehicles)
-        after = evaluate_lateral(res.gains, setup, seeds, args.vehicles)
-        print("held-out rms lateral error [m] / rms steer rate [rad/s], untuned -> tuned")
-        for s in seeds:
-            print(f"  seed {s}: {before[s][0].mean():.4f} / {before[s][1].mean():.4f} -> "
-                  f"{after[s][0].mean():.4f} / {after[s][1].mean():.4f}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

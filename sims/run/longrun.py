@@ -9,8 +9,8 @@
     for chunk in iter_records("runs/soak"): ...            # or one chunk at a time (constant memory)
 
 How it works.  One jitted function advances the whole fleet (``vmap`` over vehicles) by
-``chunk_steps`` steps in a ``lax.scan`` (:func:`sims.rollout.scan_steps`, the same step the rollouts
-use) and returns the chunk's records.  After each chunk the host writes, in this order and each
+``chunk_steps`` steps in a ``lax.scan`` (:mod:`sims.run._scan`, the same core and record schema as
+the rollouts) and returns the chunk's records.  After each chunk the host writes, in this order and each
 atomically (temporary file + ``os.replace``):
 
 1. ``chunk_NNNNNN.npz``: the chunk's records (one array per telemetry field, shape
@@ -28,19 +28,19 @@ chunk function, same inputs; ``tests/sims/test_longrun.py`` kills a run midway a
 manifest with a different configuration or different inputs raises ``ValueError`` instead of mixing
 two runs (``overwrite=True`` starts afresh).
 
-``record``: ``None`` (nothing stored; the final state, driver state and reducer still are),
-``"telemetry"`` (:class:`sims.vehicles.core.Telemetry`), ``"state"``, ``"all"`` or a callable
-``record(t, state, controls, telemetry) -> pytree``; ``every`` decimates (must divide ``chunk_steps``).
+``record``: the one record schema of :mod:`sims.run._scan` (as :func:`sims.run.rollout.rollout`):
+``None`` (nothing stored; the final state, driver state and reducer still are), ``"telemetry"``
+(:class:`sims.vehicles.core.Telemetry`), ``"state"``, ``"all"`` (``t``, ``state``, ``controls``,
+``telemetry``) or a callable ``record(t, state, controls, telemetry) -> pytree``; ``every`` decimates (must divide ``chunk_steps``).
 ``driver`` is a :mod:`sims.drivers` driver (``driver_axes=0`` if its leaves are per vehicle), ``reducer``
-an object with ``init`` / ``update`` as in :func:`sims.rollout.rollout`.  ``n_steps`` is rounded up to
-whole chunks.  ``sharding``: pass ``mesh=sims.sharding.fleet_mesh()`` to split the fleet over the local
+an object with ``init`` / ``update`` as in :func:`sims.run.rollout.rollout`.  ``n_steps`` is rounded up to
+whole chunks.  ``sharding``: pass ``mesh=sims.run.sharding.fleet_mesh()`` to split the fleet over the local
 devices (the carry and records then come back from every device).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import json
 import os
@@ -50,6 +50,14 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from jaxtire.validation import check_int
+from sims.run._scan import chunk_fns, record_fn
+from sims.run.fleet import fleet_size
+from sims.run.sharding import shard
+from sims.vehicles import get_model
+from sims.vehicles.integrators import check_dt, check_substeps
+from sims.vehicles.params import Controls, fleet_axes, validate_params
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
@@ -67,58 +75,6 @@ class LongRunResult(NamedTuple):
     manifest: dict
     resumed_from_chunk: int
     run_s: float
-
-
-def _record_fn(record):
-    if record is None:
-        return None
-    if callable(record):
-        return record
-    fns = {
-        "state": lambda t, s, c, tel: s,
-        "telemetry": lambda t, s, c, tel: tel,
-        "all": lambda t, s, c, tel: {"state": s, "controls": c, "telemetry": tel},
-    }
-    try:
-        return fns[record]
-    except KeyError:
-        raise ValueError(f"record = {record!r}; allowed None, 'state', 'telemetry', 'all' or a callable") from None
-
-
-@functools.lru_cache(maxsize=None)
-def _chunk_fn(model, integrator, substeps: int, dt: float, chunk_steps: int, every: int, t0: float, record,
-              p_axes, driver_axes, reducer_axes, options: tuple = ()):
-    """The jitted, vmapped ``(init, chunk)`` pair for one static configuration."""
-    from sims.integrators import make_step_with_telemetry
-    from sims.rollout import scan_steps
-    from sims.vehicles import get_model
-
-    step = make_step_with_telemetry(get_model(model), integrator, substeps)
-    rec = _record_fn(record)
-
-    def init_one(p, s, d, r):
-        return d.init(p, s), (r.init(p, s) if r is not None else None)
-
-    def chunk_one(p, s, dstate, acc, d, r, k0):
-        kw = dict(dt=dt, step=step, reducer=r, t0=t0)
-        if rec is None or every == 1:
-            (s, dstate, acc), ys = scan_steps(p, s, dstate, acc, k0, d, chunk_steps, record=rec, **kw)
-            return (s, dstate, acc), ys
-
-        def outer(carry, _):
-            s, dstate, acc, k = carry
-            (s, dstate, acc), y = scan_steps(p, s, dstate, acc, k, d, 1, record=rec, **kw)
-            (s, dstate, acc), _ = scan_steps(p, s, dstate, acc, k + 1, d, every - 1, record=None, **kw)
-            return (s, dstate, acc, k + every), jax.tree.map(lambda v: v[0], y)
-
-        (s, dstate, acc, _), ys = jax.lax.scan(outer, (s, dstate, acc, k0), None, length=chunk_steps // every)
-        return (s, dstate, acc), ys
-
-    opts = dict(options) or None
-    init = jax.jit(jax.vmap(init_one, in_axes=(p_axes, 0, driver_axes, reducer_axes)), compiler_options=opts)
-    chunk = jax.jit(jax.vmap(chunk_one, in_axes=(p_axes, 0, 0, 0, driver_axes, reducer_axes, None)),
-                    compiler_options=opts)
-    return init, chunk
 
 
 # --------------------------------------------------------------------------------------------------
@@ -222,37 +178,30 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
     ``max_chunks`` stops after that many chunks in this call (the run stays resumable);
     ``on_chunk(index, manifest)`` is called after each chunk is safely on disk; ``progress`` is
     ``True`` (a tqdm bar), ``False`` or an object with ``update(n)``; ``mesh`` a
-    :func:`sims.sharding.fleet_mesh` to split the fleet over devices; ``compiler_options`` XLA options
+    :func:`sims.run.sharding.fleet_mesh` to split the fleet over devices; ``compiler_options`` XLA options
     of the chunk program (part of the run's configuration: a resume must use the same).
     """
-    from sims.fleet import fleet_size
-    from sims.integrators import check_dt, check_substeps
-    from sims.vehicles import get_model
-    from sims.vehicles.params import Controls, fleet_axes, validate_params
-
     if isinstance(driver, Controls):
         raise ValueError("long_run needs a driver (wrap controls in sims.drivers.Constant or OpenLoop)")
-    for name, v, lo in (("n_steps", n_steps, 1), ("chunk_steps", chunk_steps, 1), ("every", every, 1)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-            raise ValueError(f"{name} = {v!r} must be an integer >= {lo}")
+    for name, v in (("n_steps", n_steps), ("chunk_steps", chunk_steps), ("every", every)):
+        if not isinstance(v, int):
+            raise ValueError(f"long_run: {name} = {v!r} must be an integer >= 1")
+        check_int(name, v, 1, source="long_run")
     if chunk_steps % every:
         raise ValueError(f"every = {every} must divide chunk_steps = {chunk_steps}")
     dt = check_dt(dt)
     check_substeps(substeps)
     get_model(model)
-    rec = _record_fn(record)
+    rec = record_fn(record)
     validate_params(params)
     n = fleet_size(params)
     os.makedirs(out_dir, exist_ok=True)
     t_start = time.perf_counter()
 
-    init, chunk = _chunk_fn(get_model(model), integrator, substeps, dt, chunk_steps, every, float(t0),
-                            record if (record is None or isinstance(record, str)) else rec,
-                            fleet_axes(params), driver_axes, reducer_axes,
-                            tuple(sorted((compiler_options or {}).items())))
+    init, chunk = chunk_fns(get_model(model), integrator, substeps, dt, chunk_steps, float(t0), fleet_axes(params),
+                            driver_axes, reducer_axes, record=record, every=every,
+                            options=tuple(sorted((compiler_options or {}).items())))
     if mesh is not None:
-        from sims.sharding import shard
-
         n_dev = mesh.devices.size
         if n % n_dev:
             raise ValueError(f"with a mesh the fleet size ({n}) must be a multiple of the device count ({n_dev})")

@@ -29,12 +29,11 @@ wrong wheel count.
 
 CLI::
 
-    python -m sims.identify [--noise 0.005] [--iters 150] [--window 50] [--restart log|chain]
+    python -m sims identify [--noise 0.005] [--iters 150] [--window 50] [--restart log|chain]
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import math
 import time
@@ -46,13 +45,13 @@ import numpy as np
 import optax
 
 from jaxtire.fit import FAST_COMPILE_OPTIONS, from_unconstrained, to_unconstrained
-from sims.rollout import rollout
-from sims.vehicles import get_model, presets
-from sims.vehicles.params import Controls, TireScale, VehicleParams, VehicleState, validate_params
+from sims.run.rollout import rollout
+from sims.vehicles import get_model
+from sims.vehicles.params import Controls, VehicleParams, VehicleState, validate_params
 
 __all__ = [
     "CHANNELS", "DEFAULT_PARAMETERS", "EXAMPLE_TRUTH", "PARAMETERS", "RELATIVE_BOUNDS", "IdentifyReport", "IdentifyResult",
-    "VehicleLog", "example_truth", "excitation_controls", "get_parameter", "identify", "log_loss", "main", "make_log",
+    "VehicleLog", "example_truth", "excitation_controls", "get_parameter", "identify", "log_loss", "make_log",
     "set_parameters", "synthetic_log",
 ]
 
@@ -517,44 +516,3 @@ EXAMPLE_TRUTH = {"mass": 1.12, "cg_to_front": 1.08, "cg_height": 1.1, "k_y_front
 def example_truth(base: VehicleParams, factors: Mapping[str, float] = EXAMPLE_TRUTH) -> VehicleParams:
     """``base`` with each parameter of ``factors`` multiplied by its factor (the hidden truth of a demo)."""
     return set_parameters(base, {k: get_parameter(base, k) * f for k, f in factors.items()})
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sims.identify",
-                                 description="Identify vehicle parameters from a synthetic log by grad through "
-                                             "windowed lax.scan rollouts.",
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--preset", default="hatchback")
-    ap.add_argument("--tire", default="mf", choices=("mf", "simple"))
-    ap.add_argument("--steps", type=int, default=600, help="log length in steps")
-    ap.add_argument("--dt", type=float, default=0.01, help="log step [s]")
-    ap.add_argument("--window", type=int, default=50, help="steps per truncated-backprop window")
-    ap.add_argument("--restart", default="log", choices=("log", "chain"))
-    ap.add_argument("--iters", type=int, default=150, help="Adam iterations")
-    ap.add_argument("--lr", type=float, default=0.1)
-    ap.add_argument("--noise", type=float, default=0.005, help="log noise x channel RMS")
-    ap.add_argument("--no-loads", action="store_true", help="log without wheel loads")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
-    try:
-        presets.check_name(args.preset)
-    except ValueError as e:
-        ap.error(str(e))
-    if args.steps < args.window or args.window < 1 or args.iters < 1:
-        ap.error("need --steps >= --window >= 1 and --iters >= 1")
-    base = presets.get(args.preset, tire=args.tire)
-    truth = example_truth(base)
-    log = synthetic_log(truth, n_steps=args.steps, dt=args.dt, noise=args.noise, seed=args.seed,
-                        with_loads=not args.no_loads)
-    print(f"synthetic log: {args.preset}, {args.tire} tires, {log.n_steps} steps x {args.dt} s, noise "
-          f"{100 * args.noise:g} % of RMS, loads {'no' if args.no_loads else 'yes'}; start = the preset")
-    res = identify(log, base, window=args.window, restart=args.restart, n_iter=args.iters, lr=args.lr, true=truth,
-                   verbose=True)
-    print(res.report)
-    err = res.report.rel_error
-    print(f"max |error| {100 * max(abs(e) for e in err.values()):.3f} %")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -7,8 +7,8 @@ import numpy as np
 
 from jaxtire.fit import FAST_COMPILE_OPTIONS
 from sims.drivers import SineSteer, StraightBraking
-from sims.identify import get_parameter, set_parameters
-from sims.rollout import rollout
+from sims.studies.identify import get_parameter, set_parameters
+from sims.run.rollout import rollout
 from sims.vehicles import DOUBLE_TRACK, presets
 
 

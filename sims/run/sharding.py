@@ -2,7 +2,7 @@
 
 Vehicles never interact, so a fleet splits along its vehicle axis with no communication: each device
 steps its own block.  Two equivalent ways are provided, both giving results equal to the one-device
-run (``tests/sims/test_sharding.py`` checks this with 8 forced host devices):
+run (``tests/sims/run/test_sharding.py`` checks this with 8 forced host devices):
 
 * ``method="jit"`` (default): the batched leaves are placed with ``NamedSharding(mesh, P("vehicles"))``,
   the shared ones (base tires, surface table, shared drivers) replicated, and the ordinary jitted
@@ -23,7 +23,7 @@ and the padding is dropped from every output.
     out = run(fleet, state, controls)
 
 Test on a CPU with ``XLA_FLAGS=--xla_force_host_platform_device_count=8`` (set before JAX is imported).
-For several hosts see :mod:`sims.distributed`, which builds the same mesh over every process's devices.
+For several hosts see :mod:`sims.run.distributed`, which builds the same mesh over every process's devices.
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+from sims.run.fleet import fleet_rollout
+from sims.vehicles.params import fleet_axes, validate_params
 
 AXIS = "vehicles"
 
@@ -137,14 +140,11 @@ def sharded(fn: Callable, mesh: Mesh | None = None, in_axes: Any = 0, *, method:
 def sharded_fleet_rollout(params, state0, controls, n_steps: int, *, mesh: Mesh | None = None, method: str = "jit",
                           controls_axes=0, reducer=None, reducer_axes=None, compiler_options: dict | None = None,
                           **kw):
-    """:func:`sims.fleet.fleet_rollout` with the fleet sharded over ``mesh`` (default all local devices).
+    """:func:`sims.run.fleet.fleet_rollout` with the fleet sharded over ``mesh`` (default all local devices).
 
-    Same arguments and result (:class:`~sims.rollout.RolloutResult`, every leaf with a leading vehicle
-    axis) as :func:`sims.fleet.fleet_rollout`; the outputs are distributed over the devices.
+    Same arguments and result (:class:`~sims.run.rollout.RolloutResult`, every leaf with a leading vehicle
+    axis) as :func:`sims.run.fleet.fleet_rollout`; the outputs are distributed over the devices.
     ``compiler_options``: XLA options of the compiled program."""
-    from sims.fleet import fleet_rollout
-    from sims.vehicles.params import fleet_axes, validate_params
-
     validate_params(params)  # on concrete values, before anything is traced or padded
 
     def fn(p, s, c, r):

@@ -6,7 +6,7 @@ import pytest
 
 from jaxtire.surfaces import make_table
 from sims.drivers import Constant
-from sims.rollout import rollout
+from sims.run.rollout import rollout
 from sims.vehicles import DOUBLE_TRACK, make_chassis, make_vehicle, presets
 from sims.vehicles.params import Chassis
 
@@ -52,7 +52,7 @@ def test_bad_steps_integrator_substeps(hatch):
 def test_unknown_preset_and_tire():
     with pytest.raises(ValueError, match="unknown preset 'truck'; known presets: hatchback, sports_car, kart"):
         presets.get("truck")
-    with pytest.raises(ValueError, match="unknown tire model 'pacejka89'"):
+    with pytest.raises(ValueError, match="tire = 'pacejka89' is not one of 'mf', 'simple'"):
         presets.get("hatchback", tire="pacejka89")
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from jaxtire.surfaces import surface_id
 from sims.drivers import SineSteer, StraightBraking
-from sims.fleet import Sampling, broadcast, fleet_rollout, make_fleet, sample_fleet
+from sims.run.fleet import Sampling, broadcast, fleet_rollout, make_fleet, sample_fleet
 from sims.vehicles import DOUBLE_TRACK, fleet_axes, presets
 from tests.sims.conftest import FAST, roll
 
@@ -79,7 +79,7 @@ def test_make_fleet_and_bad_sampling():
     p = presets.get("kart")
     f = make_fleet(p, 3)
     assert np.shape(f.chassis.mass) == (3,) and np.shape(f.chassis.surface_ids) == (3, 4)
-    with pytest.raises(ValueError, match="Sampling.mass"):
+    with pytest.raises(ValueError, match="Sampling: mass"):
         sample_fleet(jax.random.PRNGKey(0), p, 3, Sampling(mass=(-1.0, 2.0)))
     with pytest.raises(ValueError, match="surface id 20"):
         sample_fleet(jax.random.PRNGKey(0), p, 3, Sampling(surfaces=(0, 20)))
@@ -88,7 +88,7 @@ def test_make_fleet_and_bad_sampling():
 
 
 def test_chunked_run_with_compaction_equals_the_plain_fleet_rollout(hatch):
-    from sims.fleet import FleetRun
+    from sims.run.fleet import FleetRun
     from sims.scenarios.braking import BrakingReducer
 
     n = 48

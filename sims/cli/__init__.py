@@ -1,0 +1,29 @@
+"""The command lines of sims: argument parsing and printing only; every computation lives in
+:mod:`sims.scenarios`, :mod:`sims.studies` and :mod:`sims.run`.
+
+* ``python -m sims [flags]``: the fleet CLI (:mod:`sims.cli.fleet`: the braking Monte Carlo and the
+  table and throughput scenarios);
+* ``python -m sims identify [flags]``: vehicle identification (:mod:`sims.cli.identify`);
+* ``python -m sims tune [flags]``: controller tuning (:mod:`sims.cli.tune`).
+
+Every one takes ``--tir PATH`` (any tire file) or ``--tire mf|simple``; the bundled tire is the default.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from sims.cli import fleet, identify, tune
+
+COMMANDS = {"identify": identify.main, "tune": tune.main}
+
+
+def main(argv=None):
+    """Dispatch ``argv`` (default ``sys.argv[1:]``) to a sub-command, or to the fleet CLI; returns its result."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in COMMANDS:
+        return COMMANDS[argv[0]](argv[1:])
+    return fleet.main(argv)
+
+
+__all__ = ["COMMANDS", "main"]
