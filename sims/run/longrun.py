@@ -50,6 +50,7 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from tqdm.auto import tqdm
 
 from jaxtire.validation import check_int
 from sims.run._scan import chunk_fns, record_fn
@@ -250,8 +251,6 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
     n_chunks = config["n_chunks"]
     bar, own_bar = progress, False
     if progress is True:
-        from tqdm.auto import tqdm
-
         bar = tqdm(total=n_chunks * chunk_steps, initial=start_chunk * chunk_steps, unit="step",
                    desc=f"{os.path.basename(os.path.normpath(out_dir))} ({n} vehicles)", smoothing=0.1)
         own_bar = True

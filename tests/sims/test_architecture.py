@@ -1,0 +1,178 @@
+"""The layout of issue 12, checked by parsing every module's imports (``ast``; nothing is imported).
+
+Import rule: ``cli`` -> ``scenarios`` / ``studies`` / ``envs`` -> ``run`` -> ``vehicles`` / ``drivers``
+-> ``jaxtire``; ``drivers`` may use ``vehicles`` (not the reverse); ``jaxtire`` never imports ``sims``.
+No import cycles between modules; a project import inside a function body only with a comment saying why
+(an optional dependency or import cost).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SIMS = REPO / "sims"
+JAXTIRE = REPO / "jaxtire"
+
+#: Top-level part of sims -> the top-level parts of sims it may import (besides itself).
+ALLOWED = {
+    "vehicles": set(),
+    "drivers": {"vehicles"},
+    "run": {"vehicles", "drivers"},
+    "scenarios": {"run", "vehicles", "drivers"},
+    "studies": {"run", "vehicles", "drivers"},
+    "envs": {"run", "vehicles", "drivers"},
+    "cli": {"scenarios", "studies", "envs", "run", "vehicles", "drivers"},
+    "__main__": {"cli"},
+    "__init__": set(),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _modules(root: Path) -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(root.rglob("*.py")) if "__pycache__" not in p.parts}
+
+
+ALL = {**_modules(SIMS), **_modules(JAXTIRE)}
+
+
+def _resolve(name: str) -> str | None:
+    """The project module ``name`` refers to (a submodule if one exists, else its package), or None."""
+    while name and name not in ALL:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(path: Path):
+    """``(target module, lineno, in_function_body)`` for every project import of the file."""
+    return _imports_of(path.read_text(), _module_name(path), path.name == "__init__.py")
+
+
+def _imports_of(source: str, me: str, is_package: bool = False):
+    tree = ast.parse(source)
+    package = me if is_package else me.rpartition(".")[0]
+    out = []
+
+    def visit(node, in_function):
+        for child in ast.iter_child_nodes(node):
+            inside = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, ast.Import):
+                for a in child.names:
+                    out.append((a.name, child.lineno, in_function))
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    pkg = package.split(".")
+                    base = ".".join(pkg[:len(pkg) - child.level + 1] + ([base] if base else []))
+                for a in child.names:
+                    out.append((f"{base}.{a.name}", child.lineno, in_function))
+            visit(child, inside)
+
+    visit(tree, False)
+    return [(t, line, f) for name, line, f in out if (t := _resolve(name)) is not None and t != me]
+
+
+GRAPH = {m: _imports(p) for m, p in ALL.items()}
+
+
+def _part(module: str) -> str:
+    """The top-level part of sims a module belongs to (``run``, ``drivers``, ``__init__`` for sims itself)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_sims_has_at_most_8_top_level_parts():
+    parts = sorted(p.stem for p in SIMS.iterdir()
+                   if p.name not in ("__init__.py", "__pycache__") and (p.suffix == ".py" or (p / "__init__.py").exists()))
+    assert len(parts) <= 8, parts
+    assert set(parts) <= set(ALLOWED), parts
+
+
+def test_jaxtire_never_imports_sims():
+    bad = [(m, t, line) for m, edges in GRAPH.items() if m.startswith("jaxtire")
+           for t, line, _ in edges if t.startswith("sims")]
+    assert not bad, bad
+
+
+def test_import_rule_between_the_parts_of_sims():
+    bad = []
+    for m, edges in GRAPH.items():
+        if not m.startswith("sims"):
+            continue
+        src = _part(m)
+        for t, line, _ in edges:
+            if t.startswith("sims") and _part(t) != src and _part(t) not in ALLOWED[src]:
+                bad.append(f"{ALL[m].relative_to(REPO)}:{line} {m} -> {t}")
+    assert not bad, "\n".join(bad)
+
+
+def test_run_never_imports_studies_envs_or_cli():
+    bad = [(m, t) for m, edges in GRAPH.items() if m.startswith("sims.run")
+           for t, _, _ in edges if _part(t) in ("studies", "envs", "cli", "scenarios")]
+    assert not bad, bad
+
+
+def test_no_import_cycles():
+    """Depth-first search for a back edge in the module graph (sims and jaxtire)."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def dfs(m):
+        state[m] = 1
+        stack.append(m)
+        for t, _, _ in GRAPH.get(m, []):
+            if state.get(t) == 1:
+                cycles.append(stack[stack.index(t):] + [t])
+            elif t not in state:
+                dfs(t)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(GRAPH):
+        if m not in state:
+            dfs(m)
+    assert not cycles, cycles
+
+
+def test_function_body_imports_of_the_project_are_explained():
+    """A project import inside a function body must carry a comment (on its line or the line above)."""
+    bad = []
+    for m, edges in GRAPH.items():
+        if not m.startswith("sims"):
+            continue
+        lines = ALL[m].read_text().splitlines()
+        for t, line, in_function in edges:
+            if in_function and "#" not in lines[line - 1] and not lines[line - 2].strip().startswith("#"):
+                bad.append(f"{ALL[m].relative_to(REPO)}:{line} imports {t} in a function body without a comment")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("old, new", [("sims.rollout", "sims.run.rollout"), ("sims.integrators",
+                                                                             "sims.vehicles.integrators")])
+def test_moved_modules_still_import_with_a_deprecation_warning(old, new):
+    import importlib
+    import sys
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=f"{old} moved to {new}"):
+        mod = importlib.import_module(old)
+    assert mod is importlib.import_module(new)
+
+
+def test_the_checker_sees_violations():
+    """The parser finds an upward, a relative and a function-body import (so the tests above can fail)."""
+    src = "import jax\nfrom . import fleet\n\ndef f():\n    from sims.studies import tuning\n"
+    edges = _imports_of(src, "sims.run.rollout")
+    assert edges == [("sims.run.fleet", 2, False), ("sims.studies.tuning", 5, True)]
+    assert _part("sims.run.rollout") == "run" and "studies" not in ALLOWED["run"]
+    assert ("sims.vehicles.integrators" in {t for t, _, _ in GRAPH["sims.run.rollout"]})
