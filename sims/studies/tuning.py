@@ -137,14 +137,14 @@ def _unpack(u: dict, bounds: dict) -> dict:
 
 
 @dataclasses.dataclass(frozen=True)
-class BrakingSetup:
-    """The ABS tuning / evaluation scenario: a randomised fleet of ``preset`` cars with ``tire`` tires
-    braking at full pedal with ABS from ``speed`` [m/s] (uniform range) on ``surfaces``, ``horizon`` [s]
-    at step ``dt`` [s] on ``model``; payload ``mass``, tire friction ``mu`` and stiffness factors
-    (uniform ranges), yaw-rate disturbance ``yaw_rate0`` [rad/s]."""
+class FleetSetup:
+    """What every tuning scenario shares: a randomised fleet of ``preset`` cars on ``tire`` (a jaxtire tire
+    pytree, ``None`` for the bundled tire, ``"mf"`` or ``"simple"``) on ``surfaces``, initial ``speed`` [m/s],
+    payload ``mass``, tire friction ``mu`` and ``stiffness`` factors (uniform ranges, drawn by
+    :func:`sample_fleet`), ``horizon`` [s] at step ``dt`` [s] on ``model``."""
 
     preset: str = "hatchback"
-    tire: Any = None  # a jaxtire tire pytree, None (the bundled tire), "mf" or "simple"
+    tire: Any = None
     model: str = "double_track"
     dt: float = 0.01
     horizon: float = 5.0
@@ -153,7 +153,6 @@ class BrakingSetup:
     mass: tuple = (0.9, 1.3)
     mu: tuple = (0.85, 1.1)
     stiffness: tuple = (0.85, 1.15)
-    yaw_rate0: float = 0.01
 
     @property
     def n_steps(self) -> int:
@@ -165,6 +164,16 @@ class BrakingSetup:
     def fleet(self, key, n: int):
         return sample_fleet(key, self.base(), n, surfaces=self.surfaces, mass=self.mass, mu=self.mu,
                             stiffness=self.stiffness, speed=self.speed)
+
+
+@dataclasses.dataclass(frozen=True)
+class BrakingSetup(FleetSetup):
+    """The ABS tuning / evaluation scenario: a randomised fleet of ``preset`` cars with ``tire`` tires
+    braking at full pedal with ABS from ``speed`` [m/s] (uniform range) on ``surfaces``, ``horizon`` [s]
+    at step ``dt`` [s] on ``model``; payload ``mass``, tire friction ``mu`` and stiffness factors
+    (uniform ranges), yaw-rate disturbance ``yaw_rate0`` [rad/s]."""
+
+    yaw_rate0: float = 0.01
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,37 +235,20 @@ LANE_BOUNDS: dict[str, tuple[float, float]] = {
 
 
 @dataclasses.dataclass(frozen=True)
-class LaneSetup:
+class LaneSetup(FleetSetup):
     """The lane-change scenario: ``preset`` cars on ``surfaces`` at ``speed`` [m/s] (uniform range) change
     lane by ``width`` [m] over ``length`` [m] starting at ``x0`` [m]; ``horizon`` [s] at step ``dt`` [s];
     randomised payload / friction / stiffness as :class:`BrakingSetup`; ``w_effort`` weighs the
     steering-rate penalty."""
 
-    preset: str = "hatchback"
-    tire: Any = None  # a jaxtire tire pytree, None (the bundled tire), "mf" or "simple"
-    model: str = "double_track"
-    dt: float = 0.01
     horizon: float = 4.0
     surfaces: tuple = ("asphalt_dry", "concrete", "asphalt_wet")
     speed: tuple = (16.0, 22.0)
-    mass: tuple = (0.9, 1.3)
-    mu: tuple = (0.85, 1.1)
     stiffness: tuple = (0.8, 1.2)
     x0: float = 10.0
     length: float = 40.0
     width: float = 3.5
     w_effort: float = 0.05
-
-    @property
-    def n_steps(self) -> int:
-        return max(1, int(round(self.horizon / self.dt)))
-
-    def base(self) -> VehicleParams:
-        return presets.get(self.preset, tire=self.tire)
-
-    def fleet(self, key, n: int):
-        return sample_fleet(key, self.base(), n, surfaces=self.surfaces, mass=self.mass, mu=self.mu,
-                            stiffness=self.stiffness, speed=self.speed)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -60,6 +60,7 @@ from jaxtire.slip import V_REG, regularised_speed, slip_angle, slip_ratio
 from jaxtire.surfaces import Surface, ploughing_force
 from jaxtire.tire import linear_stiffness, scale_tire, tire_forces
 from jaxtire.constants import GRAVITY
+from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles.params import Chassis, Controls, VehicleParams, VehicleState, init_state
 
 #: Slip ratio and slip angle [rad] below which the secant stiffness blends into the linear one.
@@ -118,8 +119,23 @@ class Model:
     rates: Callable
 
     def init_state(self, params: VehicleParams, speed=0.0, **kw) -> VehicleState:
-        """State rolling straight at ``speed`` [m/s]; see :func:`sims.vehicles.params.init_state`."""
+        """State rolling straight at ``speed`` [m/s]; keywords ``x, y, yaw, vy, yaw_rate``
+        (:func:`sims.vehicles.params.init_state`)."""
         return init_state(params, self.n_wheels, speed, **kw)
+
+    def step(self, params: VehicleParams, state: VehicleState, controls: Controls, dt) -> VehicleState:
+        """One semi-implicit Euler step of length ``dt`` [s] (:func:`sims.vehicles.integrators.semi_implicit_euler`)."""
+        return semi_implicit_euler(self, params, state, controls, dt)[0]
+
+
+def make_model(name: str, n_wheels: int, geometry: Callable) -> Model:
+    """The :class:`Model` whose ``rates(params, state, controls, h)`` are :func:`rates` with the wheels of
+    ``geometry(params, state, controls) -> Geometry`` (linearly implicit for the step ``h``)."""
+    def model_rates(params: VehicleParams, state: VehicleState, controls: Controls, h):
+        return rates(params, state, controls, h, geometry(params, state, controls))
+
+    model_rates.__doc__ = f"Linearly implicit derivatives of the {name} model for a step ``h`` and its Telemetry."
+    return Model(name, n_wheels, model_rates)
 
 
 def axle_loads(ch: Chassis, vx, ax):

@@ -30,7 +30,6 @@ import jax.numpy as jnp
 from jaxtire import _trig  # vectorisable float32 tan/atan2
 from jaxtire.surfaces import lookup
 from sims.vehicles import core
-from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
 
@@ -71,19 +70,6 @@ def wheel_loads(params: VehicleParams, state: VehicleState):
     return jnp.stack(jnp.broadcast_arrays(*fz), axis=-1)
 
 
-def rates(params: VehicleParams, state: VehicleState, controls: Controls, h):
-    """Linearly implicit derivatives for a step ``h`` and the step's :class:`~sims.vehicles.core.Telemetry`."""
-    return core.rates(params, state, controls, h, geometry(params, state, controls))
-
-
-MODEL = core.Model("double_track", 4, rates)
-
-
-def init_state(params: VehicleParams, speed=0.0, **kw) -> VehicleState:
-    """State rolling straight at ``speed`` [m/s]; keywords ``x, y, yaw, vy, yaw_rate``."""
-    return MODEL.init_state(params, speed, **kw)
-
-
-def step(params: VehicleParams, state: VehicleState, controls: Controls, dt) -> VehicleState:
-    """One semi-implicit Euler step of length ``dt`` [s] (see :func:`sims.vehicles.integrators.semi_implicit_euler`)."""
-    return semi_implicit_euler(MODEL, params, state, controls, dt)[0]
+MODEL = core.make_model("double_track", 4, geometry)
+#: ``rates(params, state, controls, h)``, ``init_state(params, speed, **kw)``, ``step(params, state, controls, dt)``.
+rates, init_state, step = MODEL.rates, MODEL.init_state, MODEL.step

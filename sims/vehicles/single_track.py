@@ -17,7 +17,6 @@ import jax.numpy as jnp
 
 from jaxtire.surfaces import lookup, mean
 from sims.vehicles import core
-from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
 
@@ -43,19 +42,6 @@ def geometry(params: VehicleParams, state: VehicleState, controls: Controls) -> 
         drive=[sf, 1.0 - sf], brake=[bf, 1.0 - bf], tires_per_wheel=2, n_front=1)
 
 
-def rates(params: VehicleParams, state: VehicleState, controls: Controls, h):
-    """Linearly implicit derivatives for a step ``h`` and the step's :class:`~sims.vehicles.core.Telemetry`."""
-    return core.rates(params, state, controls, h, geometry(params, state, controls))
-
-
-MODEL = core.Model("single_track", 2, rates)
-
-
-def init_state(params: VehicleParams, speed=0.0, **kw) -> VehicleState:
-    """State rolling straight at ``speed`` [m/s]; keywords ``x, y, yaw, vy, yaw_rate``."""
-    return MODEL.init_state(params, speed, **kw)
-
-
-def step(params: VehicleParams, state: VehicleState, controls: Controls, dt) -> VehicleState:
-    """One semi-implicit Euler step of length ``dt`` [s] (see :func:`sims.vehicles.integrators.semi_implicit_euler`)."""
-    return semi_implicit_euler(MODEL, params, state, controls, dt)[0]
+MODEL = core.make_model("single_track", 2, geometry)
+#: ``rates(params, state, controls, h)``, ``init_state(params, speed, **kw)``, ``step(params, state, controls, dt)``.
+rates, init_state, step = MODEL.rates, MODEL.init_state, MODEL.step
