@@ -72,8 +72,8 @@ class TireModel(NamedTuple):
     ``scale(tire, mu_x, mu_y, k_x, k_y)``: friction and small-slip stiffness scaled (jit-safe);
     ``linear_stiffness(tire, fz, gamma, surface) -> (Kx, Ky)`` analytic, or ``None`` for the
     forward-mode derivative at zero slip; ``unloaded_radius(tire)`` [m]; ``nominal_load(tire)`` [N];
-    ``coefficient_names(tire)``; ``get(tire, name)``; ``replace(tire, changes)`` (jit-safe, no
-    validation, unknown names raise); ``label(tire)`` a short description for plots and reports.
+    ``coefficient_names(tire)``; ``get(tire, name)``; ``replace(tire, changes)`` (jit-safe,
+    unknown names raise); ``label(tire)`` a short description for plots and reports.
     """
 
     name: str
@@ -132,13 +132,6 @@ def _simple_scale(tire: SimpleParams, mu_x, mu_y, k_x, k_y) -> SimpleParams:
                                Bx=tire.Bx * k_x / mu_x, By=tire.By * k_y / mu_y)
 
 
-def _simple_replace(tire: SimpleParams, changes: Mapping[str, Any]) -> SimpleParams:
-    unknown = set(changes) - set(_SIMPLE_FIELDS)
-    if unknown:
-        raise ValueError(f"SimpleParams: unknown coefficient(s) {sorted(unknown)}; allowed {_SIMPLE_FIELDS}")
-    return dataclasses.replace(tire, **changes)
-
-
 _SIMPLE = TireModel(
     name="simple",
     forces=simple_forces,
@@ -149,7 +142,7 @@ _SIMPLE = TireModel(
     nominal_load=lambda t: t.fz0,
     coefficient_names=lambda t: _SIMPLE_FIELDS,
     get=lambda t, name: getattr(t, name),
-    replace=_simple_replace,
+    replace=lambda t, changes: t.replace(**changes),
     label=lambda t: "simple model",
 )
 
@@ -267,6 +260,6 @@ def get_coefficient(tire, name: str):
 
 
 def replace_coefficients(tire, changes: Mapping[str, Any]):
-    """A copy with some coefficients replaced: works with tracers under ``jit`` and ``vmap``, no
-    validation (as :meth:`jaxtire.params.MFParams.replace`); an unknown name raises ``ValueError``."""
+    """A copy with some coefficients replaced through the params type's own ``replace``: works with
+    tracers under ``jit`` and ``vmap`` (no validation there); an unknown name raises ``ValueError``."""
     return model_of(tire).replace(tire, dict(changes))
