@@ -70,10 +70,10 @@ class TireModel(NamedTuple):
     ``forces(tire, kappa, alpha, gamma, fz, vx, surface, **options) -> TireForces``;
     ``pure_forces`` the same for the pure-slip curves (``combined=False``);
     ``scale(tire, mu_x, mu_y, k_x, k_y)``: friction and small-slip stiffness scaled (jit-safe);
-    ``linear_stiffness(tire, fz, surface) -> (Kx, Ky)`` analytic, or ``None`` for the
+    ``linear_stiffness(tire, fz, gamma, surface) -> (Kx, Ky)`` analytic, or ``None`` for the
     forward-mode derivative at zero slip; ``unloaded_radius(tire)`` [m]; ``nominal_load(tire)`` [N];
-    ``coefficient_names(tire)``; ``get(tire, name)``; ``replace(tire, changes)`` (jit-safe, no
-    validation, unknown names raise); ``label(tire)`` a short description for plots and reports.
+    ``coefficient_names(tire)``; ``get(tire, name)``; ``replace(tire, changes)`` (jit-safe,
+    unknown names raise); ``label(tire)`` a short description for plots and reports.
     """
 
     name: str
@@ -105,8 +105,8 @@ def _mf_scale(tire: MFParams, mu_x, mu_y, k_x, k_y) -> MFParams:
     return tire.replace(LMUX=tire.LMUX * mu_x, LMUY=tire.LMUY * mu_y, LKX=tire.LKX * k_x, LKY=tire.LKY * k_y)
 
 
-def _mf_stiffness(tire: MFParams, fz, surface):
-    return slip_stiffness(tire, fz, surface), cornering_stiffness(tire, fz, 0.0, surface)
+def _mf_stiffness(tire: MFParams, fz, gamma, surface):
+    return slip_stiffness(tire, fz, surface), cornering_stiffness(tire, fz, gamma, surface)
 
 
 _MF = TireModel(
@@ -132,13 +132,6 @@ def _simple_scale(tire: SimpleParams, mu_x, mu_y, k_x, k_y) -> SimpleParams:
                                Bx=tire.Bx * k_x / mu_x, By=tire.By * k_y / mu_y)
 
 
-def _simple_replace(tire: SimpleParams, changes: Mapping[str, Any]) -> SimpleParams:
-    unknown = set(changes) - set(_SIMPLE_FIELDS)
-    if unknown:
-        raise ValueError(f"SimpleParams: unknown coefficient(s) {sorted(unknown)}; allowed {_SIMPLE_FIELDS}")
-    return dataclasses.replace(tire, **changes)
-
-
 _SIMPLE = TireModel(
     name="simple",
     forces=simple_forces,
@@ -149,7 +142,7 @@ _SIMPLE = TireModel(
     nominal_load=lambda t: t.fz0,
     coefficient_names=lambda t: _SIMPLE_FIELDS,
     get=lambda t, name: getattr(t, name),
-    replace=_simple_replace,
+    replace=lambda t, changes: t.replace(**changes),
     label=lambda t: "simple model",
 )
 
@@ -226,21 +219,23 @@ def scale_tire(tire, mu_x=1.0, mu_y=1.0, k_x=1.0, k_y=1.0):
     return model_of(tire).scale(tire, mu_x, mu_y, k_x, k_y)
 
 
-def linear_stiffness(tire, fz=None, surface=None):
-    """``(Kx, Ky)`` at zero slip and camber: ``Kx = |dFx/dkappa|`` [N], ``Ky = |dFy/dalpha|`` [N/rad], both >= 0.
+def linear_stiffness(tire, fz=None, surface=None, gamma=0.0):
+    """``(Kx, Ky)`` at zero slip: ``Kx = |dFx/dkappa|`` [N], ``Ky = |dFy/dalpha|`` [N/rad], both >= 0.
 
-    MF: the analytic :func:`jaxtire.mf61.slip_stiffness` and :func:`jaxtire.mf61.cornering_stiffness`;
-    other models: a forward-mode derivative of their force function at ``kappa = alpha = 0``.
-    ``fz`` [N] defaults to the nominal load.
+    MF: the analytic :func:`jaxtire.mf61.slip_stiffness` (``Bx Cx Dx``, camber-free) and
+    :func:`jaxtire.mf61.cornering_stiffness` (``Kya`` at camber ``gamma``); other models: a
+    forward-mode derivative of their force function at ``kappa = alpha = 0`` and camber ``gamma``
+    [rad].  ``fz`` [N] defaults to the nominal load.  With ISO-W signs ``dFy/dalpha = -Ky`` for
+    every usual tire.
     """
     model = model_of(tire)
     fz = model.nominal_load(tire) if fz is None else jnp.asarray(fz)
     if model.linear_stiffness is not None:
-        kx, ky = model.linear_stiffness(tire, fz, surface)
+        kx, ky = model.linear_stiffness(tire, fz, gamma, surface)
     else:
         zero, one = jnp.zeros_like(fz), jnp.ones_like(fz)
-        _, kx = jax.jvp(lambda k: model.forces(tire, k, zero, 0.0, fz, None, surface).fx, (zero,), (one,))
-        _, ky = jax.jvp(lambda a: model.forces(tire, zero, a, 0.0, fz, None, surface).fy, (zero,), (one,))
+        _, kx = jax.jvp(lambda k: model.forces(tire, k, zero, gamma, fz, None, surface).fx, (zero,), (one,))
+        _, ky = jax.jvp(lambda a: model.forces(tire, zero, a, gamma, fz, None, surface).fy, (zero,), (one,))
     return jnp.abs(kx), jnp.abs(ky)
 
 
@@ -265,6 +260,6 @@ def get_coefficient(tire, name: str):
 
 
 def replace_coefficients(tire, changes: Mapping[str, Any]):
-    """A copy with some coefficients replaced: works with tracers under ``jit`` and ``vmap``, no
-    validation (as :meth:`jaxtire.params.MFParams.replace`); an unknown name raises ``ValueError``."""
+    """A copy with some coefficients replaced through the params type's own ``replace``: works with
+    tracers under ``jit`` and ``vmap`` (no validation there); an unknown name raises ``ValueError``."""
     return model_of(tire).replace(tire, dict(changes))

@@ -161,5 +161,5 @@ def test_replace_coefficients_under_jit(tnop, simple):
         base = float(T.get_coefficient(p, name))
         ratio = float(f(jnp.asarray(1.1 * base))) / float(f(jnp.asarray(base)))
         assert ratio > 1.05  # a larger peak friction coefficient, a larger force past the peak
-        with pytest.raises(ValueError, match="unknown coefficient"):
+        with pytest.raises(ValueError, match="unknown"):
             T.replace_coefficients(p, {"NOPE": 1.0})
