@@ -19,7 +19,8 @@ least :data:`CHANNEL_FLOOR`), so the loss is dimensionless.
 
 Parameters are optimised through the bound transform of :mod:`jaxtire.fit`
 (:func:`jaxtire.fit.from_unconstrained`: a scaled sigmoid into ``(lower, upper)``) with
-``optax.chain(optax.clip_by_global_norm(clip), optax.adam(cosine schedule))``, so every iterate is
+:func:`jaxtire.fit.minimize` (the project's one optimisation loop: Adam with a cosine schedule and
+global-norm clipping, one ``lax.scan``), so every iterate is
 physical; the best iterate is returned.  The default bounds are relative to the start value
 (:data:`RELATIVE_BOUNDS`).
 
@@ -42,9 +43,8 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
-from jaxtire.fit import FAST_COMPILE_OPTIONS, from_unconstrained, to_unconstrained
+from jaxtire.fit import compiler_options, from_unconstrained, minimize, to_unconstrained
 from sims.run.rollout import rollout
 from sims.vehicles import get_model
 from sims.vehicles.params import Controls, VehicleParams, VehicleState, validate_params
@@ -472,40 +472,29 @@ def identify(log: VehicleLog, start: VehicleParams, *, parameters: Sequence[str]
     def loss_fn(u, d):
         return log_loss(set_parameters(start, unpack(u)), d, scales, dt=log.dt, model=m, restart=restart)
 
-    opt = optax.chain(optax.clip_by_global_norm(clip),
-                      optax.adam(optax.cosine_decay_schedule(lr, n_iter, alpha=0.05)))
+    def report(i, loss, u):
+        vals = {k: float(v) for k, v in unpack(u).items()}
+        print(f"  iter {i:4d} loss {float(loss):.4e} " + " ".join(f"{k}={v:.4g}" for k, v in vals.items()), flush=True)
 
-    def step(u, state, d):
-        loss, g = jax.value_and_grad(loss_fn)(u, d)
-        upd, state = opt.update(g, state, u)
-        return optax.apply_updates(u, upd), state, loss, optax.tree.norm(g)
+    def run(u, d):  # the shared optimisation loop of jaxtire.fit, one lax.scan over the iterations
+        return minimize(loss_fn, u, method="adam", n_iter=n_iter, learning_rate=lr, clip=clip, decay_to=0.05,
+                        data=d, keep="best", callback=report if verbose else None)
 
     u = {k: jnp.asarray(to_unconstrained(float(get_parameter(start, k)), *bd[k]), dtype) for k in parameters}
-    state = opt.init(u)
-    opts = FAST_COMPILE_OPTIONS if fast_compile and jax.default_backend() == "cpu" else None
     t0 = time.perf_counter()
-    step_c = jax.jit(step, compiler_options=opts).lower(u, state, data).compile()
+    run_c = jax.jit(run, compiler_options=compiler_options(fast_compile)).lower(u, data).compile()
     t1 = time.perf_counter()
-    losses, best_u, best = [], u, math.inf
-    for i in range(n_iter):
-        u_new, state, loss, gn = step_c(u, state, data)
-        loss = float(loss)
-        if not math.isfinite(loss) or not math.isfinite(float(gn)):
-            raise FloatingPointError(f"identify: non-finite loss or gradient at iteration {i} (loss {loss})")
-        if loss < best:
-            best, best_u = loss, u
-        losses.append(loss)
-        if verbose and (i % 10 == 0 or i == n_iter - 1):
-            vals = {k: float(v) for k, v in unpack(u).items()}
-            print(f"  iter {i:4d} loss {loss:.4e} |g| {float(gn):.3g} "
-                  + " ".join(f"{k}={v:.4g}" for k, v in vals.items()), flush=True)
-        u = u_new
+    res = run_c(u, data)
+    losses = np.asarray(res.losses)
     seconds = time.perf_counter() - t1
+    if int(res.first_nonfinite) >= 0:
+        raise FloatingPointError(f"identify: non-finite loss or gradient at iteration {int(res.first_nonfinite)}")
+    best_u, best = res.params, float(res.loss)
     values = {k: float(v) for k, v in unpack(best_u).items()}
     start_vals = {k: float(get_parameter(start, k)) for k in parameters}
     true_vals = None if true is None else {k: float(get_parameter(true, k)) for k in parameters}
-    rep = IdentifyReport({k: (start_vals[k], values[k]) for k in parameters}, true_vals, bd, losses[0], best,
-                         np.asarray(losses), n_iter, window, n_windows, restart, t1 - t0, seconds)
+    rep = IdentifyReport({k: (start_vals[k], values[k]) for k in parameters}, true_vals, bd, float(losses[0]), best,
+                         losses, n_iter, window, n_windows, restart, t1 - t0, seconds)
     return IdentifyResult(set_parameters(start, {k: jnp.asarray(v, dtype) for k, v in values.items()}), values, rep)
 
 

@@ -3,9 +3,9 @@
 Both tuners optimise controller gains by gradient descent through a ``lax.scan`` rollout
 (:func:`sims.run.rollout.rollout`), ``vmap``-ed over a small randomised fleet that is re-drawn at every
 iteration (stochastic gradient over surfaces, payloads, tire friction / stiffness and speeds), with
-``optax.chain(optax.clip_by_global_norm(clip), optax.adam(lr))``.  Every gain is optimised through the
-bound transform of :mod:`jaxtire.fit` (:func:`jaxtire.fit.from_unconstrained`: scaled sigmoid into its
-``(lower, upper)`` range), so every iterate is a valid controller.  The result is judged on *held-out*
+:func:`jaxtire.fit.minimize` (the project's one optimisation loop; Adam, cosine-decayed learning rate,
+global-norm clipping).  Every gain is optimised through the bound transform of :mod:`jaxtire.fit`
+(:func:`jaxtire.fit.pack` / :func:`~jaxtire.fit.unpack`: scaled sigmoid into its ``(lower, upper)`` range), so every iterate is a valid controller.  The result is judged on *held-out*
 fleets (PRNG seeds never used for training), untuned against tuned.
 
 ABS (:func:`tune_abs`).  The gains of :class:`sims.drivers.StraightBraking` (``target_slip``,
@@ -40,9 +40,8 @@ from typing import Any, Mapping, NamedTuple, Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
-from jaxtire.fit import FAST_COMPILE_OPTIONS, from_unconstrained, to_unconstrained
+from jaxtire.fit import compiler_options, minimize, pack, unpack
 from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import lookup, surface_id
 from jaxtire.validation import ValidationError, check_range
@@ -123,14 +122,6 @@ def _check_gains(gains: Mapping[str, float], bounds: Mapping[str, tuple[float, f
     return {k: float(check_range(k, v, *bounds[k], source=what)) for k, v in gains.items()}
 
 
-def _pack(gains: dict, bounds: dict, dtype) -> dict:
-    return {k: jnp.asarray(to_unconstrained(v, *bounds[k]), dtype) for k, v in gains.items()}
-
-
-def _unpack(u: dict, bounds: dict) -> dict:
-    return {k: from_unconstrained(v, *bounds[k]) for k, v in u.items()}
-
-
 # ---------------------------------------------------------------------------------------------
 # Braking objective
 # ---------------------------------------------------------------------------------------------
@@ -161,8 +152,9 @@ class FleetSetup:
     def base(self) -> VehicleParams:
         return presets.get(self.preset, tire=self.tire)
 
-    def fleet(self, key, n: int):
-        return sample_fleet(key, self.base(), n, surfaces=self.surfaces, mass=self.mass, mu=self.mu,
+    def fleet(self, key, n: int, base: VehicleParams | None = None):
+        """``(fleet, FleetDraw)`` of ``n`` vehicles around ``base`` (default :meth:`base`)."""
+        return sample_fleet(key, self.base() if base is None else base, n, surfaces=self.surfaces, mass=self.mass, mu=self.mu,
                             stiffness=self.stiffness, speed=self.speed)
 
 
@@ -216,7 +208,7 @@ def stopping_distances(gains: Mapping[str, Any], fleet: VehicleParams, speed, se
 def braking_loss(u: dict, fleet: VehicleParams, draw: FleetDraw, setup: BrakingSetup):
     """Mean over the fleet of stopping distance / ideal ``v0^2 / (2 mu g)`` for unconstrained gains ``u``;
     returns ``(loss, distances)``."""
-    gains = _unpack(u, ABS_BOUNDS)
+    gains = unpack(u, ABS_BOUNDS)
     d, _ = stopping_distances(gains, fleet, draw.speed, setup)
     ideal = draw.speed ** 2 / (2.0 * draw.friction * GRAVITY)
     return jnp.mean(d / ideal), d
@@ -295,7 +287,7 @@ def lane_costs(gains: Mapping[str, Any], fleet: VehicleParams, speed, setup: Lan
 
 def lane_loss(u: dict, fleet: VehicleParams, draw: FleetDraw, setup: LaneSetup):
     """``mean(e_y^2) / 0.1^2 + w_effort mean(steer_rate^2) / 0.1^2`` over the fleet; returns ``(loss, (rms_e, rms_rate))``."""
-    gains = _unpack(u, LANE_BOUNDS)
+    gains = unpack(u, LANE_BOUNDS)
     e, r = lane_costs(gains, fleet, draw.speed, setup)
     return jnp.mean(e * e) / 0.01 + setup.w_effort * jnp.mean(r * r) / 0.01, (e, r)
 
@@ -353,13 +345,10 @@ class TuneResult(NamedTuple):
     report: TuneReport
 
 
-def _adam(lr: float, clip: float, n_iter: int):
-    sched = optax.cosine_decay_schedule(lr, max(n_iter, 1), alpha=0.1)
-    return optax.chain(optax.clip_by_global_norm(clip), optax.adam(sched))
-
-
 def _run_tuning(loss_fn, start: dict, bounds: dict, setup, *, n_vehicles: int, n_iter: int, lr: float, clip: float,
                 seed: int, heldout_seeds: Sequence[int], fast_compile: bool, metric_fn, verbose: bool):
+    """Adam on the unconstrained gains through :func:`jaxtire.fit.minimize` (the project's one optimisation
+    loop), a new fleet each iteration (``fold_in(PRNGKey(seed), i)``), then the held-out fleets."""
     if not isinstance(n_iter, int) or n_iter < 1:
         raise ValueError(f"n_iter = {n_iter!r} must be an integer >= 1")
     if not isinstance(n_vehicles, int) or n_vehicles < 1:
@@ -368,40 +357,35 @@ def _run_tuning(loss_fn, start: dict, bounds: dict, setup, *, n_vehicles: int, n
     if clash:
         raise ValueError(f"held-out seeds {sorted(clash)} equal the training seed; pick others")
     dtype = jnp.result_type(float)
-    u = _pack(start, bounds, dtype)
-    opt = _adam(lr, clip, n_iter)
-    state = opt.init(u)
-    opts = FAST_COMPILE_OPTIONS if fast_compile and jax.default_backend() == "cpu" else None
-    vg = jax.jit(jax.value_and_grad(lambda uu, fl, dr: loss_fn(uu, fl, dr, setup), has_aux=True),
-                 compiler_options=opts)
+    u0 = pack(start, bounds, dtype)
     key = jax.random.PRNGKey(seed)
+    opts = compiler_options(fast_compile)
+
+    def report(i, loss, u):
+        print(f"  iter {i:4d} loss {float(loss):.5f}", flush=True)
+
+    def run(u, base, key):  # base and key as arguments: no large constants baked into the program
+        return minimize(lambda uu, d: loss_fn(uu, *d, setup)[0], u, method="adam", n_iter=n_iter, learning_rate=lr,
+                        clip=clip, decay_to=0.1,
+                        data=lambda i: setup.fleet(jax.random.fold_in(key, i), n_vehicles, base),
+                        keep="last", callback=report if verbose else None)
+
+    base = setup.base()
     t0 = time.perf_counter()
-    fl, dr = setup.fleet(jax.random.fold_in(key, 0), n_vehicles)
-    vg = vg.lower(u, fl, dr).compile()
+    run_c = jax.jit(run, compiler_options=opts).lower(u0, base, key).compile()
     t1 = time.perf_counter()
-    losses = []
-    update = jax.jit(opt.update)
-    for i in range(n_iter):
-        if i:
-            fl, dr = setup.fleet(jax.random.fold_in(key, i), n_vehicles)
-        (loss, _), g = vg(u, fl, dr)
-        if not bool(jnp.isfinite(loss)) or not all(bool(jnp.all(jnp.isfinite(x))) for x in jax.tree.leaves(g)):
-            raise FloatingPointError(f"non-finite loss or gradient at iteration {i}: loss {float(loss)}")
-        upd, state = update(g, state, u)
-        u = optax.apply_updates(u, upd)
-        losses.append(float(loss))
-        if verbose and (i % 10 == 0 or i == n_iter - 1):
-            print(f"  iter {i:4d} loss {float(loss):.5f}", flush=True)
-    tuned = {k: float(v) for k, v in _unpack(u, bounds).items()}
-    u0 = _pack(start, bounds, dtype)
+    res = run_c(u0, base, key)
+    if int(res.first_nonfinite) >= 0:
+        raise FloatingPointError(f"non-finite loss or gradient at iteration {int(res.first_nonfinite)}")
+    u = res.params
+    tuned = {k: float(v) for k, v in unpack(u, bounds).items()}
+    evaluate = jax.jit(lambda uu, fl, dr: loss_fn(uu, fl, dr, setup), compiler_options=opts)
     heldout = {}
     for s in heldout_seeds:
         fl, dr = setup.fleet(jax.random.PRNGKey(s), n_vehicles)
-        a = metric_fn(vg(u0, fl, dr)[0])
-        b = metric_fn(vg(u, fl, dr)[0])
-        heldout[int(s)] = (a, b)
+        heldout[int(s)] = (metric_fn(evaluate(u0, fl, dr)), metric_fn(evaluate(u, fl, dr)))
     t2 = time.perf_counter()
-    return tuned, np.asarray(losses), heldout, t1 - t0, t2 - t1
+    return tuned, np.asarray(res.losses), heldout, t1 - t0, t2 - t1
 
 
 def tune_abs(setup: BrakingSetup = BrakingSetup(), *, start: Mapping[str, float] | None = None,
@@ -423,7 +407,7 @@ def tune_abs(setup: BrakingSetup = BrakingSetup(), *, start: Mapping[str, float]
     free = {k: full[k] for k in gains}
 
     def loss_fn(u, fl, dr, st):
-        return braking_loss({**u, **_pack(fixed, ABS_BOUNDS, jnp.result_type(float))}, fl, dr, st)
+        return braking_loss({**u, **pack(fixed, ABS_BOUNDS, jnp.result_type(float))}, fl, dr, st)
 
     tuned, losses, heldout, c_s, r_s = _run_tuning(
         loss_fn, free, ABS_BOUNDS, setup, n_vehicles=n_vehicles, n_iter=n_iter, lr=lr, clip=clip, seed=seed,
