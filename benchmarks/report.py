@@ -216,7 +216,7 @@ def markdown(results: dict, s: dict) -> str:
         L.append(f"| {r['batch']:,} | numpy | {r['steps']} | {r['items_per_s']:.3g} | "
                  f"{r['seconds_per_call'] * 1e3:.3g} ms | | | | {la(r)} |")
     L.append("\n*scan*: `steps` semi-implicit Euler steps of the vmapped fleet inside one `lax.scan` per call; "
-             f"*chunked*: the same scan run per block of {cfg['chunk']:,} vehicles (`sims.run.chunked.chunked`), so a "
+             f"*chunked*: the same scan run per block of {cfg['chunk']:,} vehicles (`sims.chunked.chunked`), so a "
              "block's state and intermediates stay in cache for all its steps. Memory: params + state + controls "
              "bytes per vehicle, and XLA's buffer assignment (arguments + outputs + temporaries) divided by the fleet "
              "size.\n")
@@ -277,7 +277,7 @@ evaluation, 131 072-wide batch, on the AVX-512 (Zen 5) EPYC of the first session
 * XLA:CPU emits 256-bit vectors by default; a Zen 5 CPU runs 512-bit AVX-512 at full rate, which
   halves the time of every fused loop (`python -m benchmarks` sets the flag only where `avx512f` is present).
 * Fleets: beyond ~100 k vehicles every step streams all intermediates through DRAM; the chunked
-  scan (`sims.run.chunked`) keeps a block's state and intermediates in L2 for all its steps (about 2x at
+  scan (`sims.chunked`) keeps a block's state and intermediates in L2 for all its steps (about 2x at
   1 M vehicles). For the stand-alone tire (one pass, no scan) chunking does not pay.
 * Fixed since (session 2, A/B on a 2-core AVX2 EPYC VM, 10 000 cars x 200 steps, median of 3
   alternating runs, process CPU time per vehicle-step): `jaxtire.slip.slip_angle` is now
@@ -300,7 +300,7 @@ evaluation, 131 072-wide batch, on the AVX-512 (Zen 5) EPYC of the first session
   per core); on the AVX2 VM (Zen 3, family 25, 512 KiB L2 per core) 8,192-16,384 measured better in
   one A/B (`--chunk`).
 * On 2 cores a fleet can also be split over two host devices (`XLA_FLAGS=--xla_force_host_platform_
-  device_count=2`, `sims.run.sharding.sharded` around the chunked scan): 4.8e6 vehicle-steps/s at 131 072
+  device_count=2`, `sims.sharding.sharded` around the chunked scan): 4.8e6 vehicle-steps/s at 131 072
   cars in one A/B on the AVX-512 machine, within the noise of the single-device chunked scan there.
 
 ## GPU
