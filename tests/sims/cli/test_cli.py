@@ -48,3 +48,38 @@ def test_bad_flags_fail_before_anything_runs(argv, message, capsys):
         main(argv + ["--out", "/nonexistent/never-written"])
     assert e.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_tir_missing_file_is_one_line_exit_2(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--tir", "/nonexistent/tire.tir", "--out", "/nonexistent/never-written"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == ["python -m sims: error: --tir /nonexistent/tire.tir: no such file"]
+
+
+def test_tir_unparsable_file_and_tire_clash_exit_2(tmp_path, capsys):
+    bad = tmp_path / "bad.tir"
+    bad.write_text("this is not a tire property file\n")
+    with pytest.raises(SystemExit) as e:
+        main(["--tir", str(bad), "--vehicles", "2", "--out", str(tmp_path)])
+    assert e.value.code == 2 and "--tir" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["--tir", str(bad), "--tire", "simple", "--out", str(tmp_path)])
+    assert e.value.code == 2 and "exclude each other" in capsys.readouterr().err
+
+
+def test_tir_runs_the_monte_carlo_on_that_tire(tmp_path, capsys):
+    """The same seed on another tire file: the run names the file and its distances differ from the default's."""
+    from tests.conftest import tir_path
+
+    tir = tir_path("MagicFormula61_Parameters.tir")
+    argv = ["--vehicles", "8", "--steps", "1200", "--surfaces", "asphalt_dry", "--no-plot", "--no-progress",
+            "--fast-compile", "--seed", "1"]
+    out = main(argv + ["--tir", str(tir), "--out", str(tmp_path / "a")])
+    assert f"{tir.name} tires" in capsys.readouterr().out
+    ref = main(argv + ["--out", str(tmp_path / "b")])
+    a = [r["distance_m"] for r in csv.DictReader(open(tmp_path / "a" / "braking.csv"))]
+    b = [r["distance_m"] for r in csv.DictReader(open(tmp_path / "b" / "braking.csv"))]
+    assert len(a) == 8 and a != b
+    assert out["stats"].vehicles == ref["stats"].vehicles == 8

@@ -1,0 +1,38 @@
+"""sims.vehicles.presets take any tire: a tire pytree, None (the bundled tire), "mf" or "simple"."""
+
+import numpy as np
+import pytest
+
+import jaxtire
+from jaxtire.simple import default_simple_params
+from jaxtire.tire import nominal_load, unloaded_radius
+from sims.vehicles import presets
+from tests.conftest import tir_path
+
+
+def test_default_is_the_bundled_tire_with_lmuv_0():
+    p = presets.get("hatchback")
+    bundled = jaxtire.default_tire()
+    assert float(p.tire_front.LMUV) == 0.0
+    assert float(p.tire_front.FNOMIN) == pytest.approx(float(bundled.FNOMIN))
+    assert float(presets.get("hatchback", tire="mf").tire_front.LKY) == float(p.tire_front.LKY)
+
+
+def test_a_loaded_tir_is_used_as_given():
+    t = jaxtire.load_tir(tir_path("MagicFormula61_Parameters.tir"))
+    p = presets.get("sports_car", tire=t)
+    np.testing.assert_allclose(float(p.tire_front.PDY1), float(t.PDY1), rtol=1e-6)
+    np.testing.assert_allclose(float(p.tire_rear.LMUV), float(t.LMUV), rtol=1e-6)
+
+
+@pytest.mark.parametrize("tire", [None, "simple", default_simple_params()])
+def test_kart_moves_any_tire_to_its_load_and_radius(tire):
+    p = presets.get("kart", tire=tire)
+    assert float(nominal_load(p.tire_front)) == pytest.approx(320.0)
+    assert float(nominal_load(p.tire_rear)) == pytest.approx(430.0)
+    assert float(unloaded_radius(p.tire_rear)) == pytest.approx(0.14)
+
+
+def test_not_a_tire_is_refused():
+    with pytest.raises(ValueError, match="tire must be a jaxtire tire"):
+        presets.get("hatchback", tire={"Dx": 1.0})
