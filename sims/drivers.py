@@ -87,8 +87,20 @@ def _ramp(t, t0, duration):
     return jnp.clip((t - t0) / jnp.maximum(duration, 1e-6), 0.0, 1.0)
 
 
+class SteerWithSpeedHold(Driver):
+    """Base of the open-loop steer inputs: ``steer(t, state)`` [rad] (subclass), throttle from
+    :func:`speed_hold` at ``target_speed`` [m/s] with ``speed_gain`` [1/(m/s)], no brake."""
+
+    def steer(self, t, state):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def controls(self, t, state, params):
+        steer = self.steer(t, state)
+        return Controls(steer, speed_hold(self.target_speed, state.vx, self.speed_gain), jnp.zeros_like(steer))
+
+
 @driver
-class StepSteer(Driver):
+class StepSteer(SteerWithSpeedHold):
     """Step steer (ISO 7401): steer ramps linearly from 0 to ``amplitude`` [rad] over ``ramp`` [s]
     (ISO: at most 0.15 s) starting at ``t_step`` [s]; a proportional speed hold keeps ``target_speed``
     [m/s] with throttle only (``speed_gain`` [1/(m/s)])."""
@@ -99,13 +111,12 @@ class StepSteer(Driver):
     target_speed: Any = 22.2
     speed_gain: Any = 0.5
 
-    def controls(self, t, state, params):
-        steer = self.amplitude * _ramp(t, self.t_step, self.ramp)
-        return Controls(steer, speed_hold(self.target_speed, state.vx, self.speed_gain), jnp.zeros_like(steer))
+    def steer(self, t, state):
+        return self.amplitude * _ramp(t, self.t_step, self.ramp)
 
 
 @driver
-class SineSteer(Driver):
+class SineSteer(SteerWithSpeedHold):
     """Sinusoidal steer ``amplitude sin(2 pi frequency (t - t_start))`` [rad] after ``t_start`` [s], with the
     speed hold of :class:`StepSteer`."""
 
@@ -115,10 +126,9 @@ class SineSteer(Driver):
     target_speed: Any = 22.2
     speed_gain: Any = 0.5
 
-    def controls(self, t, state, params):
+    def steer(self, t, state):
         on = (t >= self.t_start).astype(jnp.result_type(state.vx))
-        steer = on * self.amplitude * jnp.sin(2.0 * np.pi * self.frequency * (t - self.t_start))
-        return Controls(steer, speed_hold(self.target_speed, state.vx, self.speed_gain), jnp.zeros_like(steer))
+        return on * self.amplitude * jnp.sin(2.0 * np.pi * self.frequency * (t - self.t_start))
 
 
 @driver
