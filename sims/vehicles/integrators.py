@@ -21,12 +21,12 @@ returns a pure ``step(params, state, controls, dt) -> state``; controls are held
 from __future__ import annotations
 
 import functools
-import math
 
 import jax
 import jax.numpy as jnp
 
 from jaxtire._trig import sincos  # vectorisable float32 sin/cos
+from jaxtire.validation import ValidationError, check_int, check_range
 from sims.vehicles.params import VehicleState
 
 
@@ -94,20 +94,15 @@ def get_integrator(name):
 
 
 def check_dt(dt, name: str = "dt") -> float:
-    """``dt`` as a float, or ``ValueError`` unless it is a finite number > 0 (and at most 1 s)."""
-    try:
-        v = float(dt)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} = {dt!r} must be a number of seconds") from None
-    if not math.isfinite(v) or not 0.0 < v <= 1.0:
-        raise ValueError(f"{name} = {dt!r} is outside the allowed range (0, 1] s")
-    return v
+    """``dt`` [s] as a float in ``(0, 1]`` (:class:`jaxtire.validation.ValidationError` otherwise)."""
+    return float(check_range(name, dt, 0.0, 1.0, lo_incl=False, source="step"))
 
 
 def check_substeps(substeps) -> int:
-    if not isinstance(substeps, int) or isinstance(substeps, bool) or not 1 <= substeps <= 1000:
-        raise ValueError(f"substeps = {substeps!r} must be an integer in [1, 1000]")
-    return substeps
+    """``substeps`` as an integer in ``[1, 1000]`` (a bool or float is refused: it is a static argument)."""
+    if not isinstance(substeps, int) or isinstance(substeps, bool):
+        raise ValidationError(f"step: substeps = {substeps!r} must be an integer in [1, 1000]")
+    return check_int("substeps", substeps, 1, 1000, source="step")
 
 
 @functools.lru_cache(maxsize=None)

@@ -32,6 +32,7 @@ import numpy as np
 
 from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import SurfaceTable, preset_table
+from jaxtire.validation import check_range, is_concrete
 
 #: Deprecated alias of :data:`jaxtire.constants.GRAVITY` (standard gravity [m/s^2]); use that.
 G = GRAVITY
@@ -209,26 +210,6 @@ CHASSIS_RANGES: dict[str, tuple[float, float, bool, bool]] = {
 TIRE_SCALE_RANGE = (0.0, 10.0, False, True)
 
 
-def _is_concrete(x) -> bool:
-    return not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(x))
-
-
-def check_range(name: str, value, lo: float, hi: float, lo_incl: bool = True, hi_incl: bool = True,
-                source: str = "Chassis") -> None:
-    """Raise ``ValueError`` naming ``name``, the offending value and the range unless all of ``value`` lies in it."""
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{source}: {name} = {value!r} is not a number") from None
-    ok = np.isfinite(arr) | (np.isinf(arr) & (arr > 0) & (hi == _INF))
-    ok &= (arr >= lo) if lo_incl else (arr > lo)
-    ok &= (arr <= hi) if hi_incl else (arr < hi)
-    if not ok.all():
-        bad = arr[~ok].ravel()[0] if arr.ndim else float(arr)
-        lb, rb = "[" if lo_incl else "(", "]" if hi_incl else ")"
-        raise ValueError(f"{source}: {name} = {bad} is outside the allowed range {lb}{lo}, {hi}{rb}")
-
-
 def check_surface_ids(ids, n_surfaces: int, source: str = "Chassis") -> None:
     """Raise ``ValueError`` unless ``ids`` are integers in ``[0, n_surfaces)`` with a last axis of 4."""
     arr = np.asarray(ids)
@@ -245,14 +226,14 @@ def check_surface_ids(ids, n_surfaces: int, source: str = "Chassis") -> None:
 
 def validate_chassis(ch: Chassis, n_surfaces: int | None = None, source: str = "Chassis") -> None:
     """Check every field of a (possibly batched) concrete :class:`Chassis`; tracers are skipped."""
-    if not _is_concrete(ch):
+    if not is_concrete(ch):
         return
     for name, rng in CHASSIS_RANGES.items():
-        check_range(name, getattr(ch, name), *rng, source=source)
+        check_range(name, getattr(ch, name), *rng, source=source, allow_inf=True)
     for axle in ("front", "rear"):
         sc = getattr(ch, f"tire_scale_{axle}")
         for f in TireScale._fields:
-            check_range(f"tire_scale_{axle}.{f}", getattr(sc, f), *TIRE_SCALE_RANGE, source=source)
+            check_range(f"tire_scale_{axle}.{f}", getattr(sc, f), *TIRE_SCALE_RANGE, source=source, allow_inf=True)
     if n_surfaces is not None:
         check_surface_ids(ch.surface_ids, n_surfaces, source=source)
 
