@@ -39,3 +39,25 @@ def replace_fields(obj, changes: Mapping[str, Any], fields: Sequence[str], build
     new = {k: v if k in static or not is_concrete(v) else jnp.asarray(v, jnp.result_type(getattr(obj, k)))
            for k, v in changes.items()}
     return dataclasses.replace(obj, **new) if dataclasses.is_dataclass(obj) else obj._replace(**new)
+
+
+class ValidatedReplace:
+    """Mixin: the shared ``replace`` for a frozen-dataclass params type (module docstring).
+
+    The class names its static fields in ``_STATIC`` and implements ``_make(values, dtype)``, its
+    validated constructor taking every field by name; the array fields share one dtype.
+    """
+
+    _STATIC: tuple[str, ...] = ()
+
+    def _make(self, values: dict, dtype):  # pragma: no cover - every params type overrides it
+        raise NotImplementedError
+
+    def replace(self, **changes):
+        """A copy with some fields changed: validated and dtype-preserving when concrete, a plain swap
+        of leaves under ``jit`` (works with tracers); an unknown field raises."""
+        static = type(self)._STATIC
+        fields = tuple(f.name for f in dataclasses.fields(self) if f.name not in static)
+        dtype = jnp.result_type(getattr(self, fields[0]))
+        return replace_fields(self, changes, fields, lambda v: self._make(v, dtype), static=static,
+                              source=type(self).__name__)

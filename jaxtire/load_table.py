@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtire._pytree import replace_fields
+from jaxtire._pytree import ValidatedReplace
 from jaxtire.magic_formula import magic_formula, magic_formula_direct
 from jaxtire.validation import ValidationError, check_range
 
@@ -44,27 +43,27 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
 
 
 @dataclasses.dataclass(frozen=True)
-class LoadTable:
+class LoadTable(ValidatedReplace):
     """A stack of curve presets (build with :func:`make_load_table`).
+
+    ``replace(**changes)``: the shared semantics of :mod:`jaxtire._pytree`.
 
     ``fz``, ``B``, ``C``, ``D``, ``E``: array leaves of shape ``(n,)`` (slice axis
     leading; stack tables on a new leading axis and ``vmap`` for a batch).
     ``direct`` (static) picks :func:`magic_formula_direct` over :func:`magic_formula`.
     """
 
-    fz: Any
-    B: Any
-    C: Any
-    D: Any
-    E: Any
+    fz: jax.Array
+    B: jax.Array
+    C: jax.Array
+    D: jax.Array
+    E: jax.Array
     direct: bool = False
 
-    def replace(self, **changes) -> "LoadTable":
-        """A copy with some fields changed: validated and dtype-preserving when concrete, a plain swap
-        of leaves under ``jit`` (works with tracers); an unknown field raises (:mod:`jaxtire._pytree`)."""
-        return replace_fields(self, changes, ("fz", "B", "C", "D", "E"),
-                              lambda v: make_load_table(**v, dtype=jnp.result_type(self.fz)),
-                              static=("direct",), source="LoadTable")
+    _STATIC = ("direct",)
+
+    def _make(self, values: dict, dtype) -> "LoadTable":
+        return make_load_table(**values, dtype=dtype)
 
 
 jax.tree_util.register_dataclass(LoadTable, data_fields=["fz", "B", "C", "D", "E"], meta_fields=["direct"])

@@ -223,6 +223,21 @@ def _family(params, which, loads, cambers, x, surface, ax, figsize=(6.4, 4.4)):
     return fig, ax, loads, cambers, pairs, out
 
 
+def _draw_family(params, which, x, shown, loads, cambers, surface, ax):
+    """Draw channel ``which`` (``"fx"`` over ``kappa``, ``"fy"`` / ``"mz"`` over ``alpha``) at the slips ``x``,
+    plotted against ``shown``, one line per (load, camber), each peak marked.  Returns ``(fig, ax, summary)``
+    with :func:`tire_summary` at the nominal load and the first camber."""
+    fig, ax, loads, cambers, pairs, out = _family(params, which, loads, cambers, x, surface, ax)
+    ys = _np(getattr(out, which)) * np.ones((len(pairs), len(x)))
+    pk = []
+    for (fz, gam), y in zip(pairs, ys):
+        ax.plot(shown, y, label=_label(fz, gam / DEG, loads, cambers))
+        i = _peak_index(y)
+        pk.append((shown[i], y[i]))
+    ax.scatter(*zip(*pk), s=14, c="k", zorder=3)
+    return fig, ax, tire_summary(params, None, cambers[0], surface)
+
+
 # --------------------------------------------------------------------------- pure-slip families
 
 def fy_alpha(params, loads: Sequence[float] | None = None, cambers: Sequence[float] = (0.0,), *,
@@ -233,15 +248,7 @@ def fy_alpha(params, loads: Sequence[float] | None = None, cambers: Sequence[flo
     and the cornering stiffness ``Kya`` [N/deg].  ``len(loads) * len(cambers)`` lines.
     """
     alpha = np.linspace(-alpha_max_deg, alpha_max_deg, n) * DEG
-    fig, ax, loads, cambers, pairs, out = _family(params, "fy", loads, cambers, alpha, surface, ax)
-    fy = _np(out.fy) * np.ones((len(pairs), n))
-    pk = []
-    for (fz, gam), y in zip(pairs, fy):
-        ax.plot(alpha / DEG, y, label=_label(fz, gam / DEG, loads, cambers))
-        i = _peak_index(y)
-        pk.append((alpha[i] / DEG, y[i]))
-    ax.scatter(*zip(*pk), s=14, c="k", zorder=3)
-    s = tire_summary(params, None, cambers[0], surface)
+    fig, ax, s = _draw_family(params, "fy", alpha, alpha / DEG, loads, cambers, surface, ax)
     _finish(ax, "slip angle α [deg]", "Fy [N]",
             f"Fy(α) at Fz {s['fz']:.0f} N: peak {abs(s['fy_peak']):.0f} N at α {s['alpha_peak'] / DEG:+.2f}°, "
             f"Kα {s['kya'] * DEG:.0f} N/deg")
@@ -256,15 +263,7 @@ def fx_kappa(params, loads: Sequence[float] | None = None, cambers: Sequence[flo
     stiffness ``Kxk`` [N per unit slip].  ``len(loads) * len(cambers)`` lines.
     """
     kappa = np.linspace(-kappa_max, kappa_max, n)
-    fig, ax, loads, cambers, pairs, out = _family(params, "fx", loads, cambers, kappa, surface, ax)
-    fx = _np(out.fx) * np.ones((len(pairs), n))
-    pk = []
-    for (fz, gam), y in zip(pairs, fx):
-        ax.plot(kappa, y, label=_label(fz, gam / DEG, loads, cambers))
-        i = _peak_index(y)
-        pk.append((kappa[i], y[i]))
-    ax.scatter(*zip(*pk), s=14, c="k", zorder=3)
-    s = tire_summary(params, None, cambers[0], surface)
+    fig, ax, s = _draw_family(params, "fx", kappa, kappa, loads, cambers, surface, ax)
     _finish(ax, "slip ratio κ [-]", "Fx [N]",
             f"Fx(κ) at Fz {s['fz']:.0f} N: peak {abs(s['fx_peak']):.0f} N at κ {s['kappa_peak']:+.3f}, "
             f"Kxκ {s['kxk']:.0f} N")
@@ -279,15 +278,7 @@ def mz_alpha(params, loads: Sequence[float] | None = None, cambers: Sequence[flo
     ``len(loads) * len(cambers)`` lines.
     """
     alpha = np.linspace(-alpha_max_deg, alpha_max_deg, n) * DEG
-    fig, ax, loads, cambers, pairs, out = _family(params, "mz", loads, cambers, alpha, surface, ax)
-    mz = _np(out.mz) * np.ones((len(pairs), n))
-    pk = []
-    for (fz, gam), y in zip(pairs, mz):
-        ax.plot(alpha / DEG, y, label=_label(fz, gam / DEG, loads, cambers))
-        i = _peak_index(y)
-        pk.append((alpha[i] / DEG, y[i]))
-    ax.scatter(*zip(*pk), s=14, c="k", zorder=3)
-    s = tire_summary(params, None, cambers[0], surface)
+    fig, ax, s = _draw_family(params, "mz", alpha, alpha / DEG, loads, cambers, surface, ax)
     _finish(ax, "slip angle α [deg]", "Mz [N m]",
             f"Mz(α) at Fz {s['fz']:.0f} N: peak {abs(s['mz_peak']):.1f} N m at α {s['alpha_mz_peak'] / DEG:+.2f}°")
     return fig

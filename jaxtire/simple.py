@@ -87,7 +87,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire._math import safe_norm
-from jaxtire._pytree import replace_fields
+from jaxtire._pytree import ValidatedReplace
 from jaxtire.forces import TireForces
 from jaxtire.magic_formula import magic_formula, peak_phase
 from jaxtire.validation import ValidationError, check_range
@@ -133,8 +133,11 @@ FIELDS: tuple[str, ...] = tuple(DEFAULTS)
 
 
 @dataclasses.dataclass(frozen=True)
-class SimpleParams:
+class SimpleParams(ValidatedReplace):
     """Immutable simple-model parameter pytree (build it with :func:`make_simple_params`).
+
+    ``replace(**changes)``: the shared semantics of :mod:`jaxtire._pytree` (validated when
+    concrete, works with tracers under ``jit``).
 
     Every numeric field is an array leaf (a leading axis batches many tires);
     ``ellipse`` is static metadata.  Units: ``fz0`` [N], ``c_gamma`` [1/rad],
@@ -160,11 +163,10 @@ class SimpleParams:
     v_low: Any
     ellipse: bool = True
 
-    def replace(self, **changes) -> "SimpleParams":
-        """A copy with some fields changed: validated and dtype-preserving when concrete, a plain swap
-        of leaves under ``jit`` (works with tracers); an unknown field raises (:mod:`jaxtire._pytree`)."""
-        return replace_fields(self, changes, FIELDS, lambda v: make_simple_params(**v, dtype=jnp.result_type(self.Bx)),
-                              static=("ellipse",), source="SimpleParams")
+    _STATIC = ("ellipse",)
+
+    def _make(self, values: dict, dtype) -> "SimpleParams":
+        return make_simple_params(**values, dtype=dtype)
 
     def astype(self, dtype) -> "SimpleParams":
         """All numeric leaves cast to ``dtype``."""

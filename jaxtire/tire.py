@@ -19,7 +19,7 @@ Both models share axes, units and signs (TYDEX / ISO-W, SI, radians; see
 :mod:`jaxtire.forces`).  A new model adds one record to :data:`MODELS`.
 
 Options.  :func:`tire_forces` passes model-specific keyword inputs (for MF:
-``combined`` and whatever further keyword-only inputs :func:`jaxtire.mf61.mf_forces`
+``combined`` and whatever further keyword inputs :func:`jaxtire.mf61.mf_forces`
 takes, e.g. turn slip ``phi``) to the model; a model whose force function has no
 such keyword raises :class:`UnsupportedOption` naming it, e.g. ``SimpleParams
 tire has no turn slip (phi)``.  An option given as ``None`` means "not given"
@@ -90,13 +90,20 @@ class TireModel(NamedTuple):
 
     @property
     def options(self) -> frozenset:
-        """Keyword inputs the force function takes beyond the common ones (its keyword-only parameters)."""
-        return _keyword_only(self.forces) | {"combined"}
+        """Keyword inputs the force function takes beyond the seven common ones, plus ``combined``."""
+        return _extra_inputs(self.forces) | {"combined"}
+
+
+#: The common inputs of every force function, in order.
+COMMON_INPUTS = ("tire", "kappa", "alpha", "gamma", "fz", "vx", "surface")
 
 
 @functools.cache
-def _keyword_only(fn) -> frozenset:
-    return frozenset(n for n, p in inspect.signature(fn).parameters.items() if p.kind is p.KEYWORD_ONLY)
+def _extra_inputs(fn) -> frozenset:
+    """Names of ``fn``'s parameters after the seven common inputs (read from its signature, so a
+    keyword input added to a model's force function becomes an option of the interface at once)."""
+    params = list(inspect.signature(fn).parameters.values())[len(COMMON_INPUTS):]
+    return frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
 # ------------------------------------------------------------------------------------- MF 6.1 / 6.2

@@ -120,3 +120,17 @@ def test_pack_unpack_round_trip_and_bounds():
     assert float(far["m"]) <= 3000.0 and float(far["k"]) >= 0.0
     # two-sided: the scaled sigmoid, by hand
     np.testing.assert_allclose(float(transforms.from_unconstrained(0.0, 2.0, 6.0)), 4.0)
+
+
+def test_fit_takes_its_model_facts_from_the_tire_interface():
+    from jaxtire import fit as F
+    from jaxtire.fit.stages import model_tables
+    from jaxtire.simple import default_simple_params
+    from jaxtire.spline import make_spline
+
+    kappa = np.linspace(-0.2, 0.2, 9)
+    data = F.measurement_set(kappa, 0.0, 0.0, 4000.0, 1e4 * kappa, 0.0, 0.0)
+    with pytest.raises(TypeError, match="no tire model for parameters of type SplineParams"):
+        F.fit(data, make_spline())
+    assert model_tables(default_simple_params()) == (F.SIMPLE_STAGES, F.SIMPLE_BOUNDS)
+    assert model_tables(F.generic_tire()) == (F.STAGES, F.DEFAULT_BOUNDS)

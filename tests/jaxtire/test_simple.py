@@ -18,16 +18,6 @@ ICE = surfaces.preset("ice")
 simple_forces = _simple_forces
 
 
-@pytest.fixture
-def x64():
-    prev = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        jax.config.update("jax_enable_x64", prev)
-
-
 def _mf(x, B, C, D, E):
     """Reference Magic Formula in numpy float64 (independent of jaxtire.magic_formula)."""
     x = np.asarray(x, np.float64)

@@ -163,3 +163,11 @@ def test_replace_coefficients_under_jit(tnop, simple):
         assert ratio > 1.05  # a larger peak friction coefficient, a larger force past the peak
         with pytest.raises(ValueError, match="unknown"):
             T.replace_coefficients(p, {"NOPE": 1.0})
+
+
+def test_options_come_from_the_force_function_signature():
+    def forces(tire, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=None, side="left", *, phi=None):
+        return None
+
+    assert T._extra_inputs(forces) == frozenset({"side", "phi"})
+    assert T._extra_inputs(simple_forces) == frozenset()
