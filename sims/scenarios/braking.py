@@ -189,7 +189,7 @@ def reference_distance(params: VehicleParams, surface: str | int, speed=V0) -> f
     return float(speed) ** 2 / (2.0 * (sliding_friction(params, sid, speed) + drag) * GRAVITY)
 
 
-def braking_table(preset_names=presets.PRESET_NAMES, surfaces=SURFACES, *, tire: str = "mf", model="double_track",
+def braking_table(preset_names=presets.PRESET_NAMES, surfaces=SURFACES, *, tire=None, model="double_track",
                   dt: float = 0.005, speed=V0, yaw_rate0=YAW_RATE0, max_time: float = 60.0, dtype=None,
                   compiler_options=None, **overrides) -> list[dict]:
     """One row per preset x surface x mode (``locked``, ``abs``) with the :class:`BrakingResult` fields and the

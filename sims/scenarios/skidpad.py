@@ -159,7 +159,7 @@ def skidpad(params: VehicleParams, *, radius: float = 40.0, n_points: int = 24, 
 
 
 def skidpad_table(preset_names=presets.PRESET_NAMES, surfaces=("asphalt_dry", "asphalt_wet", "snow"), *,
-                  tire: str = "mf", radius: float = 40.0, **kw) -> list[dict]:
+                  tire=None, radius: float = 40.0, **kw) -> list[dict]:
     """Rows ``preset, surface, ay_limit [m/s^2], ay_limit_g, understeer [deg/g]``."""
     rows = []
     for name in preset_names:

@@ -95,7 +95,7 @@ def step_steer(params: VehicleParams, *, speed: float = 80 / 3.6, ay_target: flo
     return StepSteerResult(np.asarray(amp * np.ones(r.shape[0])), ay_ss, r_ss, resp, peak_t, over, t, r)
 
 
-def step_steer_table(preset_names=presets.PRESET_NAMES, surfaces=("asphalt_dry",), *, tire: str = "mf",
+def step_steer_table(preset_names=presets.PRESET_NAMES, surfaces=("asphalt_dry",), *, tire=None,
                      **kw) -> list[dict]:
     """Rows ``preset, surface, amplitude_deg, ay_ss, response_time, peak_time, overshoot``."""
     rows = []

@@ -92,9 +92,11 @@ def _part(module: str) -> str:
 
 def test_sims_has_at_most_8_top_level_parts():
     parts = sorted(p.stem for p in SIMS.iterdir()
-                   if p.name not in ("__init__.py", "__pycache__") and (p.suffix == ".py" or (p / "__init__.py").exists()))
+                   if p.name not in ("__init__.py", "__pycache__") and (p.suffix == ".py" or p.is_dir()))
     assert len(parts) <= 8, parts
     assert set(parts) <= set(ALLOWED), parts
+    packages = [p for p in SIMS.rglob("*") if p.is_dir() and p.name != "__pycache__"]
+    assert all((p / "__init__.py").exists() for p in packages), "every package needs an __init__.py (packaging)"
 
 
 def test_jaxtire_never_imports_sims():
