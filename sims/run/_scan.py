@@ -21,6 +21,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from jaxtire.validation import ValidationError, check_int
 from sims.run.chunked import chunked
 from sims.vehicles import get_model
 from sims.vehicles.integrators import make_step_with_telemetry
@@ -31,6 +32,18 @@ RECORDS = {
     "telemetry": lambda t, s, c, tel: tel,
     "all": lambda t, s, c, tel: {"t": t, "state": s, "controls": c, "telemetry": tel},
 }
+
+
+def check_steps(source: str, every: int, **counts) -> None:
+    """Static step counts (``n_steps``, ``chunk_steps``, ...) and ``every``: Python integers >= 1, ``every``
+    dividing each count (:class:`jaxtire.validation.ValidationError` naming ``source`` otherwise)."""
+    for name, v in {**counts, "every": every}.items():
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise ValidationError(f"{source}: {name} = {v!r} must be an integer >= 1")
+        check_int(name, v, 1, source=source)
+    for name, v in counts.items():
+        if v % every:
+            raise ValidationError(f"{source}: every = {every} must divide {name} = {v}")
 
 
 def record_fn(record):

@@ -52,8 +52,7 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
-from jaxtire.validation import check_int
-from sims.run._scan import chunk_fns, record_fn
+from sims.run._scan import check_steps, chunk_fns, record_fn
 from sims.run.fleet import fleet_size
 from sims.run.sharding import shard
 from sims.vehicles import get_model
@@ -184,12 +183,8 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
     """
     if isinstance(driver, Controls):
         raise ValueError("long_run needs a driver (wrap controls in sims.drivers.Constant or OpenLoop)")
-    for name, v in (("n_steps", n_steps), ("chunk_steps", chunk_steps), ("every", every)):
-        if not isinstance(v, int):
-            raise ValueError(f"long_run: {name} = {v!r} must be an integer >= 1")
-        check_int(name, v, 1, source="long_run")
-    if chunk_steps % every:
-        raise ValueError(f"every = {every} must divide chunk_steps = {chunk_steps}")
+    check_steps("long_run", 1, n_steps=n_steps)  # rounded up to whole chunks: every need not divide it
+    check_steps("long_run", every, chunk_steps=chunk_steps)
     dt = check_dt(dt)
     check_substeps(substeps)
     get_model(model)

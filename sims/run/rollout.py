@@ -33,8 +33,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxtire.validation import ValidationError, check_int
-from sims.run._scan import record_fn, run_steps
+from sims.run._scan import check_steps, record_fn, run_steps
 from sims.vehicles import get_model
 from sims.vehicles.integrators import check_dt, check_substeps, get_integrator, make_step_with_telemetry
 from sims.vehicles.params import Controls, VehicleParams, validate_params
@@ -52,12 +51,7 @@ class RolloutResult(NamedTuple):
 
 def check_args(params, n_steps, dt, substeps, integrator, every=1):
     """Validate the static rollout arguments and concrete params; returns ``(n_steps, dt)``."""
-    for name, v in (("n_steps", n_steps), ("every", every)):  # static arguments: Python integers only
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise ValidationError(f"rollout: {name} = {v!r} must be an integer >= 1")
-        check_int(name, v, 1, source="rollout")
-    if n_steps % every:
-        raise ValidationError(f"rollout: every = {every} must divide n_steps = {n_steps}")
+    check_steps("rollout", every, n_steps=n_steps)
     dt = check_dt(dt)
     check_substeps(substeps)
     get_integrator(integrator)
