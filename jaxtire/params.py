@@ -96,8 +96,6 @@ BASE_DEFAULTS: dict[str, float] = {
     # vertical / structural / contact patch: typical passenger-car values for files that omit them
     "WIDTH": 0.2,
     "ASPECT_RATIO": 0.6,
-    "RIM_RADIUS": 0.19,
-    "RIM_WIDTH": 0.15,
     "VERTICAL_STIFFNESS": 200000.0,
     "Q_RE0": 1.0,
     "LONGITUDINAL_STIFFNESS": 400000.0,
