@@ -81,7 +81,7 @@ def _force_62(p: MFParams, rho, r_omega, omega, gamma, fx, fy, dpi):
     rtw = (1.075 - 0.5 * p.ASPECT_RATIO) * p.WIDTH
     den = p.Q_CAM1 * r_omega + p.Q_CAM2 * r_omega**2
     has_cam = den != 0.0
-    cam_ratio = safe_div(p.Q_CAM1 * rl + p.Q_CAM2 * rl**2, jnp.where(has_cam, den, 1.0))
+    cam_ratio = (p.Q_CAM1 * rl + p.Q_CAM2 * rl**2) / jnp.where(has_cam, den, 1.0)
     rho_zfr = jnp.maximum(rho, 0.0)
     rho_g = cam_ratio**2 * (rtw / 8.0) * jnp.abs(jnp.tan(gamma)) - p.Q_CAM3 * rho_zfr * jnp.abs(gamma)
     rho_g = jnp.where(has_cam, rho_g, 0.0)
@@ -122,10 +122,9 @@ def vertical_force(params: MFParams, deflection, omega, gamma=0.0, fx=0.0, fy=0.
 
 def _deflection_61(p: MFParams, fz, omega, fx, fy, dpi):
     """Closed-form root of ``Q_FZ2 x^2 + Q_FZ1 x = Fz / (fcorr Fz0)``, ``x = rho / R0`` (stable for Q_FZ2 = 0)."""
-    c = safe_div(fz, _fcorr_61(p, omega, fx, fy, dpi) * p.FNOMIN)
-    c = jnp.maximum(c, 0.0)
+    c = jnp.maximum(fz / jnp.maximum(_fcorr_61(p, omega, fx, fy, dpi) * p.FNOMIN, 1e-9), 0.0)
     q1 = _q_fz1(p)
-    x = safe_div(2.0 * c, q1 + safe_sqrt(q1 * q1 + 4.0 * p.Q_FZ2 * c))
+    x = 2.0 * c / jnp.maximum(q1 + safe_sqrt(q1 * q1 + 4.0 * p.Q_FZ2 * c), 1e-12)
     return x * p.UNLOADED_RADIUS
 
 
@@ -144,7 +143,7 @@ def deflection(params: MFParams, fz, omega, gamma=0.0, fx=0.0, fy=0.0, pressure=
             f, df = jax.jvp(resid, (rho,), (jnp.ones_like(rho),))
             rho = jnp.maximum(rho - safe_div(f, df), 0.0)
     # bottoming: the rim carries the load where the bottoming spring is stiffer than the tyre
-    rl_b = p.RIM_RADIUS + p.BOTTOM_OFFST - safe_div(fz, p.BOTTOM_STIFF)
+    rl_b = p.RIM_RADIUS + p.BOTTOM_OFFST - fz / jnp.where(p.BOTTOM_STIFF > 0.0, p.BOTTOM_STIFF, 1.0)
     on = (p.BOTTOM_STIFF > 0.0) & (p.RIM_RADIUS > 0.0)
     rho = jnp.where(on, jnp.minimum(rho, r_omega - rl_b), rho)
     return jnp.where(fz > 0.0, rho, 0.0)
