@@ -110,6 +110,11 @@ def _common(p: MFParams, fz, gamma, vx, grip, slip_speed, pres=None) -> _Common:
     return _Common(fz, fz0p, dfz, dpi, gx, gs, gz, lmux, lmuy, lmux_p, lmuy_p, w_low)
 
 
+def _nonzero(x, tiny=1e-12):
+    """``x`` with exact zeros replaced by ``tiny`` (a divisor that is zero only for degenerate coefficients)."""
+    return jnp.where(x == 0.0, tiny, x)
+
+
 class _TurnSlip(NamedTuple):
     """Turn-slip state of one evaluation (Pacejka 2012, §4.3.3, eqs. 4.75-4.106 / 4.E)."""
 
@@ -212,7 +217,7 @@ def _fy0(p: MFParams, c: _Common, alpha_s, gs, ts: _TurnSlip | None = None) -> _
             chyp = p.PHYP1
             dhyp = (p.PHYP2 + p.PHYP3 * c.dfz) * ts.sgn_v
             ehyp = jnp.minimum(p.PHYP4, 1.0)
-            kyrp0 = safe_div(kyg0, 1.0 - ts.eps_g)
+            kyrp0 = kyg0 / _nonzero(1.0 - ts.eps_g)
             bhyp = safe_div(kyrp0, chyp * dhyp * kya0)
             x = bhyp * p.UNLOADED_RADIUS * ts.phi
             shyp = dhyp * sin(chyp * atan(x - ehyp * (x - atan(x)))) * ts.sgn_v
@@ -298,7 +303,7 @@ def _mz(p: MFParams, c: _Common, kappa, gamma, alpha_s, fy, fy_g0, fx, y: _Fy0, 
         cdrp = p.QDRP1
         ddrp = mzp_inf / sin(0.5 * np.pi * cdrp)
         kzgr0 = c.fz * r0 * (p.QDZ8 + p.QDZ9 * c.dfz) * (1.0 + p.PPZ2 * c.dpi) * p.LKZC
-        bdrp = safe_div(kzgr0, cdrp * ddrp * (1.0 - ts.eps_g))
+        bdrp = kzgr0 / _nonzero(cdrp * ddrp * (1.0 - ts.eps_g))
         drp = ddrp * sin(cdrp * atan(bdrp * r0 * ts.phi))
         mzp90 = mzp_inf * (2.0 / np.pi) * atan(p.QCRP2 * r0 * jnp.abs(ts.phit)) * gyk
         ratio = jnp.clip(mzp90 / jnp.maximum(jnp.abs(drp), 1e-9), -1.0 + 1e-6, 1.0 - 1e-6)
