@@ -30,7 +30,7 @@ width ``2b``; jaxtire the half values ``a`` and ``b``, as the book)::
 Loads for each channel follow MFeval: the radii and the contact patch use the load as given
 (no FZMAX saturation), the forces and relaxation lengths the saturated one under
 ``limits="clamp"``.  When ``omega`` is not given it is found as MFeval does, from
-``omega = Vx (1 + kappa) / Re(omega)`` (three fixed-point steps from ``Vx / R0``; ``Vx``
+``omega = Vx (1 + kappa) / Re(omega)`` (four fixed-point steps from ``Vx / R0``; ``Vx``
 defaults to ``LONGVL``).
 """
 
@@ -42,7 +42,6 @@ import jax
 import jax.numpy as jnp
 
 from jaxtire import transient, vertical
-from jaxtire._math import safe_div
 from jaxtire.mf61 import LimitFlags, _solve
 from jaxtire.params import MFParams
 
@@ -94,7 +93,7 @@ def evaluate(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, vx=None, phi
     if omega is None:
         k_raw = jnp.asarray(kappa)
         w = v / p.UNLOADED_RADIUS
-        for _ in range(3):
+        for _ in range(4):
             w = v * (1.0 + k_raw) / vertical.effective_rolling_radius(p, sol.fz, w, sol.pressure)
     else:
         w = jnp.asarray(omega)
@@ -105,7 +104,7 @@ def evaluate(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, vx=None, phi
     a, b = vertical.contact_patch(p, sol.fz, sol.pressure)
     sk, sa = transient.relaxation_lengths(p, sol.fz_used, sol.gamma, sol.pressure)
     cx, cy = transient.carcass_stiffness(p, sol.fz_used, sol.pressure)
-    cz = safe_div(sol.fz, rho)
+    cz = sol.fz / jnp.where(rho > 0.0, rho, 1.0)
     shape = jnp.broadcast_shapes(*(jnp.shape(x) for x in (f.fx, re, rl, a, sk)))
     b_ = lambda x: jnp.broadcast_to(x, shape)  # noqa: E731
     return TireEvaluation(
