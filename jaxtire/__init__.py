@@ -6,11 +6,12 @@ Public API::
     jaxtire.save_tir(params, path)
     out = jaxtire.mf_forces(params, kappa, alpha, gamma, fz, vx=..., surface=...)
     out.fx, out.fy, out.mz                      # SI units, TYDEX / ISO-W axes
+    jaxtire.tire_forces(any_tire, kappa, alpha, ...)   # the one interface (jaxtire.tire): MF or simple
     jaxtire.magic_formula(x, B, C, D, E, Sh, Sv); jaxtire.magic_formula_direct(x, B, C, D, E)
     jaxtire.surfaces.preset_table()
 """
 
-from jaxtire import surfaces
+from jaxtire import surfaces, tire
 from jaxtire.forces import TireForces
 from jaxtire.magic_formula import magic_formula, magic_formula_direct
 from jaxtire.mf61 import mf_forces
@@ -24,7 +25,7 @@ from jaxtire.tire import tire_forces
 
 __all__ = [
     "MFParams", "TireForces", "TirError", "data_path", "default_tire", "load_tir", "magic_formula",
-    "magic_formula_direct", "make_params", "mf_forces", "save_tir", "slip_angle", "slip_ratio", "surfaces",
+    "magic_formula_direct", "make_params", "mf_forces", "save_tir", "slip_angle", "slip_ratio", "surfaces", "tire",
     "SimpleParams", "default_simple_params", "make_simple_params", "simple_forces",
     "SplineParams", "make_spline", "spline_curve", "LoadTable", "load_table_force", "make_load_table", "tire_forces",
 ]

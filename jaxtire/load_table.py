@@ -26,31 +26,44 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtire._pytree import ValidatedReplace
 from jaxtire.magic_formula import magic_formula, magic_formula_direct
-from jaxtire.simple import check_range
+from jaxtire.validation import ValidationError, check_range
+
+#: Allowed ranges of the curve coefficients: name -> (low, high, low inclusive, high inclusive).
+RANGES: dict[str, tuple[float, float, bool, bool]] = {
+    "B": (0.0, math.inf, False, False), "C": (0.0, 2.0, False, True),
+    "D": (0.0, math.inf, True, False), "E": (-math.inf, 1.0, False, True),
+}
 
 
 @dataclasses.dataclass(frozen=True)
-class LoadTable:
+class LoadTable(ValidatedReplace):
     """A stack of curve presets (build with :func:`make_load_table`).
+
+    ``replace(**changes)``: the shared semantics of :mod:`jaxtire._pytree`.
 
     ``fz``, ``B``, ``C``, ``D``, ``E``: array leaves of shape ``(n,)`` (slice axis
     leading; stack tables on a new leading axis and ``vmap`` for a batch).
     ``direct`` (static) picks :func:`magic_formula_direct` over :func:`magic_formula`.
     """
 
-    fz: Any
-    B: Any
-    C: Any
-    D: Any
-    E: Any
+    fz: jax.Array
+    B: jax.Array
+    C: jax.Array
+    D: jax.Array
+    E: jax.Array
     direct: bool = False
+
+    _STATIC = ("direct",)
+
+    def _make(self, values: dict, dtype) -> "LoadTable":
+        return make_load_table(**values, dtype=dtype)
 
 
 jax.tree_util.register_dataclass(LoadTable, data_fields=["fz", "B", "C", "D", "E"], meta_fields=["direct"])
@@ -61,32 +74,32 @@ def make_load_table(fz, B, C, D, E, *, direct: bool = False, dtype=None) -> Load
 
     ``fz`` must be a 1-D sequence of finite, strictly increasing loads >= 0 (at
     least one); each of ``B, C, D, E`` a scalar (shared by every slice) or a
-    sequence of the same length.  Raises ``ValueError`` naming the field
-    otherwise (also for ``B <= 0``, ``C`` outside (0, 2], ``D < 0``, ``E > 1``).
+    sequence of the same length.  Raises :class:`~jaxtire.validation.ValidationError` (a
+    ``ValueError``) naming the field otherwise (also for ``B <= 0``, ``C`` outside (0, 2],
+    ``D < 0``, ``E > 1`` (:data:`RANGES`), or a value that overflows ``dtype``).
     """
     src = "LoadTable"
-    loads = np.asarray(fz, dtype=np.float64)
+    dtype = dtype or jnp.result_type(float)
+    loads = check_range("fz", fz, 0.0, math.inf, True, False, source=src, dtype=dtype)
     if loads.ndim != 1 or loads.size < 1:
-        raise ValueError(f"{src}: fz must be a 1-D sequence of at least one load, got shape {loads.shape}")
-    check_range("fz", loads, 0.0, math.inf, True, False, src)
+        raise ValidationError(f"{src}: fz must be a 1-D sequence of at least one load, got shape {loads.shape}")
     steps = np.diff(loads)
     if (steps <= 0).any():
         i = int(np.argmax(steps <= 0))
-        raise ValueError(f"{src}: fz must be strictly increasing; fz[{i}] = {loads[i]} >= fz[{i + 1}] = {loads[i + 1]}")
+        raise ValidationError(f"{src}: fz must be strictly increasing; fz[{i}] = {loads[i]} >= fz[{i + 1}] = "
+                              f"{loads[i + 1]}")
     n = loads.size
     cols = {}
-    for name, v, rng in (("B", B, (0.0, math.inf, False, False)), ("C", C, (0.0, 2.0, False, True)),
-                         ("D", D, (0.0, math.inf, True, False)), ("E", E, (-math.inf, 1.0, False, True))):
-        arr = np.asarray(v, dtype=np.float64)
+    for name, v in zip("BCDE", (B, C, D, E)):
+        arr = check_range(name, v, *RANGES[name], source=src, dtype=dtype)
         if arr.ndim == 0:
             arr = np.full(n, float(arr))
         if arr.shape != (n,):
-            raise ValueError(f"{src}: {name} must be a scalar or have one value per load ({n}), got shape {arr.shape}")
-        check_range(name, arr, *rng, source=src)
+            raise ValidationError(f"{src}: {name} must be a scalar or have one value per load ({n}), "
+                                  f"got shape {arr.shape}")
         cols[name] = arr
     if not isinstance(direct, bool):
-        raise ValueError(f"{src}: direct = {direct!r} must be a Python bool (a static flag)")
-    dtype = dtype or jnp.result_type(float)
+        raise ValidationError(f"{src}: direct = {direct!r} must be a Python bool (a static flag)")
     return LoadTable(jnp.asarray(loads, dtype), *(jnp.asarray(cols[k], dtype) for k in "BCDE"), direct=direct)
 
 

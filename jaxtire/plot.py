@@ -47,8 +47,8 @@ import matplotlib
 import numpy as np
 
 from jaxtire import surfaces as _surfaces
-from jaxtire.mf61 import cornering_stiffness, mf_forces, slip_stiffness
-from jaxtire.params import MFParams
+from jaxtire import tire as _tire
+from jaxtire.forces import TireForces
 
 DEG = np.pi / 180.0
 
@@ -74,37 +74,18 @@ def _new_axes(ax, figsize=(6.4, 4.4)):
     return fig, ax
 
 
-def _is_mf(params) -> bool:
-    return isinstance(params, MFParams)
-
-
-def _model(params):
-    if _is_mf(params):
-        return mf_forces
-    from jaxtire.simple import SimpleParams, simple_forces
-
-    if isinstance(params, SimpleParams):
-        return simple_forces
-    raise TypeError(f"jaxtire.plot: no tire model for params of type {type(params).__name__}; "
-                    "expected MFParams or SimpleParams")
-
-
 #: Points per compiled evaluation: every curve is evaluated in chunks of this size (padded), so a
 #: whole sheet compiles the tire model once per (model, combined) pair instead of once per shape.
 CHUNK = 8192
 
 
 def _flat_forces(params, kappa, alpha, gamma, fz, surface, combined):
-    if _is_mf(params):
-        out = mf_forces(params, kappa, alpha, gamma, fz, surface=surface, combined=combined)
-    else:
-        out = _model(params)(params, kappa, alpha, gamma, fz, surface=surface)
+    out = _tire.tire_forces(params, kappa, alpha, gamma, fz, surface=surface, combined=combined)
     return tuple(jnp.broadcast_to(v, kappa.shape) for v in out)
 
 
 _flat_forces_jit = jax.jit(_flat_forces, static_argnames=("combined",))
-_kya_jit = jax.jit(cornering_stiffness)
-_kxk_jit = jax.jit(slip_stiffness)
+_stiffness_jit = jax.jit(_tire.linear_stiffness)
 
 
 def _surface_arrays(surface):
@@ -117,9 +98,7 @@ def _forces(params, kappa, alpha, gamma, fz, surface=None, combined=False):
 
     Inputs broadcast; the evaluation runs jitted on flat chunks of :data:`CHUNK` points.
     """
-    from jaxtire.forces import TireForces
-
-    _model(params)
+    _tire.model_of(params)  # TypeError for anything that is not a tire, before any work
     arrs = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (kappa, alpha, gamma, fz)))
     shape = arrs[0].shape
     if np.nanmin(arrs[3], initial=0.0) < 0:
@@ -155,10 +134,8 @@ def evaluate(params, kappa, alpha, gamma=0.0, fz=None, surface=None, *, combined
 
 
 def nominal_load(params) -> float:
-    """The tire's nominal load [N]: ``FNOMIN`` (MF) or ``fz0`` (simple model)."""
-    if _is_mf(params):
-        return float(params.FNOMIN)
-    return float(np.asarray(params.fz0))
+    """The tire's nominal load [N] as a float (:func:`jaxtire.tire.nominal_load`: MF ``FNOMIN``, simple ``fz0``)."""
+    return float(np.asarray(_tire.nominal_load(params)))
 
 
 def default_loads(params) -> tuple[float, ...]:
@@ -202,28 +179,23 @@ def tire_summary(params, fz=None, gamma=0.0, surface=None) -> dict[str, float]:
     and its slip angle, signed values); ``kya`` [N/rad] cornering stiffness (negative with ISO-W
     signs); ``mz_peak`` [N m] and ``alpha_mz_peak`` [rad] (largest ``|Mz0|``); ``trail0`` [m] the
     trail ``-Mz/Fy`` at 1 degree.  Peaks are searched on a 0.01-degree / 1e-4 grid; stiffnesses
-    are the analytic ``Kxk``, ``Kya`` for MF and the slope at zero slip for the simple model.
+    come from :func:`jaxtire.tire.linear_stiffness` (analytic ``Kxk``, ``Kya`` for MF, the
+    forward-mode slope at zero slip for the simple model).
     """
     fz = nominal_load(params) if fz is None else float(fz)
-    h = 1e-4
     kappa = np.linspace(-0.6, 0.6, 12001)
     alpha = np.linspace(-30.0, 30.0, 6001) * DEG
     nk, na = kappa.size, alpha.size
-    kk = np.concatenate([kappa, np.zeros(na), [0.0, 0.0, 0.0, -h, h, 0.0, 0.0]])
-    aa = np.concatenate([np.zeros(nk), alpha, [-DEG, DEG, 0.0, 0.0, 0.0, -h, h]])
+    kk = np.concatenate([kappa, np.zeros(na), [0.0, 0.0]])
+    aa = np.concatenate([np.zeros(nk), alpha, [-DEG, DEG]])
     o = _forces(params, kk, aa, gamma, fz, surface)
     fx, fy, mz = _np(o.fx[:nk]), _np(o.fy[nk:nk + na]), _np(o.mz[nk:nk + na])
     i, j, k = _peak_index(fx), _peak_index(fy), _peak_index(mz)
-    tail_fx, tail_fy, tail_mz = (_np(v[nk + na:]) for v in (o.fx, o.fy, o.mz))
-    trail0 = float(np.mean(-tail_mz[:2] / tail_fy[:2]))
-    if _is_mf(params):
-        dt = jnp.result_type(float)
-        srf = _surface_arrays(surface)
-        kya = float(_kya_jit(params, jnp.asarray(fz, dt), jnp.asarray(gamma, dt), srf))
-        kxk = float(_kxk_jit(params, jnp.asarray(fz, dt), srf))
-    else:
-        kxk = float((tail_fx[4] - tail_fx[3]) / (2 * h))
-        kya = float((tail_fy[6] - tail_fy[5]) / (2 * h))
+    tail_fy, tail_mz = (_np(v[nk + na:]) for v in (o.fy, o.mz))
+    trail0 = float(np.mean(-tail_mz / tail_fy))
+    dt = jnp.result_type(float)
+    kx, ky = _stiffness_jit(params, jnp.asarray(fz, dt), _surface_arrays(surface), jnp.asarray(gamma, dt))
+    kxk, kya = float(kx), -float(ky)  # ISO-W: dFy/dalpha = -Ky
     return {"fz": fz, "fx_peak": float(fx[i]), "kappa_peak": float(kappa[i]), "kxk": kxk,
             "fy_peak": float(fy[j]), "alpha_peak": float(alpha[j]), "kya": kya,
             "mz_peak": float(mz[k]), "alpha_mz_peak": float(alpha[k]), "trail0": trail0}
@@ -251,6 +223,21 @@ def _family(params, which, loads, cambers, x, surface, ax, figsize=(6.4, 4.4)):
     return fig, ax, loads, cambers, pairs, out
 
 
+def _draw_family(params, which, x, shown, loads, cambers, surface, ax):
+    """Draw channel ``which`` (``"fx"`` over ``kappa``, ``"fy"`` / ``"mz"`` over ``alpha``) at the slips ``x``,
+    plotted against ``shown``, one line per (load, camber), each peak marked.  Returns ``(fig, ax, summary)``
+    with :func:`tire_summary` at the nominal load and the first camber."""
+    fig, ax, loads, cambers, pairs, out = _family(params, which, loads, cambers, x, surface, ax)
+    ys = _np(getattr(out, which)) * np.ones((len(pairs), len(x)))
+    pk = []
+    for (fz, gam), y in zip(pairs, ys):
+        ax.plot(shown, y, label=_label(fz, gam / DEG, loads, cambers))
+        i = _peak_index(y)
+        pk.append((shown[i], y[i]))
+    ax.scatter(*zip(*pk), s=14, c="k", zorder=3)
+    return fig, ax, tire_summary(params, None, cambers[0], surface)
+
+
 # --------------------------------------------------------------------------- pure-slip families
 
 def fy_alpha(params, loads: Sequence[float] | None = None, cambers: Sequence[float] = (0.0,), *,
@@ -261,15 +248,7 @@ def fy_alpha(params, loads: Sequence[float] | None = None, cambers: Sequence[flo
     and the cornering stiffness ``Kya`` [N/deg].  ``len(loads) * len(cambers)`` lines.
     """
     alpha = np.linspace(-alpha_max_deg, alpha_max_deg, n) * DEG
-    fig, ax, loads, cambers, pairs, out = _family(params, "fy", loads, cambers, alpha, surface, ax)
-    fy = _np(out.fy) * np.ones((len(pairs), n))
-    pk = []
-    for (fz, gam), y in zip(pairs, fy):
-        ax.plot(alpha / DEG, y, label=_label(fz, gam / DEG, loads, cambers))
-        i = _peak_index(y)
-        pk.append((alpha[i] / DEG, y[i]))
-    ax.scatter(*zip(*pk), s=14, c="k", zorder=3)
-    s = tire_summary(params, None, cambers[0], surface)
+    fig, ax, s = _draw_family(params, "fy", alpha, alpha / DEG, loads, cambers, surface, ax)
     _finish(ax, "slip angle α [deg]", "Fy [N]",
             f"Fy(α) at Fz {s['fz']:.0f} N: peak {abs(s['fy_peak']):.0f} N at α {s['alpha_peak'] / DEG:+.2f}°, "
             f"Kα {s['kya'] * DEG:.0f} N/deg")
@@ -284,15 +263,7 @@ def fx_kappa(params, loads: Sequence[float] | None = None, cambers: Sequence[flo
     stiffness ``Kxk`` [N per unit slip].  ``len(loads) * len(cambers)`` lines.
     """
     kappa = np.linspace(-kappa_max, kappa_max, n)
-    fig, ax, loads, cambers, pairs, out = _family(params, "fx", loads, cambers, kappa, surface, ax)
-    fx = _np(out.fx) * np.ones((len(pairs), n))
-    pk = []
-    for (fz, gam), y in zip(pairs, fx):
-        ax.plot(kappa, y, label=_label(fz, gam / DEG, loads, cambers))
-        i = _peak_index(y)
-        pk.append((kappa[i], y[i]))
-    ax.scatter(*zip(*pk), s=14, c="k", zorder=3)
-    s = tire_summary(params, None, cambers[0], surface)
+    fig, ax, s = _draw_family(params, "fx", kappa, kappa, loads, cambers, surface, ax)
     _finish(ax, "slip ratio κ [-]", "Fx [N]",
             f"Fx(κ) at Fz {s['fz']:.0f} N: peak {abs(s['fx_peak']):.0f} N at κ {s['kappa_peak']:+.3f}, "
             f"Kxκ {s['kxk']:.0f} N")
@@ -307,15 +278,7 @@ def mz_alpha(params, loads: Sequence[float] | None = None, cambers: Sequence[flo
     ``len(loads) * len(cambers)`` lines.
     """
     alpha = np.linspace(-alpha_max_deg, alpha_max_deg, n) * DEG
-    fig, ax, loads, cambers, pairs, out = _family(params, "mz", loads, cambers, alpha, surface, ax)
-    mz = _np(out.mz) * np.ones((len(pairs), n))
-    pk = []
-    for (fz, gam), y in zip(pairs, mz):
-        ax.plot(alpha / DEG, y, label=_label(fz, gam / DEG, loads, cambers))
-        i = _peak_index(y)
-        pk.append((alpha[i] / DEG, y[i]))
-    ax.scatter(*zip(*pk), s=14, c="k", zorder=3)
-    s = tire_summary(params, None, cambers[0], surface)
+    fig, ax, s = _draw_family(params, "mz", alpha, alpha / DEG, loads, cambers, surface, ax)
     _finish(ax, "slip angle α [deg]", "Mz [N m]",
             f"Mz(α) at Fz {s['fz']:.0f} N: peak {abs(s['mz_peak']):.1f} N m at α {s['alpha_mz_peak'] / DEG:+.2f}°")
     return fig
@@ -446,8 +409,7 @@ def tire_sheet(params, loads: Sequence[float] | None = None, cambers_deg: Sequen
     axes[1, 1].set_title(axes[1, 1].get_title().replace("Fy(α)", "Fy(α) over camber"), fontsize=9)
     friction_ellipse(params, surface=surface, n=n, ax=axes[1, 2])
     if title is None:
-        kind = f"MF FITTYP {params.fittyp}" if _is_mf(params) else "simple model"
-        title = f"{kind}, nominal load {nominal_load(params):.0f} N"
+        title = f"{_tire.model_label(params)}, nominal load {nominal_load(params):.0f} N"
     fig.suptitle(title)
     return fig
 

@@ -87,8 +87,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire._math import safe_norm
+from jaxtire._pytree import ValidatedReplace
 from jaxtire.forces import TireForces
 from jaxtire.magic_formula import magic_formula, peak_phase
+from jaxtire.validation import ValidationError, check_range
 
 #: Lower bound of the load-sensitivity factor ``lam`` [-].
 LAM_MIN = 0.05
@@ -131,8 +133,11 @@ FIELDS: tuple[str, ...] = tuple(DEFAULTS)
 
 
 @dataclasses.dataclass(frozen=True)
-class SimpleParams:
+class SimpleParams(ValidatedReplace):
     """Immutable simple-model parameter pytree (build it with :func:`make_simple_params`).
+
+    ``replace(**changes)``: the shared semantics of :mod:`jaxtire._pytree` (validated when
+    concrete, works with tracers under ``jit``).
 
     Every numeric field is an array leaf (a leading axis batches many tires);
     ``ellipse`` is static metadata.  Units: ``fz0`` [N], ``c_gamma`` [1/rad],
@@ -158,14 +163,10 @@ class SimpleParams:
     v_low: Any
     ellipse: bool = True
 
-    def replace(self, **changes) -> "SimpleParams":
-        """A validated copy with some fields changed (eager only; under ``jit`` use ``dataclasses.replace``)."""
-        unknown = set(changes) - set(FIELDS) - {"ellipse"}
-        if unknown:
-            raise ValueError(f"SimpleParams: unknown field(s) {sorted(unknown)}; allowed {FIELDS + ('ellipse',)}")
-        values = {f: getattr(self, f) for f in FIELDS}
-        values.update({k: v for k, v in changes.items() if k != "ellipse"})
-        return make_simple_params(**values, ellipse=changes.get("ellipse", self.ellipse), dtype=jnp.result_type(self.Bx))
+    _STATIC = ("ellipse",)
+
+    def _make(self, values: dict, dtype) -> "SimpleParams":
+        return make_simple_params(**values, dtype=dtype)
 
     def astype(self, dtype) -> "SimpleParams":
         """All numeric leaves cast to ``dtype``."""
@@ -175,38 +176,24 @@ class SimpleParams:
 jax.tree_util.register_dataclass(SimpleParams, data_fields=list(FIELDS), meta_fields=["ellipse"])
 
 
-def check_range(name: str, value, lo: float, hi: float, lo_incl: bool, hi_incl: bool, source: str) -> None:
-    """Raise ``ValueError`` naming ``name`` and the allowed range unless every element of ``value`` lies in it."""
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{source}: {name} = {value!r} is not a number") from None
-    ok = np.isfinite(arr)
-    ok &= (arr >= lo) if lo_incl else (arr > lo)
-    ok &= (arr <= hi) if hi_incl else (arr < hi)
-    if not ok.all():
-        bad = arr[~ok].ravel()[0] if arr.ndim else float(arr)
-        lb, rb = "[" if lo_incl else "(", "]" if hi_incl else ")"
-        raise ValueError(f"{source}: {name} = {bad} is outside the allowed range {lb}{lo}, {hi}{rb}")
-
-
 def make_simple_params(*, ellipse: bool = True, dtype=None, **values) -> SimpleParams:
     """Validated :class:`SimpleParams`; unspecified fields take :data:`DEFAULTS`.
 
     Values may be scalars or arrays (a leading axis batches tires; shapes must
-    broadcast).  Raises ``ValueError`` naming the field and its allowed range
-    (:data:`RANGES`), e.g. ``Dx > 0``, ``fz0 > 0``, ``0 <= k_load < 1``,
-    ``0 < slide_ratio <= 1``, before building anything.
+    broadcast).  Raises :class:`~jaxtire.validation.ValidationError` (a ``ValueError``)
+    naming the field and its allowed range (:data:`RANGES`), e.g. ``Dx > 0``, ``fz0 > 0``,
+    ``0 <= k_load < 1``, ``0 < slide_ratio <= 1``, or a value that overflows ``dtype``,
+    before building anything.
     """
     unknown = set(values) - set(FIELDS)
     if unknown:
-        raise ValueError(f"SimpleParams: unknown field(s) {sorted(unknown)}; allowed {FIELDS}")
+        raise ValidationError(f"SimpleParams: unknown field(s) {sorted(unknown)}; allowed {FIELDS}")
     if not isinstance(ellipse, bool):
-        raise ValueError(f"SimpleParams: ellipse = {ellipse!r} must be a Python bool (a static flag)")
+        raise ValidationError(f"SimpleParams: ellipse = {ellipse!r} must be a Python bool (a static flag)")
+    dtype = dtype or jnp.result_type(float)
     full = {f: values.get(f, DEFAULTS[f]) for f in FIELDS}
     for f, v in full.items():
-        check_range(f, v, *RANGES[f], source="SimpleParams")
-    dtype = dtype or jnp.result_type(float)
+        check_range(f, v, *RANGES[f], source="SimpleParams", dtype=dtype)
     return SimpleParams(**{f: jnp.asarray(v, dtype) for f, v in full.items()}, ellipse=ellipse)
 
 

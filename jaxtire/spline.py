@@ -38,7 +38,17 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtire.simple import check_range
+from jaxtire._pytree import replace_fields
+from jaxtire.validation import ValidationError, check_range
+
+#: Allowed ranges: field -> (low, high, low inclusive, high inclusive); also ``asymptote_slip > extremum_slip``.
+RANGES: dict[str, tuple[float, float, bool, bool]] = {
+    "extremum_slip": (0.0, math.inf, False, False),
+    "extremum_value": (0.0, math.inf, True, False),
+    "asymptote_slip": (0.0, math.inf, False, False),
+    "asymptote_value": (0.0, math.inf, True, False),
+    "stiffness": (0.0, math.inf, True, False),
+}
 
 
 class SplineParams(NamedTuple):
@@ -55,30 +65,36 @@ class SplineParams(NamedTuple):
     asymptote_value: Any = 10000.0
     stiffness: Any = 1.0
 
+    def replace(self, **changes) -> "SplineParams":
+        """A copy with some fields changed: validated and dtype-preserving when concrete, a plain swap
+        of leaves under ``jit`` (works with tracers); an unknown field raises (:mod:`jaxtire._pytree`)."""
+        return replace_fields(self, changes, self._fields,
+                              lambda v: make_spline(**v, dtype=jnp.result_type(self.extremum_slip)),
+                              source="SplineParams")
+
 
 def make_spline(extremum_slip=1.0, extremum_value=20000.0, asymptote_slip=2.0, asymptote_value=10000.0,
                 stiffness=1.0, *, dtype=None) -> SplineParams:
     """Validated :class:`SplineParams` (defaults: Unity's ``WheelFrictionCurve``).
 
-    Raises ``ValueError`` naming the field unless ``extremum_slip > 0``,
-    ``asymptote_slip > extremum_slip``, ``extremum_value >= 0``,
-    ``asymptote_value >= 0`` and ``stiffness >= 0`` (all finite, elementwise for arrays).
+    Raises :class:`~jaxtire.validation.ValidationError` (a ``ValueError``) naming the field
+    unless ``extremum_slip > 0``, ``asymptote_slip > extremum_slip``, ``extremum_value >= 0``,
+    ``asymptote_value >= 0`` and ``stiffness >= 0`` (:data:`RANGES`; all finite in ``dtype``,
+    elementwise for arrays).
     """
     src = "SplineParams"
-    check_range("extremum_slip", extremum_slip, 0.0, math.inf, False, False, src)
-    check_range("asymptote_slip", asymptote_slip, 0.0, math.inf, False, False, src)
-    check_range("extremum_value", extremum_value, 0.0, math.inf, True, False, src)
-    check_range("asymptote_value", asymptote_value, 0.0, math.inf, True, False, src)
-    check_range("stiffness", stiffness, 0.0, math.inf, True, False, src)
+    dtype = dtype or jnp.result_type(float)
+    values = dict(zip(SplineParams._fields, (extremum_slip, extremum_value, asymptote_slip, asymptote_value,
+                                             stiffness)))
+    for name, v in values.items():
+        check_range(name, v, *RANGES[name], source=src, dtype=dtype)
     xe, xa = np.broadcast_arrays(np.asarray(extremum_slip, np.float64), np.asarray(asymptote_slip, np.float64))
     bad = ~(xa > xe)
     if bad.any():
         i = tuple(int(j) for j in np.argwhere(bad)[0]) if bad.ndim else ()
         at = f" (at index {i})" if i else ""
-        raise ValueError(f"{src}: asymptote_slip = {xa[i]} must be > extremum_slip = {xe[i]}{at}")
-    dtype = dtype or jnp.result_type(float)
-    return SplineParams(*(jnp.asarray(v, dtype) for v in
-                          (extremum_slip, extremum_value, asymptote_slip, asymptote_value, stiffness)))
+        raise ValidationError(f"{src}: asymptote_slip = {xa[i]} must be > extremum_slip = {xe[i]}{at}")
+    return SplineParams(**{k: jnp.asarray(v, dtype) for k, v in values.items()})
 
 
 def spline_curve(params: SplineParams, slip):

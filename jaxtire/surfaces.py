@@ -28,11 +28,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire._math import safe_norm
+from jaxtire.validation import ValidationError, check_range
 
 MAX_SURFACES = 16
 GRIP_RANGE = (0.0, 5.0)
 DRAG_RANGE = (0.0, 1.0)
 ROLLING_RESISTANCE_RANGE = (0.0, 100.0)
+#: Closed allowed range of each :class:`Surface` field.
+RANGES: dict[str, tuple[float, float]] = {
+    "grip": GRIP_RANGE, "rolling_resistance": ROLLING_RESISTANCE_RANGE, "drag": DRAG_RANGE,
+}
 
 
 class Surface(NamedTuple):
@@ -85,25 +90,32 @@ def preset(name: str) -> Surface:
     return PRESETS[PRESET_NAMES[surface_id(name)]]
 
 
+def make_surface(grip=1.0, rolling_resistance=1.0, drag=0.0, *, dtype=None, source: str = "Surface") -> Surface:
+    """A validated :class:`Surface` of arrays (scalars or a batch that broadcasts).
+
+    Raises :class:`~jaxtire.validation.ValidationError` (a ``ValueError``) naming the field,
+    the value and the allowed range (:data:`RANGES`: grip in [0, 5], rolling resistance in
+    [0, 100], drag in [0, 1] N/N; finite in ``dtype``).
+    """
+    dtype = dtype or jnp.result_type(float)
+    values = dict(zip(Surface._fields, (grip, rolling_resistance, drag)))
+    for field, v in values.items():
+        check_range(field, v, *RANGES[field], source=source, dtype=dtype)
+    return Surface(**{k: jnp.asarray(v, dtype) for k, v in values.items()})
+
+
 def _entry(i: int, e) -> tuple[float, float, float]:
+    src = f"surface entry {i}"
     if isinstance(e, str):
         e = preset(e)
     if isinstance(e, Mapping):
         unknown = set(e) - set(Surface._fields)
         if unknown:
-            raise ValueError(f"surface entry {i}: unknown field(s) {sorted(unknown)}; allowed {Surface._fields}")
+            raise ValidationError(f"{src}: unknown field(s) {sorted(unknown)}; allowed {Surface._fields}")
         e = Surface(**e)
     elif not isinstance(e, Surface):
         e = Surface(*e)
-    vals = []
-    for field, value, (lo, hi) in zip(
-        Surface._fields, e, (GRIP_RANGE, ROLLING_RESISTANCE_RANGE, DRAG_RANGE)
-    ):
-        v = float(value)
-        if not np.isfinite(v) or not (lo <= v <= hi):
-            raise ValueError(f"surface entry {i}: {field} = {value!r} is outside the allowed range [{lo}, {hi}]")
-        vals.append(v)
-    return tuple(vals)
+    return tuple(float(check_range(f, v, *RANGES[f], source=src)) for f, v in zip(Surface._fields, e))
 
 
 def make_table(entries: Sequence) -> SurfaceTable:
@@ -117,7 +129,7 @@ def make_table(entries: Sequence) -> SurfaceTable:
     """
     entries = list(entries)
     if not 1 <= len(entries) <= MAX_SURFACES:
-        raise ValueError(f"a surface table holds 1 to {MAX_SURFACES} entries, got {len(entries)}")
+        raise ValidationError(f"a surface table holds 1 to {MAX_SURFACES} entries, got {len(entries)}")
     rows = np.array([_entry(i, e) for i, e in enumerate(entries)], dtype=np.float64)
     return SurfaceTable(*(jnp.asarray(rows[:, k]) for k in range(3)))
 

@@ -1,36 +1,272 @@
-"""One entry point for every full tire model: :func:`tire_forces` dispatches on the params type.
+"""The one tire interface of :mod:`jaxtire` and its only dispatch.
 
-Vehicle models call :func:`tire_forces` and so run on any tire: the dispatch
-is static (Python ``isinstance`` on the pytree type, resolved at trace time),
-so it costs nothing under ``jit`` and ``vmap``.
+Every full tire model (forces from slip, camber, load, speed and surface) is
+described by one :class:`TireModel` record in :data:`MODELS`, keyed by its
+parameter pytree type:
 
-* :class:`jaxtire.params.MFParams` -> :func:`jaxtire.mf61.mf_forces` (MF 6.1 / 6.2, PAC2002);
-* :class:`jaxtire.simple.SimpleParams` -> :func:`jaxtire.simple.simple_forces`.
+* :class:`jaxtire.params.MFParams` -> MF 6.1 / 6.2 and MF 5.2 / PAC2002 (:mod:`jaxtire.mf61`);
+* :class:`jaxtire.simple.SimpleParams` -> the simple B, C, D, E model (:mod:`jaxtire.simple`).
 
-Both share axes, units and signs (TYDEX / ISO-W; see :mod:`jaxtire.forces`).
+The public functions below take any such pytree and look its record up with a
+Python ``isinstance`` on the pytree *type* (:func:`model_of`).  The type of a
+pytree does not change under ``jit``, ``vmap`` or ``grad`` (its leaves become
+tracers, the container stays), so the dispatch is resolved once at trace time
+and costs nothing in the compiled program.  No other module of the project
+tests a tire-parameter type; code that needs a model-specific fact asks for it
+here (:func:`nominal_load`, :func:`unloaded_radius`, :func:`coefficient_names`, ...).
+
+Both models share axes, units and signs (TYDEX / ISO-W, SI, radians; see
+:mod:`jaxtire.forces`).  A new model adds one record to :data:`MODELS`.
+
+Options.  :func:`tire_forces` passes model-specific keyword inputs (for MF:
+``combined`` and whatever further keyword inputs :func:`jaxtire.mf61.mf_forces`
+takes, e.g. turn slip ``phi``) to the model; a model whose force function has no
+such keyword raises :class:`UnsupportedOption` naming it, e.g. ``SimpleParams
+tire has no turn slip (phi)``.  An option given as ``None`` means "not given"
+and is accepted (and dropped) by every model.  ``combined=False`` (pure-slip
+curves ``Fx0(kappa)``, ``Fy0(alpha)``, ``Mz0``) is understood by every model:
+MF evaluates its pure-slip equations; the simple model has one set of equations
+whose pure-slip rows are its pure-slip curves, so it evaluates those.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
+from types import MappingProxyType
+from typing import Any, Callable, Mapping, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
 from jaxtire.forces import TireForces
-from jaxtire.mf61 import mf_forces
+from jaxtire.mf61 import cornering_stiffness, mf_forces, slip_stiffness
 from jaxtire.params import MFParams
+from jaxtire.simple import FIELDS as _SIMPLE_FIELDS
 from jaxtire.simple import SimpleParams, simple_forces
 
-#: Params type -> force function.
-MODELS = {MFParams: mf_forces, SimpleParams: simple_forces}
+__all__ = [
+    "MODELS", "TireModel", "UnsupportedOption", "coefficient_names", "get_coefficient", "is_tire",
+    "linear_stiffness", "model_label", "model_name", "model_of", "model_options", "nominal_load",
+    "replace_coefficients", "scale_tire", "tire_forces", "unloaded_radius",
+]
 
 
-def tire_forces(tire_params, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=None) -> TireForces:
-    """Forces and moments of whichever tire model ``tire_params`` describes.
+class UnsupportedOption(ValueError, NotImplementedError):
+    """A tire model was given a keyword input it does not model (e.g. turn slip for the simple tire)."""
 
-    Args and result as :func:`jaxtire.mf61.mf_forces`: ``kappa`` [-] (positive drives), ``alpha``
-    [rad] (positive gives ``fy < 0``), ``gamma`` [rad], ``fz`` [N] (default: the model's nominal
-    load), ``vx`` [m/s] or ``None``, ``surface`` a :class:`jaxtire.surfaces.Surface` or ``None``.
-    Raises ``TypeError`` for an unknown params type.
+
+#: Human-readable names of the model-specific keyword inputs, for error messages.
+OPTION_NAMES: Mapping[str, str] = MappingProxyType({
+    "phi": "turn slip", "side": "tire side", "pressure": "inflation pressure input",
+    "omega": "wheel spin speed input", "limits": "operating-range limits", "convention": "sign convention choice",
+})
+
+
+class TireModel(NamedTuple):
+    """What one tire model provides to the interface (every field a plain function of its params).
+
+    ``forces(tire, kappa, alpha, gamma, fz, vx, surface, **options) -> TireForces``;
+    ``pure_forces`` the same for the pure-slip curves (``combined=False``);
+    ``scale(tire, mu_x, mu_y, k_x, k_y)``: friction and small-slip stiffness scaled (jit-safe);
+    ``linear_stiffness(tire, fz, gamma, surface) -> (Kx, Ky)`` analytic, or ``None`` for the
+    forward-mode derivative at zero slip; ``unloaded_radius(tire)`` [m]; ``nominal_load(tire)`` [N];
+    ``coefficient_names(tire)``; ``get(tire, name)``; ``replace(tire, changes)`` (jit-safe,
+    unknown names raise); ``label(tire)`` a short description for plots and reports.
     """
-    for cls, fn in MODELS.items():
-        if isinstance(tire_params, cls):
-            return fn(tire_params, kappa, alpha, gamma, fz, vx, surface)
+
+    name: str
+    forces: Callable[..., TireForces]
+    pure_forces: Callable[..., TireForces]
+    scale: Callable[..., Any]
+    linear_stiffness: Callable[..., tuple] | None
+    unloaded_radius: Callable[[Any], Any]
+    nominal_load: Callable[[Any], Any]
+    coefficient_names: Callable[[Any], tuple]
+    get: Callable[[Any, str], Any]
+    replace: Callable[[Any, Mapping[str, Any]], Any]
+    label: Callable[[Any], str]
+
+    @property
+    def options(self) -> frozenset:
+        """Keyword inputs the force function takes beyond the seven common ones, plus ``combined``."""
+        return _extra_inputs(self.forces) | {"combined"}
+
+
+#: The common inputs of every force function, in order.
+COMMON_INPUTS = ("tire", "kappa", "alpha", "gamma", "fz", "vx", "surface")
+
+
+@functools.cache
+def _extra_inputs(fn) -> frozenset:
+    """Names of ``fn``'s parameters after the seven common inputs (read from its signature, so a
+    keyword input added to a model's force function becomes an option of the interface at once)."""
+    params = list(inspect.signature(fn).parameters.values())[len(COMMON_INPUTS):]
+    return frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+# ------------------------------------------------------------------------------------- MF 6.1 / 6.2
+
+def _mf_scale(tire: MFParams, mu_x, mu_y, k_x, k_y) -> MFParams:
+    return tire.replace(LMUX=tire.LMUX * mu_x, LMUY=tire.LMUY * mu_y, LKX=tire.LKX * k_x, LKY=tire.LKY * k_y)
+
+
+def _mf_stiffness(tire: MFParams, fz, gamma, surface):
+    return slip_stiffness(tire, fz, surface), cornering_stiffness(tire, fz, gamma, surface)
+
+
+_MF = TireModel(
+    name="mf",
+    forces=mf_forces,
+    pure_forces=functools.partial(mf_forces, combined=False),
+    scale=_mf_scale,
+    linear_stiffness=_mf_stiffness,
+    unloaded_radius=lambda t: t.UNLOADED_RADIUS,
+    nominal_load=lambda t: t.FNOMIN,
+    coefficient_names=lambda t: tuple(t.coef),
+    get=lambda t, name: t.coef[name],
+    replace=lambda t, changes: t.replace(**changes),
+    label=lambda t: f"MF FITTYP {t.fittyp}",
+)
+
+
+# ------------------------------------------------------------------------------------- simple model
+
+def _simple_scale(tire: SimpleParams, mu_x, mu_y, k_x, k_y) -> SimpleParams:
+    # peak force D Fz, small-slip stiffness B C D Fz: D *= mu and B *= k / mu scale them independently
+    return dataclasses.replace(tire, Dx=tire.Dx * mu_x, Dy=tire.Dy * mu_y,
+                               Bx=tire.Bx * k_x / mu_x, By=tire.By * k_y / mu_y)
+
+
+_SIMPLE = TireModel(
+    name="simple",
+    forces=simple_forces,
+    pure_forces=simple_forces,
+    scale=_simple_scale,
+    linear_stiffness=None,
+    unloaded_radius=lambda t: t.radius,
+    nominal_load=lambda t: t.fz0,
+    coefficient_names=lambda t: _SIMPLE_FIELDS,
+    get=lambda t, name: getattr(t, name),
+    replace=lambda t, changes: t.replace(**changes),
+    label=lambda t: "simple model",
+)
+
+#: Params type -> its :class:`TireModel` (read-only: the one table of tire models).
+MODELS: Mapping[type, TireModel] = MappingProxyType({MFParams: _MF, SimpleParams: _SIMPLE})
+
+
+# ------------------------------------------------------------------------------------- the interface
+
+def is_tire(x) -> bool:
+    """Whether ``x`` is a parameter pytree of a tire model in :data:`MODELS`."""
+    return any(isinstance(x, cls) for cls in MODELS)
+
+
+def model_of(tire) -> TireModel:
+    """The :class:`TireModel` of ``tire`` (static: resolved on the pytree type).  ``TypeError`` if none."""
+    for cls, model in MODELS.items():
+        if isinstance(tire, cls):
+            return model
     known = ", ".join(c.__name__ for c in MODELS)
-    raise TypeError(f"tire_forces: no tire model for params of type {type(tire_params).__name__}; known: {known}")
+    raise TypeError(f"jaxtire.tire: no tire model for parameters of type {type(tire).__name__}; known: {known}")
+
+
+def model_name(tire) -> str:
+    """Short name of the tire's model: ``"mf"`` or ``"simple"``."""
+    return model_of(tire).name
+
+
+def model_label(tire) -> str:
+    """A one-line description for plots and reports (``"MF FITTYP 61"``, ``"simple model"``)."""
+    return model_of(tire).label(tire)
+
+
+def model_options(tire) -> frozenset:
+    """Names of the keyword options :func:`tire_forces` accepts for this tire (always ``combined``)."""
+    return model_of(tire).options
+
+
+def tire_forces(tire, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=None, **options) -> TireForces:
+    """Forces and moments of whichever tire model ``tire`` describes, TYDEX / ISO-W axes.
+
+    Args (as :func:`jaxtire.mf61.mf_forces`): ``kappa`` [-] (positive drives, gives ``fx > 0``),
+    ``alpha`` [rad] (positive gives ``fy < 0``), ``gamma`` [rad], ``fz`` [N] >= 0 (default: the
+    model's :func:`nominal_load`), ``vx`` [m/s] or ``None`` (nominal speed), ``surface`` a
+    :class:`jaxtire.surfaces.Surface` or ``None`` (the reference surface); inputs broadcast with
+    each other and with the parameter leaves.  ``options``: model-specific keyword inputs
+    (module docstring); ``combined=False`` gives the pure-slip curves.
+
+    Raises ``TypeError`` for an unknown params type and :class:`UnsupportedOption` for an option
+    the model does not have (``None``-valued options are dropped first).
+    """
+    model = model_of(tire)
+    combined = options.pop("combined", True)
+    have = model.options
+    for key in list(options):
+        if options[key] is None and key not in have:
+            del options[key]
+        elif key not in have:
+            what = OPTION_NAMES.get(key, "option")
+            raise UnsupportedOption(f"{type(tire).__name__} tire has no {what} ({key}); "
+                                    f"its options are {sorted(have)}")
+    fn = model.forces if combined else model.pure_forces
+    return fn(tire, kappa, alpha, gamma, fz, vx, surface, **options)
+
+
+def scale_tire(tire, mu_x=1.0, mu_y=1.0, k_x=1.0, k_y=1.0):
+    """``tire`` with its peak friction scaled by ``mu_x``, ``mu_y`` and its small-slip stiffness by ``k_x``, ``k_y``.
+
+    MF: ``LMUX *= mu_x``, ``LMUY *= mu_y``, ``LKX *= k_x``, ``LKY *= k_y``.  Simple model (peak force
+    ``D Fz``, small-slip stiffness ``B C D Fz``): ``D *= mu``, ``B *= k / mu``, so friction and
+    stiffness scale independently as with MF.  Factors may be traced or batched (only the scaled
+    leaves become batched); no validation (this runs inside ``jit``).
+    """
+    return model_of(tire).scale(tire, mu_x, mu_y, k_x, k_y)
+
+
+def linear_stiffness(tire, fz=None, surface=None, gamma=0.0):
+    """``(Kx, Ky)`` at zero slip: ``Kx = |dFx/dkappa|`` [N], ``Ky = |dFy/dalpha|`` [N/rad], both >= 0.
+
+    MF: the analytic :func:`jaxtire.mf61.slip_stiffness` (``Bx Cx Dx``, camber-free) and
+    :func:`jaxtire.mf61.cornering_stiffness` (``Kya`` at camber ``gamma``); other models: a
+    forward-mode derivative of their force function at ``kappa = alpha = 0`` and camber ``gamma``
+    [rad].  ``fz`` [N] defaults to the nominal load.  With ISO-W signs ``dFy/dalpha = -Ky`` for
+    every usual tire.
+    """
+    model = model_of(tire)
+    fz = model.nominal_load(tire) if fz is None else jnp.asarray(fz)
+    if model.linear_stiffness is not None:
+        kx, ky = model.linear_stiffness(tire, fz, gamma, surface)
+    else:
+        zero, one = jnp.zeros_like(fz), jnp.ones_like(fz)
+        _, kx = jax.jvp(lambda k: model.forces(tire, k, zero, gamma, fz, None, surface).fx, (zero,), (one,))
+        _, ky = jax.jvp(lambda a: model.forces(tire, zero, a, gamma, fz, None, surface).fy, (zero,), (one,))
+    return jnp.abs(kx), jnp.abs(ky)
+
+
+def unloaded_radius(tire):
+    """The tire's unloaded radius [m] (MF ``UNLOADED_RADIUS``, simple ``radius``)."""
+    return model_of(tire).unloaded_radius(tire)
+
+
+def nominal_load(tire):
+    """The tire's nominal load [N] (MF ``FNOMIN``, simple ``fz0``), as stored (an array leaf)."""
+    return model_of(tire).nominal_load(tire)
+
+
+def coefficient_names(tire) -> tuple[str, ...]:
+    """Names of the tire's numeric coefficients (its array leaves), in storage order."""
+    return tuple(model_of(tire).coefficient_names(tire))
+
+
+def get_coefficient(tire, name: str):
+    """The value of coefficient ``name`` (``KeyError``/``AttributeError`` if the model has none)."""
+    return model_of(tire).get(tire, name)
+
+
+def replace_coefficients(tire, changes: Mapping[str, Any]):
+    """A copy with some coefficients replaced through the params type's own ``replace``: works with
+    tracers under ``jit`` and ``vmap`` (no validation there); an unknown name raises ``ValueError``."""
+    return model_of(tire).replace(tire, dict(changes))

@@ -14,6 +14,10 @@ import numpy as np
 import pytest
 
 from jaxtire import fit as F
+from jaxtire.fit import api
+from jaxtire.fit.objectives import stage_loss
+from jaxtire.fit.reports import rmse_tables
+from jaxtire.fit.stages import plan as make_plan
 from jaxtire.mf61 import cornering_stiffness
 from jaxtire.simple import default_simple_params
 from jaxtire.tir import load_tir, save_tir
@@ -47,7 +51,7 @@ def fitted(measured, start):
 def _rel_rmse_vs_truth(params, true_tire):
     clean = F.synthetic_data(true_tire, noise=0.0)
     with jax.enable_x64(True):
-        rmse, peak, _, _ = F._rmse_tables(params, clean, ALL)
+        rmse, peak, _, _ = rmse_tables(params, clean, ALL)
     return {c: rmse[c] / peak[c] for c in ALL}
 
 
@@ -134,7 +138,7 @@ def test_fitted_tir_round_trips(fitted, tmp_path, measured):
         back = load_tir(path, dtype=jnp.float64)
         for k in fitted.report.coefficients:
             assert float(back.coef[k]) == float(fitted.params.coef[k]), k
-        rmse, _, _, _ = F._rmse_tables(back, measured, ALL)
+        rmse, _, _, _ = rmse_tables(back, measured, ALL)
     for c in ALL:
         assert math.isclose(rmse[c], fitted.report.rmse[c], rel_tol=1e-9)
 
@@ -193,17 +197,17 @@ def test_fit_respects_a_tight_bound(measured, start):
 def test_default_bounds_admit_real_tires(measured):
     for name in ("TNO_car205_60R15.tir", "MagicFormula61_Parameters.tir"):
         p = load_tir(tir_path(name))
-        plan, bounds_t = F._plan(measured, p, None, None, None)  # raises if a start value is out of bounds
+        plan, bounds_t = make_plan(measured, p, None, None, None)  # raises if a start value is out of bounds
         assert [s.name for s in plan] == ["Fx0", "Fy0", "Mz0", "combined"]
         for k, (lo, hi) in bounds_t:
             assert lo <= float(p.coef[k]) <= hi
 
 
 def test_loss_gradient_is_finite_everywhere(measured, start):
-    plan, bounds_t = F._plan(measured, start, None, None, None)
+    plan, bounds_t = make_plan(measured, start, None, None, None)
     rng = np.random.default_rng(0)
     with jax.enable_x64(True):
-        d = F._device_data(measured, np.ones(measured.n_rows))
+        d = api._device_data(measured, np.ones(measured.n_rows))
         p = start.astype(jnp.float64)
         for stage in plan:
             bd = dict(bounds_t)
@@ -212,12 +216,12 @@ def test_loss_gradient_is_finite_everywhere(measured, start):
 
             def loss(u, stage=stage, lo=lo, hi=hi):
                 x = F.from_unconstrained(u, lo, hi)
-                return F._stage_loss(p.replace(**{k: x[i] for i, k in enumerate(stage.coefs)}), d, stage)
+                return stage_loss(p.replace(**{k: x[i] for i, k in enumerate(stage.coefs)}), d, stage)
 
             u0 = F.to_unconstrained(jnp.stack([p.coef[k] for k in stage.coefs]), lo, hi)
             us = jnp.stack([u0, u0 + 3.0 * rng.standard_normal(u0.shape), jnp.full_like(u0, 12.0),
                             jnp.full_like(u0, -12.0)])
-            g = np.asarray(F._pick(F._jit_pair(jax.vmap(jax.grad(loss))))(us))
+            g = np.asarray(jax.jit(jax.vmap(jax.grad(loss)), compiler_options=F.compiler_options(True))(us))
             assert np.all(np.isfinite(g)), (stage.name, g)
             assert np.linalg.norm(g[0]) > 0  # the start is not stationary
 
@@ -229,15 +233,15 @@ def test_loss_gradient_is_finite_everywhere(measured, start):
 
 def test_row_weights():
     fz = np.array([2000.0] * 10 + [4010.0] * 30 + [3990.0] * 10)
-    w = F._row_weights(fz, "equal")
+    w = F.row_weights(fz, "equal")
     assert math.isclose(w[:10].sum(), w[10:].sum())
-    w = F._row_weights(fz, {2000.0: 3.0, 4000.0: 0.5})
+    w = F.row_weights(fz, {2000.0: 3.0, 4000.0: 0.5})
     assert np.all(w[:10] == 3.0) and np.all(w[10:] == 0.5)
-    np.testing.assert_array_equal(F._row_weights(fz, lambda f: f / 1000.0), fz / 1000.0)
+    np.testing.assert_array_equal(F.row_weights(fz, lambda f: f / 1000.0), fz / 1000.0)
     with pytest.raises(ValueError, match="load_weights"):
-        F._row_weights(fz, {2000.0: -1.0})
+        F.row_weights(fz, {2000.0: -1.0})
     with pytest.raises(ValueError, match="unknown mode"):
-        F._row_weights(fz, "loud")
+        F.row_weights(fz, "loud")
 
 
 def test_load_weights_steer_the_fit(measured, start):
@@ -357,8 +361,8 @@ def test_simple_model_recovery():
     assert [s.name for s in res.report.stages] == ["pure", "Mz0", "combined"]
     clean = F.synthetic_data(true, noise=0.0, n_slip=40, loads=[2000.0, 4000.0, 6000.0])
     with jax.enable_x64(True):
-        rmse, peak, _, _ = F._rmse_tables(res.params, clean, ALL)
-        rmse0, _, _, _ = F._rmse_tables(base, clean, ALL)
+        rmse, peak, _, _ = rmse_tables(res.params, clean, ALL)
+        rmse0, _, _, _ = rmse_tables(base, clean, ALL)
     for c in ALL:
         assert rmse[c] / peak[c] < 0.01, (c, rmse[c] / peak[c])
         assert rmse0[c] / peak[c] > 0.02, c  # and the start was far off

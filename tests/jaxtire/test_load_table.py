@@ -16,16 +16,6 @@ E = [0.2, 0.1, 0.0, -0.3]
 force = jax.jit(load_table_force)
 
 
-@pytest.fixture
-def x64():
-    prev = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        jax.config.update("jax_enable_x64", prev)
-
-
 def _slice(i, x, direct=False):
     """Slice i's curve in numpy float64 (independent of jaxtire.magic_formula)."""
     x = np.asarray(x, np.float64)

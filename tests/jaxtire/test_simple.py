@@ -12,21 +12,10 @@ import jaxtire
 from jaxtire import surfaces
 from jaxtire.simple import DEFAULTS, FIELDS, make_simple_params
 from jaxtire.simple import simple_forces as _simple_forces
-from jaxtire.tire import tire_forces
 
 FZ0 = DEFAULTS["fz0"]
 ICE = surfaces.preset("ice")
 simple_forces = _simple_forces
-
-
-@pytest.fixture
-def x64():
-    prev = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        jax.config.update("jax_enable_x64", prev)
 
 
 def _mf(x, B, C, D, E):
@@ -439,18 +428,3 @@ def test_jit_with_static_flag():
         p = make_simple_params(ellipse=ellipse)
         np.testing.assert_allclose(f(p, 0.3, 0.2).fx, simple_forces(p, 0.3, 0.2).fx, rtol=1e-6)
     assert float(f(make_simple_params(ellipse=False), 0.3, 0.2).fx) > float(f(make_simple_params(), 0.3, 0.2).fx)
-
-
-def test_tire_forces_dispatch(tnop):
-    s = make_simple_params()
-    args = (0.05, 0.03, 0.01, 4200.0, 15.0, surfaces.preset("asphalt_wet"))
-    for params, fn in ((s, _simple_forces), (tnop, jaxtire.mf_forces)):
-        a, b = tire_forces(params, *args), fn(params, *args)
-        assert isinstance(a, jaxtire.TireForces)
-        for f in TireForcesFields:
-            np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
-    assert float(tire_forces(s, 0.05, 0.0).fx) != float(tire_forces(tnop, 0.05, 0.0).fx)
-    jitted = jax.jit(tire_forces)
-    np.testing.assert_allclose(jitted(s, *args).fy, simple_forces(s, *args).fy, rtol=1e-6)
-    with pytest.raises(TypeError, match="no tire model"):
-        tire_forces({"Dx": 1.0}, 0.0, 0.0)

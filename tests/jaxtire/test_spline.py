@@ -18,16 +18,6 @@ spline_curve = jax.jit(_spline_curve)  # one executable per shape keeps the test
 dslope = jax.jit(jax.vmap(jax.grad(_spline_curve, argnums=1), in_axes=(None, 0)))
 
 
-@pytest.fixture
-def x64():
-    prev = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        jax.config.update("jax_enable_x64", prev)
-
-
 def test_defaults_are_unity():
     for p in (SplineParams(), make_spline()):
         assert [float(v) for v in p] == [1.0, 20000.0, 2.0, 10000.0, 1.0]

@@ -1,0 +1,271 @@
+"""The fitting entry points: :func:`fit`, :func:`fit_simple`, :func:`fit_many`, start tires and synthetic data.
+
+Optimiser: ``optax.lbfgs`` (zoom line search; default of :func:`fit`, 150 iterations per
+stage) or ``optax.adam`` (default of :func:`fit_many`, learning rate 0.02, 1000 iterations per
+stage) for a fixed number of iterations (:func:`jaxtire.fit.loop.minimize`), in float64
+(``jax.enable_x64`` only inside the entry points, restored on exit).  The best iterate seen is
+returned.  Each stage is one compiled program (:mod:`jaxtire.fit.objectives`); :func:`fit_many`
+runs the same programs ``vmap``-ed over a fleet.  A single fit is compile-bound (about 4 stages
+x 3-5 s on a 2-core CPU), so on CPU it compiles with
+:data:`jaxtire.fit.loop.FAST_COMPILE_OPTIONS` (``fast_compile=True``).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any, Mapping, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtire.fit.data import COLUMNS, MeasurementSet, measurement_set, row_weights
+from jaxtire.fit.loop import METHODS, compiler_options
+from jaxtire.fit.objectives import fleet_jit, fleet_rmse, predict, stage_jit
+from jaxtire.fit.reports import FitReport, FitResult, FleetReport, FleetResult, StageReport, converged_at, rmse_tables
+from jaxtire.fit.stages import STAGES, fit_coefficients, model_tables, plan as make_plan, stage_bounds, stage_coefficients
+from jaxtire.params import MFParams, make_params
+from jaxtire.simple import SimpleParams, default_simple_params
+from jaxtire.tire import coefficient_names, get_coefficient, nominal_load, replace_coefficients
+
+__all__ = [
+    "GENERIC_COEFFICIENTS", "fit", "fit_many", "fit_simple", "generic_tire", "perturbed_tires", "synthetic_data",
+]
+
+
+def _to_float64(params):
+    """``params`` with float64 leaves; float32 leaves go through their shortest decimal form, so a
+    value read as 0.3135 stays 0.3135 (not 0.31349998...) in the fitted ``.tir``."""
+    def up(x):
+        a = np.asarray(x)
+        if a.dtype == np.float32:
+            a = np.array([float(str(v)) for v in a.ravel()], dtype=np.float64).reshape(a.shape)
+        return jnp.asarray(a, jnp.float64)
+
+    return jax.tree.map(up, params)
+
+
+def _default_iters(n_iter, method: str) -> int:
+    if method not in METHODS:
+        raise ValueError(f"method must be 'lbfgs' or 'adam', got {method!r}")
+    n = (150 if method == "lbfgs" else 1000) if n_iter is None else int(n_iter)
+    if n < 1:
+        raise ValueError(f"n_iter must be >= 1, got {n}")
+    return n
+
+
+def _device_data(data: MeasurementSet, w) -> dict:
+    d = {c: jnp.asarray(np.asarray(getattr(data, c)), jnp.float64) for c in COLUMNS}
+    d["w"] = jnp.asarray(w, jnp.float64)
+    return d
+
+
+def fit(data: MeasurementSet, start: MFParams | SimpleParams | None = None, *,
+        stages: Sequence[str] | None = None,
+        coefs: Mapping[str, Sequence[str]] | None = None,
+        bounds: Mapping[str, tuple[float, float]] | None = None,
+        load_weights: Any = None, n_iter: int | None = None, method: str = "lbfgs",
+        learning_rate: float = 0.02, fast_compile: bool = True) -> FitResult:
+    """Fit the coefficients of ``start`` to ``data`` in stages; returns ``FitResult(params, report)``.
+
+    Args:
+      data: a :class:`MeasurementSet` (validated again here).
+      start: starting :class:`MFParams` (MF 6.1, default :func:`generic_tire` at the data's median
+        load; ``FNOMIN``, ``UNLOADED_RADIUS`` and every coefficient outside the stages are kept) or
+        :class:`~jaxtire.simple.SimpleParams` (the simple model, stages :data:`SIMPLE_STAGES`).
+      stages: stage names in order (default: all stages of the model; a stage without rows is skipped).
+      coefs: per-stage override of the free coefficients, e.g. ``{"Fy0": ("PDY1", "PKY1")}``.
+      bounds: per-coefficient ``(lower, upper)`` overriding :data:`DEFAULT_BOUNDS` /
+        :data:`SIMPLE_BOUNDS` (``±inf`` for one- or un-bounded, see :func:`from_unconstrained`).
+      load_weights: None, ``"equal"``, ``{load [N]: weight}`` or callable ``w(fz)``; see the module doc.
+      n_iter: optimiser iterations per stage (fixed; default 150 for L-BFGS, 1000 for Adam).
+      method: ``"lbfgs"`` (optax L-BFGS, zoom line search) or ``"adam"`` (``learning_rate``).
+      fast_compile: compile with :data:`FAST_COMPILE_OPTIONS` on CPU (compile ~3x faster, run ~2x slower).
+
+    The fitted params have float64 leaves; x64 is enabled only inside this call.
+    """
+    data = measurement_set(*data)
+    if start is None:
+        start = generic_tire(fnomin=float(np.median(data.fz)))
+    n_iter = _default_iters(n_iter, method)
+    w = row_weights(data.fz, load_weights)
+    plan, bounds_t = make_plan(data, start, stages, coefs, bounds)
+    with jax.enable_x64(True):
+        params = _to_float64(start)
+        d = _device_data(data, w)
+        runner = stage_jit(fast_compile)
+        t0 = time.perf_counter()
+        l0, lf, hist = [], [], []
+        for stage in plan:
+            params, a, b, h = runner(params, d, stage=stage, bounds=stage_bounds(bounds_t, stage),
+                                     n_iter=int(n_iter), method=method, learning_rate=float(learning_rate))
+            l0.append(float(a))
+            lf.append(float(b))
+            hist.append(np.asarray(h))
+        seconds = time.perf_counter() - t0
+        channels = tuple(c for s in plan for c in s.channels)
+        rmse, peak, by_load, n_rows = rmse_tables(params, data, channels, fast_compile)
+    stage_reports = tuple(StageReport(s.name, s.coefs, int(n_iter), l0[i], lf[i], converged_at(hist[i], lf[i]))
+                          for i, s in enumerate(plan))
+    coef_vals = {k: (float(get_coefficient(start, k)), float(get_coefficient(params, k))) for s in plan for k in s.coefs}
+    report = FitReport(stage_reports, coef_vals, rmse, peak, by_load, n_rows, int(n_iter) * len(plan),
+                       float(sum(lf)), seconds, method)
+    return FitResult(params, report)
+
+
+def fit_simple(data: MeasurementSet, start: SimpleParams | None = None, **kwargs) -> FitResult:
+    """Fit the simple B, C, D, E model (:mod:`jaxtire.simple`) to ``data``: :func:`fit` with a
+    :class:`~jaxtire.simple.SimpleParams` start (default: its passenger-car defaults with ``fz0``
+    the data's median load).  Stages :data:`SIMPLE_STAGES`: ``"pure"`` (both curves and the load
+    sensitivity from pure-slip Fx and Fy, plus ``c_gamma`` with camber), ``"Mz0"`` (``trail``),
+    ``"combined"`` (``slide_ratio``, ``beta`` of the friction-ellipse breakaway)."""
+    data = measurement_set(*data)
+    if start is None:
+        start = default_simple_params().replace(fz0=float(np.median(data.fz)))
+    return fit(data, start, **kwargs)
+
+
+def fit_many(data: MeasurementSet, start: MFParams | SimpleParams | None = None, *,
+             stages: Sequence[str] | None = None,
+             coefs: Mapping[str, Sequence[str]] | None = None,
+             bounds: Mapping[str, tuple[float, float]] | None = None,
+             load_weights: Any = None, n_iter: int | None = None, method: str = "adam",
+             learning_rate: float = 0.02, fast_compile: bool = False) -> FleetResult:
+    """Fit a fleet in one compiled program (all stages, ``vmap``-ed): tire ``i`` is fitted to row ``i`` of ``data``.
+
+    ``data`` leaves have shape ``(n_tires, n_rows)``; ``start`` is one tire (shared start) or a
+    batch with leading axis ``n_tires``.  Same options and staging as :func:`fit`; the plan
+    (which stages run, which coefficients are free) is decided from the whole fleet.  Returns
+    ``FleetResult(params, report)`` with batched float64 params; the report times compilation and
+    running separately.  Defaults differ from :func:`fit`: ``method="adam"`` (a fixed amount of work
+    per iteration, no data-dependent line-search loops, so every lane does the same arithmetic as
+    a single fit) and ``fast_compile=False`` (a fleet is run-bound).
+    """
+    data = measurement_set(*data, batched=True)
+    n = data.kappa.shape[0]
+    if start is None:
+        start = generic_tire(fnomin=float(np.median(data.fz)))
+    n_iter = _default_iters(n_iter, method)
+    w = np.stack([row_weights(data.fz[i], load_weights) for i in range(n)])
+    flat = MeasurementSet(*(np.asarray(getattr(data, c)).ravel() for c in COLUMNS))
+    plan, bounds_t = make_plan(flat, start, stages, coefs, bounds)
+    with jax.enable_x64(True):
+        params = jax.tree.map(lambda x: jnp.broadcast_to(x, (n,) + jnp.shape(x)[1:] if jnp.ndim(x) else (n,)),
+                              _to_float64(start))
+        d = _device_data(data, w)
+        static = dict(plan=plan, bounds=bounds_t, n_iter=int(n_iter), method=method,
+                      learning_rate=float(learning_rate))
+        t0 = time.perf_counter()
+        compiled = fleet_jit(fast_compile).lower(params, d, **static).compile()
+        t1 = time.perf_counter()
+        params, lf = compiled(params, d)
+        jax.block_until_ready(params)
+        compile_s, run_s = t1 - t0, time.perf_counter() - t1
+        channels = tuple(c for s in plan for c in s.channels)
+        rm, pk = jax.jit(jax.vmap(functools.partial(fleet_rmse, channels=channels)),
+                         compiler_options=compiler_options(True))(params, d)
+        rm, pk, lf = np.asarray(rm), np.asarray(pk), np.asarray(lf)
+    report = FleetReport(n, {c: rm[:, i] for i, c in enumerate(channels)},
+                         {c: pk[:, i] for i, c in enumerate(channels)}, lf.sum(axis=1),
+                         int(n_iter) * len(plan), compile_s, run_s, method)
+    return FleetResult(params, report)
+
+
+# ---------------------------------------------------------------------------------------------
+# Start values and synthetic data
+# ---------------------------------------------------------------------------------------------
+
+#: Round-number coefficients of a generic passenger-car tire (a neutral start, not any real tire).
+GENERIC_COEFFICIENTS: dict[str, float] = {
+    "PCX1": 1.65, "PDX1": 1.2, "PDX2": -0.1, "PEX1": 0.3, "PKX1": 25.0,
+    "PCY1": 1.4, "PDY1": 1.0, "PDY2": -0.1, "PEY1": -0.5, "PKY1": -20.0, "PKY2": 2.0, "PKY4": 2.0,
+    "PKY6": -1.0,
+    "QBZ1": 10.0, "QBZ9": 10.0, "QCZ1": 1.2, "QDZ1": 0.1, "QEZ1": -1.0,
+    "RBX1": 10.0, "RBX2": 8.0, "RCX1": 1.0, "RBY1": 8.0, "RBY2": 5.0, "RCY1": 1.0,
+    "RVY1": 0.01, "RVY4": 10.0, "RVY5": 1.9, "RVY6": 10.0,
+}
+
+
+def generic_tire(fnomin: float = 4000.0, unloaded_radius: float = 0.3, *, like: MFParams | None = None) -> MFParams:
+    """A neutral starting tire: :data:`GENERIC_COEFFICIENTS`, every other fitted coefficient 0.
+
+    ``like`` (e.g. the measured tire's file) supplies ``FNOMIN``, ``UNLOADED_RADIUS``,
+    pressures, speeds, scaling factors, FITTYP, metadata and all coefficients no stage fits;
+    otherwise ``fnomin`` and ``unloaded_radius`` are used with the MF defaults.
+    """
+    fitted = {k for s in STAGES for k in stage_coefficients(s, camber=True)}
+    if like is None:
+        base = make_params({"FNOMIN": fnomin, "UNLOADED_RADIUS": unloaded_radius}, fittyp=61)
+    else:
+        base = like
+    changes = {k: jnp.asarray(GENERIC_COEFFICIENTS.get(k, 0.0), jnp.result_type(base.coef[k])) for k in fitted}
+    return base.replace(**changes)
+
+
+def synthetic_data(params: MFParams, *, loads: Sequence[float] | None = None, n_slip: int = 50,
+                   kappa_max: float = 0.3, alpha_max: float = 0.3,
+                   combined_alpha: Sequence[float] = (0.05, 0.12), gamma: float = 0.0,
+                   noise: float = 0.01, seed: int = 0) -> MeasurementSet:
+    """Noisy measurements from ``params`` (MF: combined-slip model; or the simple model; ``vx`` nominal).
+
+    Per load: a pure kappa sweep (``|kappa| <= kappa_max``), a pure alpha sweep (``|alpha| <= alpha_max``
+    rad) and a kappa sweep at each ``combined_alpha`` [rad], ``n_slip`` points each; gaussian noise of
+    ``noise`` times the peak |value| of each channel at that load.  ``loads`` [N] default to
+    0.5, 1, 1.5 and 2 x ``FNOMIN`` (simple model: ``fz0``).  ``params`` may be batched (leading tire
+    axis): the result then has ``(tires, rows)`` arrays for :func:`fit_many`.
+    """
+    batched = np.ndim(nominal_load(params)) > 0
+    kap = np.linspace(-kappa_max, kappa_max, n_slip)
+    alp = np.linspace(-alpha_max, alpha_max, n_slip)
+    k_rows, a_rows = [kap, np.zeros(n_slip)], [np.zeros(n_slip), alp]
+    for a in combined_alpha:
+        k_rows.append(kap)
+        a_rows.append(np.full(n_slip, a))
+    per_load = len(k_rows) * n_slip
+    n_loads = 4 if loads is None else len(loads)
+    kappa = np.tile(np.concatenate(k_rows), n_loads)
+    alpha = np.tile(np.concatenate(a_rows), n_loads)
+    case = np.repeat(np.arange(n_loads), per_load)
+    with jax.enable_x64(True):
+        def clean(p):
+            if loads is None:
+                fz = jnp.asarray(np.array([0.5, 1.0, 1.5, 2.0])[case]) * nominal_load(p)
+            else:
+                fz = jnp.asarray(np.asarray(loads, dtype=np.float64)[case])
+            d = {"kappa": jnp.asarray(kappa), "alpha": jnp.asarray(alpha), "gamma": jnp.full(kappa.shape, gamma),
+                 "fz": fz}
+            o = predict(p, d, True)
+            return fz, o["fx"], o["fy"], o["mz"]
+
+        p = params.astype(jnp.float64)
+        fz, fx, fy, mz = (np.array(x) for x in jax.jit(jax.vmap(clean) if batched else clean,
+                                                        compiler_options=compiler_options(True))(p))
+    rng = np.random.default_rng(seed)
+    for f in (fx, fy, mz):
+        for j in range(n_loads):
+            m = case == j
+            pk = np.max(np.abs(f[..., m]), axis=-1, keepdims=True)
+            f[..., m] += noise * pk * rng.standard_normal(f[..., m].shape)
+    b = lambda x: np.broadcast_to(x, fz.shape).copy()  # noqa: E731
+    return measurement_set(b(kappa), b(alpha), b(np.full_like(kappa, gamma)), fz, fx, fy, mz, batched=batched)
+
+
+def perturbed_tires(params, n: int, *, spread: float = 0.1, seed: int = 0):
+    """A batch of ``n`` synthetic tires: every non-zero fittable coefficient of ``params`` (MF or
+    simple) scaled by an independent factor uniform in ``[1 - spread, 1 + spread]``, clipped into
+    the default bounds; everything else repeated."""
+    table, bd = model_tables(params)
+    fittable = set(fit_coefficients(table))
+    rng = np.random.default_rng(seed)
+    names = coefficient_names(params)
+    out = {}
+    for k in names:
+        v = np.asarray(get_coefficient(params, k), dtype=np.float64)
+        if k in fittable and v != 0:
+            out[k] = np.clip(v * rng.uniform(1 - spread, 1 + spread, n), *bd[k])
+        else:
+            out[k] = np.full(n, v)
+        out[k] = jnp.asarray(out[k], jnp.result_type(get_coefficient(params, k)))
+    return replace_coefficients(params, out)
+

@@ -1,0 +1,189 @@
+"""Fitting stages: which coefficients each stage frees, on which rows and channels, within which bounds.
+
+MF 6.1 stages (:data:`STAGES`), staged like the MF-Tool / MFeval fitting workflow; every stage
+fits only its own subset of coefficients, all others held fixed::
+
+    "Fx0"       PCX1 PDX1 PDX2 PEX1-4 PKX1-3 PHX1-2 PVX1-2        pure longitudinal rows, Fx
+    "Fy0"       PCY1 PDY1-2 PEY1-3 PKY1 PKY2 PKY4 PHY1-2 PVY1-2   pure lateral rows, Fy
+    "Mz0"       QBZ1-3 QBZ9 QBZ10 QCZ1 QDZ1 QDZ2 QDZ6 QDZ7 QEZ1-4 QHZ1-2
+                                                                   pure lateral rows, Mz (given the fitted Fy)
+    "combined"  RBX1-2 RCX1 REX1-2 RHX1 RBY1-3 RCY1 REY1-2 RHY1-2 RVY1 RVY2 RVY4-6
+                                                                   combined rows, Fx and Fy
+
+When the data has camber (``max |gamma| > 1e-3 rad``) the camber terms join their stage
+(``PDX3``; ``PDY3 PEY4 PEY5 PKY3 PKY5 PKY6 PKY7 PVY3 PVY4``; ``QBZ4 QBZ5 QDZ3 QDZ4 QDZ8-11 QEZ5
+QHZ3 QHZ4``; ``RBX3 RBY4 RVY3``).  Pressure (``PP*``) and the combined-slip Mz arm (``SSZ*``)
+are never fitted.  The simple model has the stages :data:`SIMPLE_STAGES`.  Each model's table
+is found by :func:`jaxtire.tire.model_name` (:data:`MODEL_TABLES`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from jaxtire.fit.data import CAMBER_TOL, MeasurementSet, row_masks
+from jaxtire.tire import get_coefficient, model_name
+
+__all__ = [
+    "CHANNELS", "DEFAULT_BOUNDS", "MODEL_TABLES", "SIMPLE_BOUNDS", "SIMPLE_STAGES", "STAGES", "Stage",
+    "fit_coefficients", "model_tables", "plan", "stage_bounds", "stage_coefficients",
+]
+
+
+#: Default (lower, upper) bounds of every fittable coefficient: physical ranges wide enough for the
+#: MF 6.1 files in ``shared/tir`` (e.g. RBY4 = 1747 in MagicFormula61_Parameters.tir).
+DEFAULT_BOUNDS: dict[str, tuple[float, float]] = {
+    # pure longitudinal
+    "PCX1": (1.0, 2.5), "PDX1": (0.1, 4.0), "PDX2": (-1.0, 1.0), "PDX3": (-50.0, 50.0),
+    "PEX1": (-10.0, 1.0), "PEX2": (-10.0, 10.0), "PEX3": (-10.0, 10.0), "PEX4": (-0.99, 0.99),
+    "PKX1": (1.0, 200.0), "PKX2": (-100.0, 100.0), "PKX3": (-5.0, 5.0),
+    "PHX1": (-0.05, 0.05), "PHX2": (-0.05, 0.05), "PVX1": (-0.2, 0.2), "PVX2": (-0.2, 0.2),
+    # pure lateral
+    "PCY1": (0.8, 2.5), "PDY1": (0.1, 4.0), "PDY2": (-1.0, 1.0), "PDY3": (-50.0, 50.0),
+    "PEY1": (-10.0, 1.0), "PEY2": (-10.0, 10.0), "PEY3": (-1.0, 1.0), "PEY4": (-50.0, 50.0),
+    "PEY5": (-500.0, 500.0), "PKY1": (-200.0, -0.1), "PKY2": (0.1, 20.0), "PKY3": (-5.0, 5.0),
+    "PKY4": (1.0, 3.0), "PKY5": (-50.0, 50.0), "PKY6": (-10.0, 10.0), "PKY7": (-10.0, 10.0),
+    "PHY1": (-0.05, 0.05), "PHY2": (-0.05, 0.05), "PVY1": (-0.2, 0.2), "PVY2": (-0.2, 0.2),
+    "PVY3": (-5.0, 5.0), "PVY4": (-5.0, 5.0),
+    # aligning torque
+    "QBZ1": (0.1, 50.0), "QBZ2": (-20.0, 20.0), "QBZ3": (-20.0, 20.0), "QBZ4": (-20.0, 20.0),
+    "QBZ5": (-20.0, 20.0), "QBZ9": (-500.0, 500.0), "QBZ10": (-50.0, 50.0), "QCZ1": (0.5, 2.5),
+    "QDZ1": (0.001, 1.0), "QDZ2": (-1.0, 1.0), "QDZ3": (-20.0, 20.0), "QDZ4": (-50.0, 50.0),
+    "QDZ6": (-0.2, 0.2), "QDZ7": (-0.2, 0.2), "QDZ8": (-5.0, 5.0), "QDZ9": (-5.0, 5.0),
+    "QDZ10": (-5.0, 5.0), "QDZ11": (-5.0, 5.0), "QEZ1": (-50.0, 1.0), "QEZ2": (-50.0, 50.0),
+    "QEZ3": (-50.0, 50.0), "QEZ4": (-5.0, 5.0), "QEZ5": (-10.0, 10.0),
+    "QHZ1": (-0.05, 0.05), "QHZ2": (-0.05, 0.05), "QHZ3": (-2.0, 2.0), "QHZ4": (-2.0, 2.0),
+    # combined slip
+    "RBX1": (0.1, 100.0), "RBX2": (-100.0, 100.0), "RBX3": (-5000.0, 5000.0), "RCX1": (0.3, 2.5),
+    "REX1": (-10.0, 1.0), "REX2": (-10.0, 10.0), "RHX1": (-0.05, 0.05),
+    "RBY1": (0.1, 100.0), "RBY2": (-100.0, 100.0), "RBY3": (-0.1, 0.1), "RBY4": (-5000.0, 5000.0),
+    "RCY1": (0.3, 2.5), "REY1": (-10.0, 1.0), "REY2": (-10.0, 10.0), "RHY1": (-0.1, 0.1),
+    "RHY2": (-0.1, 0.1), "RVY1": (-1.0, 1.0), "RVY2": (-1.0, 1.0), "RVY3": (-10.0, 10.0),
+    "RVY4": (-500.0, 500.0), "RVY5": (-5.0, 5.0), "RVY6": (-200.0, 200.0),
+}
+
+
+
+class Stage(NamedTuple):
+    """One fitting stage: its free coefficients, the channels of its loss and the model it evaluates."""
+
+    name: str
+    coefs: tuple[str, ...]
+    channels: tuple[str, ...]
+    combined: bool
+
+
+#: name -> (coefficients, camber coefficients, channels, combined model?).
+STAGES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], bool]] = {
+    "Fx0": (("PCX1", "PDX1", "PDX2", "PEX1", "PEX2", "PEX3", "PEX4", "PKX1", "PKX2", "PKX3",
+             "PHX1", "PHX2", "PVX1", "PVX2"), ("PDX3",), ("Fx0",), False),
+    "Fy0": (("PCY1", "PDY1", "PDY2", "PEY1", "PEY2", "PEY3", "PKY1", "PKY2", "PKY4",
+             "PHY1", "PHY2", "PVY1", "PVY2"),
+            ("PDY3", "PEY4", "PEY5", "PKY3", "PKY5", "PKY6", "PKY7", "PVY3", "PVY4"), ("Fy0",), False),
+    "Mz0": (("QBZ1", "QBZ2", "QBZ3", "QBZ9", "QBZ10", "QCZ1", "QDZ1", "QDZ2", "QDZ6", "QDZ7",
+             "QEZ1", "QEZ2", "QEZ3", "QEZ4", "QHZ1", "QHZ2"),
+            ("QBZ4", "QBZ5", "QDZ3", "QDZ4", "QDZ8", "QDZ9", "QDZ10", "QDZ11", "QEZ5", "QHZ3", "QHZ4"),
+            ("Mz0",), False),
+    "combined": (("RBX1", "RBX2", "RCX1", "REX1", "REX2", "RHX1", "RBY1", "RBY2", "RBY3", "RCY1",
+                  "REY1", "REY2", "RHY1", "RHY2", "RVY1", "RVY2", "RVY4", "RVY5", "RVY6"),
+                 ("RBX3", "RBY4", "RVY3"), ("Fx", "Fy"), True),
+}
+
+#: channel -> (measured column, rows it uses).
+CHANNELS: dict[str, tuple[str, str]] = {
+    "Fx0": ("fx", "pure_long"), "Fy0": ("fy", "pure_lat"), "Mz0": ("mz", "pure_lat"),
+    "Fx": ("fx", "combined"), "Fy": ("fy", "combined"),
+}
+
+#: Stages of the simple B, C, D, E model (:mod:`jaxtire.simple`), same layout as :data:`STAGES`.
+SIMPLE_STAGES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], bool]] = {
+    "pure": (("Bx", "Cx", "Dx", "Ex", "By", "Cy", "Dy", "Ey", "k_load"), ("c_gamma",), ("Fx0", "Fy0"), False),
+    "Mz0": (("trail",), (), ("Mz0",), False),
+    "combined": (("slide_ratio", "beta"), (), ("Fx", "Fy"), True),
+}
+
+#: Default bounds of the simple model's fitted fields.
+SIMPLE_BOUNDS: dict[str, tuple[float, float]] = {
+    "Bx": (0.5, 60.0), "Cx": (0.5, 2.0), "Dx": (0.1, 4.0), "Ex": (-10.0, 1.0),
+    "By": (0.5, 60.0), "Cy": (0.5, 2.0), "Dy": (0.1, 4.0), "Ey": (-10.0, 1.0),
+    "k_load": (0.0, 0.95), "c_gamma": (-5.0, 5.0), "trail": (0.0, 0.2),
+    "slide_ratio": (0.05, 1.0), "beta": (0.1, 100.0),
+}
+
+
+#: model name (:func:`jaxtire.tire.model_name`) -> (stage table, default bounds).
+MODEL_TABLES: dict[str, tuple[dict, dict]] = {"mf": (STAGES, DEFAULT_BOUNDS), "simple": (SIMPLE_STAGES, SIMPLE_BOUNDS)}
+
+
+def model_tables(params) -> tuple[dict, dict]:
+    """(stages, default bounds) of the tire model ``params`` belongs to (``TypeError`` for no tire)."""
+    name = model_name(params)
+    if name not in MODEL_TABLES:
+        raise TypeError(f"fit: no fitting stages for the {name!r} tire model")
+    return MODEL_TABLES[name]
+
+
+def stage_coefficients(name: str, camber: bool = False, model: str = "mf") -> tuple[str, ...]:
+    """The coefficients stage ``name`` fits by default (with the camber terms when ``camber``);
+    ``model`` is ``"mf"`` (:data:`STAGES`) or ``"simple"`` (:data:`SIMPLE_STAGES`)."""
+    base, cam, _, _ = MODEL_TABLES[model][0][name]
+    return base + (cam if camber else ())
+
+
+def fit_coefficients(stages: dict) -> tuple[str, ...]:
+    """Every coefficient a stage table can fit (the keys :func:`jaxtire.fit.fit` accepts in ``coefs`` and ``bounds``)."""
+    return tuple(k for s in stages for k in stages[s][0] + stages[s][1])
+
+
+def stage_bounds(bounds_t: tuple, stage: Stage) -> tuple:
+    """The ``(name, (lower, upper))`` pairs of ``stage``'s free coefficients, from the plan's bounds."""
+    bd = dict(bounds_t)
+    return tuple((k, bd[k]) for k in stage.coefs)
+
+
+def plan(data: MeasurementSet, start, stages, coefs, bounds) -> tuple[tuple[Stage, ...], tuple]:
+    """Static plan ``(stages, bounds)``: the stages of ``start``'s model that have rows in ``data``, their
+    free coefficients (``coefs`` overrides per stage), and the ``(name, (lower, upper))`` bounds used
+    (``bounds`` overrides the defaults).  Raises ``ValueError`` for unknown stages or coefficients, no
+    usable rows, or a start value outside its bounds."""
+    model = model_name(start)
+    table, default_bounds = model_tables(start)
+    fittable = fit_coefficients(table)
+    masks = row_masks(np.asarray(data.kappa), np.asarray(data.alpha), np)
+    camber = bool(np.max(np.abs(np.asarray(data.gamma))) > CAMBER_TOL)
+    stages = tuple(table) if stages is None else tuple(stages)
+    coefs = dict(coefs or {})
+    unknown = set(coefs) - set(table)
+    if unknown:
+        raise ValueError(f"coefs: unknown stage(s) {sorted(unknown)}; stages are {list(table)}")
+    bad = set(bounds or {}) - set(fittable)
+    if bad:
+        raise ValueError(f"bounds: {sorted(bad)} are not fittable coefficients; choose from {fittable}")
+    bd = {**default_bounds, **dict(bounds or {})}
+    stages_out = []
+    for name in stages:
+        if name not in table:
+            raise ValueError(f"stages: unknown stage {name!r}; stages are {list(table)}")
+        _, _, channels, combined = table[name]
+        if not any(masks[CHANNELS[c][1]].any() for c in channels):
+            continue  # no data rows for this stage
+        free = tuple(coefs.get(name, stage_coefficients(name, camber, model)))
+        for k in free:
+            if k not in fittable:
+                raise ValueError(f"coefs[{name!r}]: {k!r} is not a fittable coefficient; choose from {fittable}")
+        if free:
+            stages_out.append(Stage(name, free, channels, combined))
+    if not stages_out:
+        raise ValueError("fit: no stage has data rows (need pure longitudinal, pure lateral or combined rows)")
+    used = sorted({k for s in stages_out for k in s.coefs})
+    for k in used:
+        lo, hi = bd[k]
+        v = np.asarray(get_coefficient(start, k), dtype=np.float64)
+        if np.any(v < lo) or np.any(v > hi):
+            raise ValueError(f"start value {k} = {v.ravel()[0]:g} is outside its bounds [{lo:g}, {hi:g}]; "
+                             f"pass bounds={{{k!r}: (lower, upper)}} or another start")
+    bounds_t = tuple((k, (float(bd[k][0]), float(bd[k][1]))) for k in used)
+    return tuple(stages_out), bounds_t
+

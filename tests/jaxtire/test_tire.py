@@ -1,0 +1,173 @@
+"""The one tire interface (jaxtire.tire): dispatch, options, scaling, stiffness, accessors."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxtire
+from jaxtire import surfaces
+from jaxtire import tire as T
+from jaxtire.forces import TireForces
+from jaxtire.mf61 import mf_forces, peak_values
+from jaxtire.simple import DEFAULTS, FIELDS, make_simple_params, simple_forces
+
+ARGS = (0.05, 0.03, 0.01, 4200.0, 15.0, surfaces.preset("asphalt_wet"))
+
+
+@pytest.fixture(scope="module")
+def simple():
+    return make_simple_params()
+
+
+def _same(a, b, **tol):
+    for f in TireForces._fields:
+        np.testing.assert_allclose(np.asarray(getattr(a, f)), np.asarray(getattr(b, f)), **tol)
+
+
+# ---------------------------------------------------------------- dispatch
+
+
+def test_dispatch_calls_each_model(tnop, simple):
+    _same(T.tire_forces(tnop, *ARGS), mf_forces(tnop, *ARGS), rtol=0, atol=0)
+    _same(T.tire_forces(simple, *ARGS), simple_forces(simple, *ARGS), rtol=0, atol=0)
+    _same(T.tire_forces(tnop, *ARGS, combined=False), mf_forces(tnop, *ARGS, combined=False), rtol=0, atol=0)
+    # the simple model's pure-slip curves are its one set of equations
+    _same(T.tire_forces(simple, *ARGS, combined=False), simple_forces(simple, *ARGS), rtol=0, atol=0)
+    assert jaxtire.tire_forces is T.tire_forces
+    # pure vs combined differ for MF at combined slip
+    assert float(T.tire_forces(tnop, 0.1, 0.1).fx) != float(T.tire_forces(tnop, 0.1, 0.1, combined=False).fx)
+
+
+def test_dispatch_under_jit_and_vmap(tnop, simple):
+    jitted = jax.jit(T.tire_forces)
+    np.testing.assert_allclose(jitted(simple, *ARGS).fy, simple_forces(simple, *ARGS).fy, rtol=1e-6)
+    np.testing.assert_allclose(jitted(tnop, *ARGS).fy, mf_forces(tnop, *ARGS).fy, rtol=1e-6)
+    stacked = jax.tree.map(lambda x: jnp.broadcast_to(x, (3,)), simple)
+    batch = T.replace_coefficients(stacked, {"Dx": jnp.array([0.9, 1.0, 1.1], jnp.float32)})
+    out = jax.vmap(lambda p: T.tire_forces(p, 0.3, 0.0).fx)(batch)
+    loop = [float(simple_forces(make_simple_params(Dx=d), 0.3, 0.0).fx) for d in (0.9, 1.0, 1.1)]
+    np.testing.assert_allclose(out, loop, rtol=1e-6)
+
+
+def test_unknown_type_raises(simple):
+    for bad in ({"Dx": 1.0}, None, 3.0, jaxtire.make_spline()):
+        assert not T.is_tire(bad)
+        with pytest.raises(TypeError, match="no tire model for parameters of type"):
+            T.tire_forces(bad, 0.0, 0.0)
+        with pytest.raises(TypeError, match="known: MFParams, SimpleParams"):
+            T.nominal_load(bad)
+    assert T.is_tire(simple)
+
+
+def test_unsupported_option_names_it(tnop, simple):
+    with pytest.raises(T.UnsupportedOption, match=r"SimpleParams tire has no turn slip \(phi\)"):
+        T.tire_forces(simple, 0.0, 0.1, phi=0.1)
+    with pytest.raises(ValueError, match=r"no tire side \(side\)"):
+        T.tire_forces(simple, 0.0, 0.1, side="left")
+    with pytest.raises(NotImplementedError, match=r"MFParams tire has no option \(bogus\)"):
+        T.tire_forces(tnop, 0.0, 0.1, bogus=1)
+    # None means "not given": accepted by every model
+    _same(T.tire_forces(simple, 0.0, 0.1, phi=None), simple_forces(simple, 0.0, 0.1), rtol=0, atol=0)
+    assert "combined" in T.model_options(simple) and "combined" in T.model_options(tnop)
+    assert "phi" not in T.model_options(simple)
+
+
+# ---------------------------------------------------------------- scale_tire
+
+
+@pytest.mark.parametrize("mu, k", [(0.7, 1.3), (1.2, 0.8)])
+def test_scale_tire_mf_peak_by_mu_stiffness_by_k(tnop, mu, k, x64):
+    p = tnop.astype(jnp.float64)
+    s = T.scale_tire(p, mu, 1.5 * mu, k, 0.5 * k)
+    fz = 5000.0
+    a, b = peak_values(p, fz), peak_values(s, fz)
+    # peak-to-peak 2 D: D = mu Fz is proportional to LMUX / LMUY
+    np.testing.assert_allclose(float(b.fx_max - b.fx_min), mu * float(a.fx_max - a.fx_min), rtol=1e-12)
+    np.testing.assert_allclose(float(b.fy_max - b.fy_min), 1.5 * mu * float(a.fy_max - a.fy_min), rtol=1e-12)
+    kx0, ky0 = T.linear_stiffness(p, fz)
+    kx1, ky1 = T.linear_stiffness(s, fz)
+    np.testing.assert_allclose([float(kx1), float(ky1)], [k * float(kx0), 0.5 * k * float(ky0)], rtol=1e-12)
+
+
+@pytest.mark.parametrize("mu, k", [(0.7, 1.3), (1.2, 0.8)])
+def test_scale_tire_simple_peak_by_mu_stiffness_by_k(mu, k, x64):
+    p = make_simple_params(dtype=jnp.float64)
+    s = T.scale_tire(p, mu, mu, k, k)
+    fz = 5000.0
+    kappa = jnp.linspace(0.0, 0.5, 5001)
+    peak0 = float(jnp.max(T.tire_forces(p, kappa, 0.0, 0.0, fz).fx))
+    peak1 = float(jnp.max(T.tire_forces(s, kappa, 0.0, 0.0, fz).fx))
+    np.testing.assert_allclose(peak1, mu * peak0, rtol=1e-6)  # peak D Fz lam, reached on the grid
+    lam = 1.0 - DEFAULTS["k_load"] * (fz - DEFAULTS["fz0"]) / DEFAULTS["fz0"]
+    np.testing.assert_allclose(float(T.tire_forces(s, 0.0, 0.0, 0.0, fz).mux), mu * DEFAULTS["Dx"] * lam, rtol=1e-12)
+    kx0, ky0 = T.linear_stiffness(p, fz)
+    kx1, ky1 = T.linear_stiffness(s, fz)
+    np.testing.assert_allclose([float(kx1), float(ky1)], [k * float(kx0), k * float(ky0)], rtol=1e-12)
+    # by hand: Kx = Bx Cx Dx lam Fz at zero slip (independent of the ellipse)
+    np.testing.assert_allclose(float(kx0), DEFAULTS["Bx"] * DEFAULTS["Cx"] * DEFAULTS["Dx"] * lam * fz, rtol=1e-12)
+
+
+def test_scale_tire_batched_and_traced(simple):
+    mus = jnp.array([0.8, 1.0, 1.2])
+    out = jax.jit(jax.vmap(lambda m: T.tire_forces(T.scale_tire(simple, m, m, 1.0, 1.0), 0.0, 0.0).mux))(mus)
+    np.testing.assert_allclose(out, mus * DEFAULTS["Dx"], rtol=1e-6)
+    g = jax.grad(lambda m: T.tire_forces(T.scale_tire(simple, m, m, 1.0, 1.0), 0.3, 0.0).fx)(1.0)
+    assert np.isfinite(float(g)) and float(g) > 0
+
+
+# ---------------------------------------------------------------- linear stiffness
+
+
+def test_linear_stiffness_matches_finite_differences(tnop, simple, x64):
+    fz, h = 4500.0, 1e-6
+    for p, rtol in ((simple.astype(jnp.float64), 1e-6), (tnop.astype(jnp.float64), 2e-2)):
+        # MF: the analytic B C D; the curve's slope at zero slip differs by the small shifts SHx, SHy
+        kx, ky = T.linear_stiffness(p, fz)
+        fd_x = (T.tire_forces(p, h, 0.0, 0.0, fz).fx - T.tire_forces(p, -h, 0.0, 0.0, fz).fx) / (2 * h)
+        fd_y = (T.tire_forces(p, 0.0, h, 0.0, fz).fy - T.tire_forces(p, 0.0, -h, 0.0, fz).fy) / (2 * h)
+        assert float(kx) > 0 and float(ky) > 0
+        np.testing.assert_allclose(float(kx), abs(float(fd_x)), rtol=rtol)
+        np.testing.assert_allclose(float(ky), abs(float(fd_y)), rtol=rtol)
+
+
+def test_linear_stiffness_default_load_and_surface(tnop, simple):
+    for p in (tnop, simple):
+        np.testing.assert_allclose(T.linear_stiffness(p), T.linear_stiffness(p, T.nominal_load(p)), rtol=1e-6)
+        ice = surfaces.preset("ice")
+        # grip scales friction, not the slip stiffness
+        np.testing.assert_allclose(T.linear_stiffness(p, 4000.0, ice), T.linear_stiffness(p, 4000.0), rtol=1e-4)
+
+
+# ---------------------------------------------------------------- accessors
+
+
+def test_accessors(tnop, simple):
+    assert T.model_name(tnop) == "mf" and T.model_name(simple) == "simple"
+    assert T.model_label(tnop) == f"MF FITTYP {tnop.fittyp}" and T.model_label(simple) == "simple model"
+    assert float(T.nominal_load(tnop)) == float(tnop.FNOMIN)
+    assert float(T.nominal_load(simple)) == DEFAULTS["fz0"]
+    assert float(T.unloaded_radius(tnop)) == float(tnop.UNLOADED_RADIUS)
+    assert float(T.unloaded_radius(simple)) == pytest.approx(DEFAULTS["radius"])
+    assert T.coefficient_names(simple) == FIELDS
+    assert "PDY1" in T.coefficient_names(tnop) and "FITTYP" not in T.coefficient_names(tnop)
+    assert float(T.get_coefficient(tnop, "PDY1")) == float(tnop.PDY1)
+    assert float(T.get_coefficient(simple, "Dy")) == pytest.approx(DEFAULTS["Dy"])
+
+
+def test_replace_coefficients_under_jit(tnop, simple):
+    for p, name in ((tnop, "PDX1"), (simple, "Dx")):
+        f = jax.jit(lambda v, p=p, name=name: T.tire_forces(T.replace_coefficients(p, {name: v}), 0.3, 0.0).fx)
+        base = float(T.get_coefficient(p, name))
+        ratio = float(f(jnp.asarray(1.1 * base))) / float(f(jnp.asarray(base)))
+        assert ratio > 1.05  # a larger peak friction coefficient, a larger force past the peak
+        with pytest.raises(ValueError, match="unknown"):
+            T.replace_coefficients(p, {"NOPE": 1.0})
+
+
+def test_options_come_from_the_force_function_signature():
+    def forces(tire, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=None, side="left", *, phi=None):
+        return None
+
+    assert T._extra_inputs(forces) == frozenset({"side", "phi"})
+    assert T._extra_inputs(simple_forces) == frozenset()
