@@ -67,6 +67,7 @@ from jaxtire.forces import TireForces
 from jaxtire.magic_formula import peak_phase
 from jaxtire import vertical
 from jaxtire.params import MFParams
+from jaxtire.slip import spin
 from jaxtire.validation import check_choice
 
 ALPHA_LIMIT = np.pi / 2 - 0.01
@@ -139,7 +140,7 @@ def _turn_slip(p: MFParams, c: _Common, kappa, alpha_s, gamma, phit, vx, omega) 
     if omega is None:
         re = vertical.effective_rolling_radius(p, c.fz, v / r0)
         omega = v * (1.0 + kappa) / re
-    phi = phit + (1.0 - eps_g) * omega * sin(gamma) / vc
+    phi = spin(phit, omega, gamma, vc, eps_g)
     r0phi = r0 * jnp.abs(phi)
     bxp = p.PDXP1 * (1.0 + p.PDXP2 * c.dfz) * cos_atan(p.PDXP3 * kappa)
     byp = p.PDYP1 * (1.0 + p.PDYP2 * c.dfz) * cos_atan(p.PDYP3 * alpha_s)

@@ -171,3 +171,27 @@ def test_mf52_turn_slip_is_a_clear_error():
     p = jaxtire.make_params({"PKY1": -15.0}, fittyp=6)
     with pytest.raises(ValueError, match="turn slip"):
         mf_forces(p, 0.0, 0.0, phi=0.1)
+
+
+def test_turn_slip_from_yaw_rate_and_spin_from_camber():
+    from jaxtire.slip import spin, turn_slip
+    # a wheel on a 20 m radius left-hand circle at 10 m/s: psi_dot = 0.5 rad/s, phi_t = -1/R
+    np.testing.assert_allclose(float(turn_slip(0.5, 10.0, 0.0, v_reg=0.0)), -1 / 20.0, rtol=1e-6)
+    assert bool(jnp.isfinite(jax.grad(lambda v: turn_slip(0.3, v))(0.0)))
+    # spin of a cambered wheel rolling straight: (1 - eps) Omega sin(gamma) / Vc, Omega ~ Vc / R0
+    np.testing.assert_allclose(float(spin(0.0, 10.0 / 0.3, 0.05, 10.0, 0.5)), 0.5 * np.sin(0.05) / 0.3, rtol=1e-6)
+
+
+def test_param_gradients_finite_with_every_option():
+    p = jaxtire.load_tir(tir_path())
+
+    def total(q, k, a, g, fz, vx, phi, side):
+        o = mf_forces(q, k, a, g, fz, vx=vx, phi=phi, side=side)
+        e = jaxtire.evaluate(q, k, a, g, fz, vx=vx, phi=phi, side=side)
+        return o.fx + o.fy + 0.1 * o.mz + o.mx + o.my + e.re + e.rl + e.a + e.b + e.sigma_kappa + e.sigma_alpha
+
+    for x in ((0.0, 0.0, 0.0, 4000.0, 10.0, 0.0, 1.0), (0.1, 0.05, 0.02, 0.0, 0.0, 0.0, -1.0),
+              (0.0, 0.0, 0.0, 4000.0, 0.0, 0.3, -1.0)):
+        g = jax.grad(total)(p, *x)
+        bad = [k for k, v in g.coef.items() if not bool(jnp.isfinite(v))]
+        assert not bad, (x, bad)
