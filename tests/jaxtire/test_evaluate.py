@@ -87,3 +87,16 @@ def test_new_keys_round_trip(tmp_path, x64):
     for k in p.coef:
         assert np.array_equal(np.asarray(p.coef[k]), np.asarray(q.coef[k])), k
     assert q.tyreside == p.tyreside == 1.0
+
+
+def test_new_inputs_pass_through_the_one_dispatch():
+    p = jaxtire.load_tir(tir_path())
+    kw = dict(side=-1.0, phi=0.1, pressure=2.4e5, omega=60.0, limits="off", convention="mfeval")
+    a = jaxtire.tire_forces(p, 0.05, 0.04, 0.02, 4000.0, 18.0, None, **kw)
+    b = mf_forces(p, 0.05, 0.04, 0.02, 4000.0, 18.0, None, **kw)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    s = jaxtire.default_simple_params()
+    for opt in ("phi", "side", "pressure"):
+        with pytest.raises(ValueError, match=opt):
+            jaxtire.tire_forces(s, 0.0, 0.0, **{opt: 0.1})
