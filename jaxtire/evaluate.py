@@ -106,7 +106,7 @@ def evaluate(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, vx=None, phi
     cx, cy = transient.carcass_stiffness(p, sol.fz_used, sol.pressure)
     cz = sol.fz / jnp.where(rho > 0.0, rho, 1.0)
     shape = jnp.broadcast_shapes(*(jnp.shape(x) for x in (f.fx, re, rl, a, sk)))
-    b_ = lambda x: jnp.broadcast_to(x, shape)  # noqa: E731
+    b_ = lambda x: jnp.broadcast_to(x, shape)
     return TireEvaluation(
         b_(f.fx), b_(f.fy), b_(sol.fz), b_(f.mx), b_(f.my), b_(f.mz), b_(re), b_(rl), b_(rho), b_(a), b_(b),
         b_(sk), b_(sa), b_(sol.t), b_(sol.mirror * sol.mzr), b_(f.mux), b_(f.muy), b_(sol.kxk), b_(sol.kya),

@@ -60,12 +60,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtire import vertical
 from jaxtire._math import atan, cos_atan, safe_div, safe_norm, safe_sqrt
 from jaxtire._trig import cos, sin, tan
 from jaxtire._trig import safe_pow as _pow_pos
 from jaxtire.forces import TireForces
 from jaxtire.magic_formula import peak_phase
-from jaxtire import vertical
 from jaxtire.params import MFParams
 from jaxtire.slip import spin
 from jaxtire.validation import check_choice

@@ -186,5 +186,12 @@ def contact_patch(params: MFParams, fz, pressure=None):
     return a, b
 
 
-__all__ = ["free_radius", "vertical_force", "deflection", "loaded_radius", "effective_rolling_radius",
-           "contact_patch", "NEWTON_ITERATIONS"]
+__all__ = [
+    "NEWTON_ITERATIONS",
+    "contact_patch",
+    "deflection",
+    "effective_rolling_radius",
+    "free_radius",
+    "loaded_radius",
+    "vertical_force",
+]

@@ -91,7 +91,7 @@ def test_new_keys_round_trip(tmp_path, x64):
 
 def test_new_inputs_pass_through_the_one_dispatch():
     p = jaxtire.load_tir(tir_path())
-    kw = dict(side=-1.0, phi=0.1, pressure=2.4e5, omega=60.0, limits="off", convention="mfeval")
+    kw = {"side": -1.0, "phi": 0.1, "pressure": 2.4e5, "omega": 60.0, "limits": "off", "convention": "mfeval"}
     a = jaxtire.tire_forces(p, 0.05, 0.04, 0.02, 4000.0, 18.0, None, **kw)
     b = mf_forces(p, 0.05, 0.04, 0.02, 4000.0, 18.0, None, **kw)
     for x, y in zip(a, b):

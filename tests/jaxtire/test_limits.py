@@ -29,13 +29,13 @@ def _f(p, *a, **kw):
 
 def test_clamped_inputs_give_the_boundary_values(p64):
     with jax.enable_x64(True):
-        base = dict(gamma=0.05, fz=4000.0, vx=15.0)
+        base = {"gamma": 0.05, "fz": 4000.0, "vx": 15.0}
         # kappa beyond KPUMAX = 1.5: Fx, Fy, Mz, Mx at the limit; My does not use kappa
         np.testing.assert_array_equal(_f(p64, 3.0, 0.05, **base), _f(p64, 1.5, 0.05, **base))
         # alpha beyond ALPMAX = 1.5
         np.testing.assert_array_equal(_f(p64, 0.05, 1.55, **base), _f(p64, 0.05, 1.5, **base))
         # camber beyond CAMMAX = 0.175 (every channel, My included)
-        kw = dict(fz=4000.0, vx=15.0)
+        kw = {"fz": 4000.0, "vx": 15.0}
         np.testing.assert_array_equal(_f(p64, 0.05, 0.05, 0.3, **kw), _f(p64, 0.05, 0.05, 0.175, **kw))
         np.testing.assert_array_equal(_f(p64, 0.05, 0.05, -0.3, **kw), _f(p64, 0.05, 0.05, -0.175, **kw))
         # pressure beyond PRESMAX = 1 MPa

@@ -64,7 +64,7 @@ def lag_run():
 
 
 def test_lagged_slips_converge_to_steady_slips(lag_run):
-    p, sk, sa, run = lag_run
+    p, sk, _sa, run = lag_run
     vx, vsx, vsy = 20.0, -1.0, 0.8  # driving (omega Re > vx) and sliding left
     ss = T.steady_slips(vx, vsx, vsy)
     for exact, dt in ((False, 1e-3), (True, 1e-3), (True, 0.05)):
@@ -73,7 +73,7 @@ def test_lagged_slips_converge_to_steady_slips(lag_run):
         np.testing.assert_allclose(float(hist.tan_alpha[-1]), float(ss.tan_alpha), rtol=1e-4)
     # first order: after one relaxation length travelled the lag has reached 1 - 1/e
     hist = run(vx, vsx, vsy, 1e-4, True)
-    n = int(round(float(sk) / vx / 1e-4))
+    n = round(float(sk) / vx / 1e-4)
     np.testing.assert_allclose(float(hist.kappa[n - 1]) / float(ss.kappa), 1 - np.exp(-1), rtol=2e-2)
     # the forces from the lagged slips approach the steady forces
     k, a = T.lagged_slips(run(vx, vsx, vsy, 0.05, True))
@@ -103,6 +103,6 @@ def test_standstill_lag_integrates_slip_velocity_and_is_finite(lag_run):
 
 def test_gradient_of_relaxation_length_matches_finite_difference(x64):
     p = jaxtire.load_tir(tir_path())
-    f = lambda fz: sum(T.relaxation_lengths(p, fz, 0.02))  # noqa: E731
+    f = lambda fz: sum(T.relaxation_lengths(p, fz, 0.02))
     g = float(jax.grad(f)(3000.0))
     np.testing.assert_allclose(g, float(f(3000.0 + 1e-2) - f(3000.0 - 1e-2)) / 2e-2, rtol=1e-6)

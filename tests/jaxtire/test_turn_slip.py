@@ -28,7 +28,7 @@ def test_fx0_with_zeta1(tno, kappa, phi, fz):
     with jax.enable_x64(True):
         p = p.replace(PDXP2=0.3, PDXP3=2.0)  # make every Bx_phi term count
         r = {**r, "PDXP2": 0.3, "PDXP3": 2.0}
-        fz0, dfz = _pure(r, fz)
+        _fz0, dfz = _pure(r, fz)
         R0 = r["UNLOADED_RADIUS"]
         bxp = r["PDXP1"] * (1 + r["PDXP2"] * dfz) * np.cos(np.arctan(r["PDXP3"] * kappa))
         z1 = np.cos(np.arctan(bxp * R0 * phi))
@@ -49,7 +49,7 @@ def test_fx0_with_zeta1(tno, kappa, phi, fz):
 def test_fy0_with_zeta2_zeta3_and_turn_slip_shift(tno, alpha, phi, fz):
     p, r = tno
     with jax.enable_x64(True):
-        extra = dict(PDYP2=0.2, PDYP3=1.5, PDYP4=0.3, PHYP3=0.05, PECP2=0.1)
+        extra = {"PDYP2": 0.2, "PDYP3": 1.5, "PDYP4": 0.3, "PHYP3": 0.05, "PECP2": 0.1}
         p, r = p.replace(**extra), {**r, **extra}
         fz0, dfz = _pure(r, fz)
         R0, ta = r["UNLOADED_RADIUS"], np.tan(alpha)
@@ -82,7 +82,7 @@ def test_parking_torque_zeta6_zeta7_zeta8_and_lmp(tno, phi, lmp):
     p, r = tno
     with jax.enable_x64(True):
         zero = {k: 0.0 for k in ("PHY1", "PHY2", "PVY1", "PVY2", "QDZ6", "QDZ7", "QHZ1", "QHZ2", "RHY1", "RHY2", "PHX1", "PHX2", "PVX1", "PVX2")}
-        extra = dict(QDZ9=0.05, QCRP2=0.3, LMP=lmp)
+        extra = {"QDZ9": 0.05, "QCRP2": 0.3, "LMP": lmp}
         p, r = p.replace(**zero, **extra), {**r, **zero, **extra}
         fz = 3500.0
         fz0, dfz = _pure(r, fz)

@@ -12,7 +12,9 @@ from tests.conftest import tir_path
 
 def _raw(path):
     vals = {}
-    for line in open(path):
+    with open(path) as fh:
+        lines = fh.read().splitlines()
+    for line in lines:
         s = line.split("$")[0].strip()
         if "=" in s and not s.startswith(("[", "!")):
             k, v = (t.strip() for t in s.split("=", 1))
