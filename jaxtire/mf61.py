@@ -380,6 +380,28 @@ class LimitFlags(NamedTuple):
     pressure: jax.Array
 
 
+def _flags(p: MFParams, kappa, alpha, gamma, fz, pres) -> LimitFlags:
+    return LimitFlags(fz < p.FZMIN, fz > p.FZMAX, (kappa < p.KPUMIN) | (kappa > p.KPUMAX),
+                      (alpha < p.ALPMIN) | (alpha > p.ALPMAX), (gamma < p.CAMMIN) | (gamma > p.CAMMAX),
+                      (pres < p.PRESMIN) | (pres > p.PRESMAX))
+
+
+def out_of_range(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, side=None, pressure=None) -> LimitFlags:
+    """Which inputs lie outside the file's validity ranges (the flags :func:`jaxtire.evaluate` returns).
+
+    Same inputs as :func:`mf_forces`; with ``side`` the ranges apply to the mirrored (tyre-frame)
+    ``alpha`` and ``gamma``.  Pure and cheap: call it next to ``mf_forces`` inside ``jit``.
+    """
+    p = params
+    fz = p.FNOMIN if fz is None else fz
+    kappa, alpha, gamma, fz = (jnp.asarray(x) for x in (kappa, alpha, gamma, fz))
+    if side is not None:
+        mirror = jnp.where(jnp.asarray(side) * p.tyreside < 0, -1.0, 1.0)
+        alpha, gamma = mirror * alpha, mirror * gamma
+    pres = p.INFLPRES if pressure is None else jnp.asarray(pressure)
+    return _flags(p, kappa, alpha, gamma, jnp.maximum(fz, 0.0), pres)
+
+
 class _Solution(NamedTuple):
     forces: TireForces
     flags: LimitFlags
@@ -422,9 +444,7 @@ def _solve(params: MFParams, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=
         if phi is not None:
             phi = mirror * phi
     fz = jnp.maximum(fz, 0.0)
-    flags = LimitFlags(fz < p.FZMIN, fz > p.FZMAX, (kappa < p.KPUMIN) | (kappa > p.KPUMAX),
-                       (alpha < p.ALPMIN) | (alpha > p.ALPMAX), (gamma < p.CAMMIN) | (gamma > p.CAMMAX),
-                       (pres < p.PRESMIN) | (pres > p.PRESMAX))
+    flags = _flags(p, kappa, alpha, gamma, fz, pres)
     if limits == "clamp":
         kappa = jnp.clip(kappa, p.KPUMIN, p.KPUMAX)
         alpha = jnp.clip(alpha, p.ALPMIN, p.ALPMAX)

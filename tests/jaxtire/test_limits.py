@@ -85,6 +85,13 @@ def test_flags_name_the_inputs_outside_their_range(p64):
     assert f.fz_low.tolist() == [True, False] and f.fz_high.tolist() == [False, True]
     assert f.kappa.tolist() == [False, True] and f.alpha.tolist() == [True, False]
     assert f.gamma.tolist() == [False, True] and f.pressure.tolist() == [False, True]
+    g = jaxtire.mf61.out_of_range(p64, jnp.array([0.0, 2.0]), jnp.array([1.6, 0.0]), jnp.array([0.0, -0.2]),
+                                  jnp.array([50.0, 20000.0]), pressure=jnp.array([2e5, 5e3]))
+    assert all(a.tolist() == b.tolist() for a, b in zip(f, g))
+    # ranges apply in the tyre's own frame: a mirrored tyre at gamma = +0.1 is the measured one at -0.1
+    q = p64.replace(CAMMIN=-0.05, CAMMAX=0.2)
+    assert not bool(jaxtire.mf61.out_of_range(q, 0.0, 0.0, 0.1, 4000.0, side=1.0).gamma)
+    assert bool(jaxtire.mf61.out_of_range(q, 0.0, 0.0, 0.1, 4000.0, side=-1.0).gamma)
 
 
 def test_file_without_ranges_clamps_nothing():
