@@ -30,3 +30,7 @@ __all__ = [
     "SplineParams", "make_spline", "spline_curve", "LoadTable", "load_table_force", "make_load_table", "tire_forces",
 ]
 __version__ = "0.1.0"
+from jaxtire import transient, vertical  # noqa: E402
+from jaxtire.evaluate import TireEvaluation, evaluate  # noqa: E402
+
+__all__ += ["evaluate", "TireEvaluation", "transient", "vertical"]

@@ -3,8 +3,9 @@
 Equations: H. B. Pacejka, *Tire and Vehicle Dynamics*, 3rd ed. (2012), §4.3.2
 and Appendix 3, as implemented for MF-Tyre 6.1 files by MFeval (M. Gorroño et
 al.); MF 5.2 / PAC2002 files (FITTYP 5, 6, 21, 52) use the older camber terms
-(``gamma_y = gamma LGAY`` etc., ``PHY3``, ``PKY4 = 2``).  Turn slip is not
-modelled (all zeta factors are 1).
+(``gamma_y = gamma LGAY`` etc., ``PHY3``, ``PKY4 = 2``).  Turn slip (``phi``), the tyre's
+side (``side``), the validity ranges (``limits``) and MFeval's forms (``convention``) are
+options of :func:`mf_forces`; see its docstring.
 
 Axes and signs: TYDEX / ISO-W (the convention of MFeval and of ``.tir``
 files): x forward along the wheel heading, y left, z up.  ``kappa`` [-] is
@@ -53,18 +54,21 @@ friction; stiffness unchanged) and ``surface.rolling_resistance`` multiplies
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtire import vertical
 from jaxtire._math import atan, cos_atan, safe_div, safe_norm, safe_sqrt
 from jaxtire._trig import cos, sin, tan
 from jaxtire._trig import safe_pow as _pow_pos
 from jaxtire.forces import TireForces
 from jaxtire.magic_formula import peak_phase
 from jaxtire.params import MFParams
+from jaxtire.slip import spin
+from jaxtire.validation import check_choice
 
 ALPHA_LIMIT = np.pi / 2 - 0.01
 _A_MU = 10.0  # degressive friction factor of lambda_mu' (Pacejka 2012, eq. 4.E8)
@@ -85,10 +89,10 @@ class _Common(NamedTuple):
     w_low: jax.Array  # low-speed fade weight in [0, 1]
 
 
-def _common(p: MFParams, fz, gamma, vx, grip, slip_speed) -> _Common:
+def _common(p: MFParams, fz, gamma, vx, grip, slip_speed, pres=None) -> _Common:
     fz0p = p.FNOMIN * p.LFZO
     dfz = (fz - fz0p) / fz0p
-    dpi = (p.INFLPRES - p.NOMPRES) / p.NOMPRES
+    dpi = ((p.INFLPRES if pres is None else pres) - p.NOMPRES) / p.NOMPRES
     decay = 1.0 + p.LMUV * slip_speed / p.LONGVL
     lmux = p.LMUX * grip / decay
     lmuy = p.LMUY * grip / decay
@@ -107,6 +111,49 @@ def _common(p: MFParams, fz, gamma, vx, grip, slip_speed) -> _Common:
     return _Common(fz, fz0p, dfz, dpi, gx, gs, gz, lmux, lmuy, lmux_p, lmuy_p, w_low)
 
 
+def _nonzero(x, tiny=1e-12):
+    """``x`` with exact zeros replaced by ``tiny`` (a divisor that is zero only for degenerate coefficients)."""
+    return jnp.where(x == 0.0, tiny, x)
+
+
+class _TurnSlip(NamedTuple):
+    """Turn-slip state of one evaluation (Pacejka 2012, §4.3.3, eqs. 4.75-4.106 / 4.E)."""
+
+    phi: jax.Array  # spin phi = phi_t + (1 - eps_gamma) Omega sin(gamma) / Vc' [1/m]
+    phit: jax.Array  # turn slip phi_t = -psi_dot / Vc [1/m] (the input)
+    eps_g: jax.Array  # camber reduction factor eps_gamma = PECP1 (1 + PECP2 dfz)
+    sgn_v: jax.Array  # sign of the forward speed
+    zeta1: jax.Array
+    zeta2: jax.Array
+    zeta3: jax.Array
+    zeta5: jax.Array
+    zeta6: jax.Array
+
+
+def _turn_slip(p: MFParams, c: _Common, kappa, alpha_s, gamma, phit, vx, omega) -> _TurnSlip:
+    """Spin and the zeta factors that depend on the inputs only (zeta0 = 0, zeta4/7/8 follow in Fy0 and Mz)."""
+    r0 = p.UNLOADED_RADIUS
+    eps_g = p.PECP1 * (1.0 + p.PECP2 * c.dfz)
+    v = p.LONGVL if vx is None else vx
+    sgn_v = jnp.where(jnp.asarray(v) >= 0.0, 1.0, -1.0)
+    vc = jnp.maximum(jnp.abs(v) * jnp.sqrt(1.0 + alpha_s * alpha_s), p.VXLOW) * sgn_v
+    if omega is None:
+        re = vertical.effective_rolling_radius(p, c.fz, v / r0)
+        omega = v * (1.0 + kappa) / re
+    phi = spin(phit, omega, gamma, vc, eps_g)
+    r0phi = r0 * jnp.abs(phi)
+    bxp = p.PDXP1 * (1.0 + p.PDXP2 * c.dfz) * cos_atan(p.PDXP3 * kappa)
+    byp = p.PDYP1 * (1.0 + p.PDYP2 * c.dfz) * cos_atan(p.PDYP3 * alpha_s)
+    return _TurnSlip(
+        phi, phit, eps_g, sgn_v,
+        zeta1=cos_atan(bxp * r0 * phi),
+        zeta2=cos_atan(byp * (r0phi + p.PDYP4 * safe_sqrt(r0phi))),
+        zeta3=cos_atan(p.PKYP1 * (r0 * phi) ** 2),
+        zeta5=cos_atan(p.QDTP1 * r0 * phi),
+        zeta6=cos_atan(p.QBRP1 * r0 * phi),
+    )
+
+
 class _Fx0(NamedTuple):
     fx0: jax.Array
     kxk: jax.Array
@@ -115,11 +162,11 @@ class _Fx0(NamedTuple):
     svx: jax.Array
 
 
-def _fx0(p: MFParams, c: _Common, kappa) -> _Fx0:
-    """Pure longitudinal slip ``Fx0`` (Pacejka 2012, eqs. 4.E9-4.E18)."""
+def _fx0(p: MFParams, c: _Common, kappa, ts: _TurnSlip | None = None) -> _Fx0:
+    """Pure longitudinal slip ``Fx0`` (Pacejka 2012, eqs. 4.E9-4.E18; turn slip: ``Dx *= zeta1``)."""
     cx = p.PCX1 * p.LCX
     mux = (p.PDX1 + p.PDX2 * c.dfz) * (1.0 + p.PPX3 * c.dpi + p.PPX4 * c.dpi**2) * (1.0 - p.PDX3 * c.gx**2) * c.lmux
-    dx = mux * c.fz
+    dx = mux * c.fz if ts is None else mux * c.fz * ts.zeta1
     kxk = c.fz * (p.PKX1 + p.PKX2 * c.dfz) * jnp.exp(p.PKX3 * c.dfz) * (1.0 + p.PPX1 * c.dpi + p.PPX2 * c.dpi**2) * p.LKX
     shx = (p.PHX1 + p.PHX2 * c.dfz) * p.LHX * c.w_low
     svx = c.fz * (p.PVX1 + p.PVX2 * c.dfz) * p.LVX * c.lmux_p * c.w_low
@@ -141,24 +188,47 @@ class _Fy0(NamedTuple):
     phase: jax.Array
 
 
-def _fy0(p: MFParams, c: _Common, alpha_s, gs) -> _Fy0:
-    """Pure lateral slip ``Fy0`` (Pacejka 2012, eqs. 4.E19-4.E30); ``alpha_s = tan(alpha)``, ``gs`` the camber term."""
+def _kya(p: MFParams, c: _Common, gs):
     pky4 = 2.0 if p.is_mf52 else p.PKY4
-    kya = (p.PKY1 * c.fz0p * (1.0 + p.PPY1 * c.dpi) * (1.0 - p.PKY3 * jnp.abs(gs))
-           * sin(pky4 * atan(c.fz / ((p.PKY2 + p.PKY5 * gs**2) * (1.0 + p.PPY2 * c.dpi) * c.fz0p))) * p.LKY)
+    return (p.PKY1 * c.fz0p * (1.0 + p.PPY1 * c.dpi) * (1.0 - p.PKY3 * jnp.abs(gs))
+            * sin(pky4 * atan(c.fz / ((p.PKY2 + p.PKY5 * gs**2) * (1.0 + p.PPY2 * c.dpi) * c.fz0p))) * p.LKY)
+
+
+def _fy0(p: MFParams, c: _Common, alpha_s, gs, ts: _TurnSlip | None = None) -> _Fy0:
+    """Pure lateral slip ``Fy0`` (Pacejka 2012, eqs. 4.E19-4.E30); ``alpha_s = tan(alpha)``, ``gs`` the camber term.
+
+    With turn slip (``ts``): ``Kya *= zeta3``, ``Dy *= zeta2``, the first ``SVy`` term ``*= zeta2``, and the
+    camber shift ``(Kyg0 gamma* - SVyg)/Kya`` is replaced (``zeta0 = 0``) by ``zeta4 - 1 = SHyphi - SVyg/Kya``
+    with ``SHyphi = DHyphi sin(CHyphi atan(BHyphi R0 phi - EHyphi(...))) sgn(Vx)`` (eqs. 4.E27, 4.80-4.89).
+    """
+    kya = _kya(p, c, gs)
+    if ts is not None:
+        kya = kya * ts.zeta3
+    z2 = 1.0 if ts is None else ts.zeta2
     if p.is_mf52:
         svyg = c.fz * (p.PVY3 + p.PVY4 * c.dfz) * gs * p.LVY * c.lmuy_p
         shy_camber = p.PHY3 * gs
     else:
         kyg0 = c.fz * (p.PKY6 + p.PKY7 * c.dfz) * (1.0 + p.PPY5 * c.dpi) * p.LKYC
         svyg = c.fz * (p.PVY3 + p.PVY4 * c.dfz) * gs * p.LKYC * c.lmuy_p
-        shy_camber = safe_div(kyg0 * gs - svyg, kya)
-    svy = (c.fz * (p.PVY1 + p.PVY2 * c.dfz) * p.LVY * c.lmuy_p + svyg) * c.w_low
+        if ts is None:
+            shy_camber = safe_div(kyg0 * gs - svyg, kya)
+        else:
+            kya0 = _kya(p, c, jnp.zeros_like(gs)) * ts.zeta3
+            chyp = p.PHYP1
+            dhyp = (p.PHYP2 + p.PHYP3 * c.dfz) * ts.sgn_v
+            ehyp = jnp.minimum(p.PHYP4, 1.0)
+            kyrp0 = kyg0 / _nonzero(1.0 - ts.eps_g)
+            bhyp = safe_div(kyrp0, chyp * dhyp * kya0)
+            x = bhyp * p.UNLOADED_RADIUS * ts.phi
+            shyp = dhyp * sin(chyp * atan(x - ehyp * (x - atan(x)))) * ts.sgn_v
+            shy_camber = shyp - safe_div(svyg, kya)
+    svy = (c.fz * (p.PVY1 + p.PVY2 * c.dfz) * p.LVY * c.lmuy_p * z2 + svyg) * c.w_low
     shy = ((p.PHY1 + p.PHY2 * c.dfz) * p.LHY + shy_camber) * c.w_low
     ay = alpha_s + shy
     cy = p.PCY1 * p.LCY
     muy = (p.PDY1 + p.PDY2 * c.dfz) * (1.0 + p.PPY3 * c.dpi + p.PPY4 * c.dpi**2) * (1.0 - p.PDY3 * gs**2) * c.lmuy
-    dy = muy * c.fz
+    dy = muy * c.fz * z2
     ey = jnp.minimum((p.PEY1 + p.PEY2 * c.dfz) * (1.0 + p.PEY5 * gs**2 - (p.PEY3 + p.PEY4 * gs) * jnp.sign(ay)) * p.LEY, 1.0)
     by = safe_div(kya, cy * dy)
     phase = peak_phase(ay, by, cy, ey)
@@ -186,64 +256,105 @@ def _gyk(p: MFParams, c: _Common, kappa, alpha_s, gs, muy):
     return gyk, svyk
 
 
-def _mz(p: MFParams, c: _Common, kappa, alpha, alpha_s, fy, fy_g0, fx, y: _Fy0, kxk, combined: bool):
-    """Aligning torque from pneumatic trail and residual torque (eqs. 4.E31-4.E49, 4.E71-4.E78)."""
+class _Mz(NamedTuple):
+    mz: jax.Array
+    t: jax.Array  # pneumatic trail [m]
+    mzr: jax.Array  # residual torque [N m]
+
+
+def _mz(p: MFParams, c: _Common, kappa, gamma, alpha_s, fy, fy_g0, fx, y: _Fy0, kxk, combined: bool,
+        fz_mz, mfeval: bool, ts: _TurnSlip | None = None, gyk=None) -> _Mz:
+    """Aligning torque from pneumatic trail and residual torque (eqs. 4.E31-4.E49, 4.E71-4.E78).
+
+    ``fz_mz`` is the load of the ``Dt`` and ``Dr`` factors (``max(Fz, FZMIN)`` under limits="clamp").
+    ``mfeval``: the forms MFeval / the TNO solver use instead of the book's (camber terms of ``Bt``
+    and ``Dt`` with ``gamma``, equivalent slip angles ``atan(sqrt(tan^2 a + (Kxk/Kya)^2 kappa^2))``,
+    ``cos(alpha*)`` in ``Dr``, ``s`` with ``Fy/Fz0``, ``t`` times ``LFZO``).
+    Turn slip (``ts``): ``Dt *= zeta5``, ``Br *= zeta6``, ``Cr = zeta7``, ``Dr += zeta8 - 1``,
+    the ``Dr`` camber term ``*= zeta0 = 0`` and its ``LRES`` term ``*= zeta2`` (eqs. 4.90-4.104).
+    """
     r0 = p.UNLOADED_RADIUS
     cos_a = cos_atan(alpha_s)  # cos(alpha) for |alpha| < pi/2
     gz = c.gz
+    gb = gamma if mfeval else gz  # camber in the Bt and Dt terms
     sht = p.QHZ1 + p.QHZ2 * c.dfz + (p.QHZ3 + p.QHZ4 * c.dfz) * gz
     alpha_t = alpha_s + sht
     alpha_r = alpha_s + y.shy + safe_div(y.svy, y.kya)
-    bt = (p.QBZ1 + p.QBZ2 * c.dfz + p.QBZ3 * c.dfz**2) * (1.0 + p.QBZ4 * gz + p.QBZ5 * jnp.abs(gz)) * p.LKY / c.lmuy
+    bt = (p.QBZ1 + p.QBZ2 * c.dfz + p.QBZ3 * c.dfz**2) * (1.0 + p.QBZ4 * gb + p.QBZ5 * jnp.abs(gb)) * p.LKY / c.lmuy
     ct = p.QCZ1
+    z2 = 1.0 if ts is None else ts.zeta2
     if p.is_mf52:
-        dt = c.fz * (p.QDZ1 + p.QDZ2 * c.dfz) * (1.0 + p.QDZ3 * gz + p.QDZ4 * gz**2) * (r0 / c.fz0p) * p.LTR
-        dr = c.fz * ((p.QDZ6 + p.QDZ7 * c.dfz) * p.LRES + (p.QDZ8 + p.QDZ9 * c.dfz) * gz) * r0 * c.lmuy
+        dt = fz_mz * (p.QDZ1 + p.QDZ2 * c.dfz) * (1.0 + p.QDZ3 * gz + p.QDZ4 * gz**2) * (r0 / c.fz0p) * p.LTR
+        dr = fz_mz * ((p.QDZ6 + p.QDZ7 * c.dfz) * p.LRES * z2 + (p.QDZ8 + p.QDZ9 * c.dfz) * gz * (ts is None)) * r0 * c.lmuy
     else:
-        dt0 = c.fz * (r0 / c.fz0p) * (p.QDZ1 + p.QDZ2 * c.dfz) * (1.0 - p.PPZ1 * c.dpi) * p.LTR
-        dt = dt0 * (1.0 + p.QDZ3 * jnp.abs(gz) + p.QDZ4 * gz**2)
-        dr = c.fz * r0 * ((p.QDZ6 + p.QDZ7 * c.dfz) * p.LRES
-                          + ((p.QDZ8 + p.QDZ9 * c.dfz) * (1.0 + p.PPZ2 * c.dpi)
-                             + (p.QDZ10 + p.QDZ11 * c.dfz) * jnp.abs(gz)) * gz * p.LKZC) * c.lmuy
-    dr = dr * cos_a * c.w_low
+        dt0 = fz_mz * (r0 / c.fz0p) * (p.QDZ1 + p.QDZ2 * c.dfz) * (1.0 - p.PPZ1 * c.dpi) * p.LTR
+        dt = dt0 * ((1.0 + p.QDZ3 * gb + p.QDZ4 * gb**2) if mfeval else (1.0 + p.QDZ3 * jnp.abs(gz) + p.QDZ4 * gz**2))
+        camber = 0.0 if ts is not None else (((p.QDZ8 + p.QDZ9 * c.dfz) * (1.0 + p.PPZ2 * c.dpi)
+                                              + (p.QDZ10 + p.QDZ11 * c.dfz) * jnp.abs(gz)) * gz * p.LKZC)
+        dr = fz_mz * r0 * ((p.QDZ6 + p.QDZ7 * c.dfz) * p.LRES * z2 + camber) * c.lmuy
+    if ts is not None:
+        dt = dt * ts.zeta5
+    dr = dr * (cos(alpha_s) if mfeval else cos_a)
     br = p.QBZ9 * p.LKY / c.lmuy + p.QBZ10 * y.by * y.cy
+    cr = None
+    if ts is not None:
+        br = br * ts.zeta6
+        # zeta7, zeta8 (eqs. 4.93-4.104): parking torque of a turning tyre
+        mzp_inf = jnp.maximum(p.QCRP1 * jnp.abs(y.muy) * r0 * c.fz * safe_sqrt(c.fz / c.fz0p) * p.LMP, 1e-6)
+        cdrp = p.QDRP1
+        ddrp = mzp_inf / sin(0.5 * np.pi * cdrp)
+        kzgr0 = c.fz * r0 * (p.QDZ8 + p.QDZ9 * c.dfz) * (1.0 + p.PPZ2 * c.dpi) * p.LKZC
+        bdrp = kzgr0 / _nonzero(cdrp * ddrp * (1.0 - ts.eps_g))
+        drp = ddrp * sin(cdrp * atan(bdrp * r0 * ts.phi))
+        mzp90 = mzp_inf * (2.0 / np.pi) * atan(p.QCRP2 * r0 * jnp.abs(ts.phit)) * gyk
+        ratio = jnp.clip(mzp90 / jnp.maximum(jnp.abs(drp), 1e-9), -1.0 + 1e-6, 1.0 - 1e-6)
+        cr = (2.0 / np.pi) * jnp.arccos(ratio)  # zeta7
+        dr = dr + drp  # + zeta8 - 1
+    dr = dr * c.w_low
     et = jnp.minimum((p.QEZ1 + p.QEZ2 * c.dfz + p.QEZ3 * c.dfz**2)
                      * (1.0 + (p.QEZ4 + p.QEZ5 * gz) * (2.0 / np.pi) * atan(bt * ct * alpha_t)), 1.0)
     if combined:
         ratio2 = safe_div(kxk, y.kya) ** 2 * kappa**2
-        alpha_t = safe_sqrt(alpha_t**2 + ratio2) * jnp.sign(alpha_t)
-        alpha_r = safe_sqrt(alpha_r**2 + ratio2) * jnp.sign(alpha_r)
+        if mfeval:
+            alpha_t = atan(safe_sqrt(tan(alpha_t) ** 2 + ratio2)) * jnp.sign(alpha_t)
+            alpha_r = atan(safe_sqrt(tan(alpha_r) ** 2 + ratio2)) * jnp.sign(alpha_r)
+        else:
+            alpha_t = safe_sqrt(alpha_t**2 + ratio2) * jnp.sign(alpha_t)
+            alpha_r = safe_sqrt(alpha_r**2 + ratio2) * jnp.sign(alpha_r)
     t = dt * cos(peak_phase(alpha_t, bt, ct, et)) * cos_a
-    mzr = dr * cos_atan(br * alpha_r)
+    if mfeval:
+        t = t * p.LFZO
+    mzr = dr * (cos_atan(br * alpha_r) if cr is None else cos(cr * atan(br * alpha_r)))
     mz = -t * fy_g0 + mzr
     if combined:
-        s = r0 * (p.SSZ1 + p.SSZ2 * (fy / c.fz0p) + (p.SSZ3 + p.SSZ4 * c.dfz) * gz) * p.LS
+        fy_n = fy / (p.FNOMIN if mfeval else c.fz0p)
+        s = r0 * (p.SSZ1 + p.SSZ2 * fy_n + (p.SSZ3 + p.SSZ4 * c.dfz) * gz) * p.LS
         mz = mz + s * fx
-    return mz
+    return _Mz(mz, t, mzr)
 
 
-def _mx(p: MFParams, c: _Common, gamma, fy):
-    """Overturning moment (MF 6.1: Pacejka 2012 eq. 4.E69; MF 5.2: the PAC2002 three-term form)."""
+def _mx(p: MFParams, c: _Common, gamma, fy, fz):
+    """Overturning moment (MF 6.1: Pacejka 2012 eq. 4.E69 / TNO form; MF 5.2: the PAC2002 three-term form)."""
     r0, fz0 = p.UNLOADED_RADIUS, p.FNOMIN
-    fyn, fzn = fy / fz0, c.fz / fz0
+    fyn, fzn = fy / fz0, fz / fz0
     if p.is_mf52:
-        return r0 * c.fz * (p.QSX1 * p.LVMX - p.QSX2 * gamma + p.QSX3 * fyn) * p.LMX
+        return r0 * fz * (p.QSX1 * p.LVMX - p.QSX2 * gamma + p.QSX3 * fyn) * p.LMX
     inner = (p.QSX1 * p.LVMX - p.QSX2 * gamma * (1.0 + p.PPMX1 * c.dpi) + p.QSX3 * fyn
              + p.QSX4 * cos(p.QSX5 * atan((p.QSX6 * fzn) ** 2))
              * sin(p.QSX7 * gamma + p.QSX8 * atan(p.QSX9 * fyn))
              + p.QSX10 * atan(p.QSX11 * fzn) * gamma)
-    return r0 * c.fz * p.LMX * inner + r0 * p.LMX * (fy * (p.QSX13 + p.QSX14 * jnp.abs(gamma))
-                                                     - c.fz * p.QSX12 * gamma * jnp.abs(gamma))
+    return r0 * fz * p.LMX * inner + r0 * p.LMX * (fy * (p.QSX13 + p.QSX14 * jnp.abs(gamma))
+                                                   - fz * p.QSX12 * gamma * jnp.abs(gamma))
 
 
-def _my(p: MFParams, c: _Common, gamma, fx, vx, rr_scale):
+def _my(p: MFParams, fz, gamma, fx, vx, rr_scale, pres=None):
     """Rolling-resistance moment, negative when rolling forward (eq. 4.E70), faded to 0 at standstill."""
     r0, fz0, v0 = p.UNLOADED_RADIUS, p.FNOMIN, p.LONGVL
     vxn = 1.0 if vx is None else vx / v0
     direction = 1.0 if vx is None else jnp.clip(vx / p.VXLOW, -1.0, 1.0)
     poly = (p.QSY1 + p.QSY2 * fx / fz0 + p.QSY3 * jnp.abs(vxn) + p.QSY4 * vxn**4
-            + (p.QSY5 + p.QSY6 * c.fz / fz0) * gamma**2)
-    load = _pow_pos(c.fz / fz0, p.QSY7) * (p.INFLPRES / p.NOMPRES) ** p.QSY8
+            + (p.QSY5 + p.QSY6 * fz / fz0) * gamma**2)
+    load = _pow_pos(fz / fz0, p.QSY7) * ((p.INFLPRES if pres is None else pres) / p.NOMPRES) ** p.QSY8
     return -r0 * fz0 * p.LMY * rr_scale * poly * load * direction
 
 
@@ -254,9 +365,139 @@ def _check_load(fz):
             raise ValueError(f"fz must be >= 0 N (vertical load); got min {np.nanmin(arr)}")
 
 
+class LimitFlags(NamedTuple):
+    """Which inputs lay outside the file's validity range (booleans, shaped like the inputs).
+
+    Ranges: ``FZMIN``/``FZMAX``, ``KPUMIN``/``KPUMAX``, ``ALPMIN``/``ALPMAX``, ``CAMMIN``/``CAMMAX``,
+    ``PRESMIN``/``PRESMAX``, checked on the tyre-frame inputs (after mirroring for ``side``).
+    """
+
+    fz_low: jax.Array
+    fz_high: jax.Array
+    kappa: jax.Array
+    alpha: jax.Array
+    gamma: jax.Array
+    pressure: jax.Array
+
+
+def _flags(p: MFParams, kappa, alpha, gamma, fz, pres) -> LimitFlags:
+    return LimitFlags(fz < p.FZMIN, fz > p.FZMAX, (kappa < p.KPUMIN) | (kappa > p.KPUMAX),
+                      (alpha < p.ALPMIN) | (alpha > p.ALPMAX), (gamma < p.CAMMIN) | (gamma > p.CAMMAX),
+                      (pres < p.PRESMIN) | (pres > p.PRESMAX))
+
+
+def out_of_range(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, side=None, pressure=None) -> LimitFlags:
+    """Which inputs lie outside the file's validity ranges (the flags :func:`jaxtire.evaluate` returns).
+
+    Same inputs as :func:`mf_forces`; with ``side`` the ranges apply to the mirrored (tyre-frame)
+    ``alpha`` and ``gamma``.  Pure and cheap: call it next to ``mf_forces`` inside ``jit``.
+    """
+    p = params
+    fz = p.FNOMIN if fz is None else fz
+    kappa, alpha, gamma, fz = (jnp.asarray(x) for x in (kappa, alpha, gamma, fz))
+    if side is not None:
+        mirror = jnp.where(jnp.asarray(side) * p.tyreside < 0, -1.0, 1.0)
+        alpha, gamma = mirror * alpha, mirror * gamma
+    pres = p.INFLPRES if pressure is None else jnp.asarray(pressure)
+    return _flags(p, kappa, alpha, gamma, jnp.maximum(fz, 0.0), pres)
+
+
+class _Solution(NamedTuple):
+    forces: TireForces
+    flags: LimitFlags
+    mirror: Any  # +1 / -1 (array) or 1.0 when side is None
+    fz: jax.Array  # load given (>= 0) [N]
+    fz_used: jax.Array  # load of the force channels (clamped at FZMAX under limits="clamp")
+    kappa: jax.Array  # tyre-frame inputs after the limits
+    alpha: jax.Array
+    gamma: jax.Array
+    pressure: jax.Array
+    kxk: jax.Array
+    kya: jax.Array
+    t: jax.Array
+    mzr: jax.Array
+    phi: Any  # spin phi [1/m] or None
+
+
+LIMITS = ("clamp", "off")
+CONVENTIONS = ("book", "mfeval")
+
+
+def _solve(params: MFParams, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=None, *, combined=True,
+           phi=None, side=None, pressure=None, omega=None, limits="clamp", convention="book") -> _Solution:
+    check_choice("limits", limits, LIMITS, "mf_forces")
+    check_choice("convention", convention, CONVENTIONS, "mf_forces")
+    p = params
+    if fz is None:
+        fz = p.FNOMIN
+    _check_load(fz)
+    kappa, alpha, gamma, fz = (jnp.asarray(x) for x in (kappa, alpha, gamma, fz))
+    pres = p.INFLPRES if pressure is None else jnp.asarray(pressure)
+    if phi is not None:
+        if p.is_mf52:
+            raise ValueError("mf_forces: turn slip (phi) is modelled for MF 6.1 / 6.2 files (FITTYP 61, 62) only")
+        phi = jnp.asarray(phi)
+    mirror = 1.0
+    if side is not None:
+        mirror = jnp.where(jnp.asarray(side) * p.tyreside < 0, -1.0, 1.0)
+        alpha, gamma = mirror * alpha, mirror * gamma
+        if phi is not None:
+            phi = mirror * phi
+    fz = jnp.maximum(fz, 0.0)
+    flags = _flags(p, kappa, alpha, gamma, fz, pres)
+    if limits == "clamp":
+        kappa = jnp.clip(kappa, p.KPUMIN, p.KPUMAX)
+        alpha = jnp.clip(alpha, p.ALPMIN, p.ALPMAX)
+        gamma = jnp.clip(gamma, p.CAMMIN, p.CAMMAX)
+        pres = jnp.clip(pres, p.PRESMIN, p.PRESMAX)
+        fz_f = jnp.minimum(fz, p.FZMAX)
+        fz_mz = jnp.where(fz > 0.0, jnp.maximum(fz_f, p.FZMIN), 0.0)
+    else:
+        fz_f = fz_mz = fz
+    alpha = jnp.clip(alpha, -ALPHA_LIMIT, ALPHA_LIMIT)
+    # below FZMIN, Mx and My scale with (Fz/FZMIN)^2 and Fz/FZMIN (MFeval's rule, both modes)
+    fzmin = jnp.maximum(p.FZMIN, 1e-9)
+    low_f, low = fz_f < p.FZMIN, fz < p.FZMIN
+    fz_mx = jnp.where(low_f, fz_f * (fz_f / fzmin) ** 2, fz_f)
+    fz_my = jnp.where(low, fz * (fz / fzmin), fz)
+
+    grip, rr_scale = (1.0, 1.0) if surface is None else (surface.grip, surface.rolling_resistance)
+    alpha_s = tan(alpha)
+    slip_speed = 0.0 if vx is None else jnp.abs(vx) * safe_norm(kappa, alpha_s)
+    c = _common(p, fz_f, gamma, vx, grip, slip_speed, pres)
+    ts = None if phi is None else _turn_slip(p, c, kappa, alpha_s, gamma, phi, vx, omega)
+    mfeval = convention == "mfeval"
+
+    x = _fx0(p, c, kappa, ts)
+    y = _fy0(p, c, alpha_s, c.gs, ts)
+    y_g0 = _fy0(p, c, alpha_s, jnp.zeros_like(c.gs))
+    gyk = None
+    if combined:
+        fx = _gxa(p, c, kappa, alpha_s) * x.fx0
+        gyk, svyk = _gyk(p, c, kappa, alpha_s, c.gs, y.muy)
+        fy = gyk * y.fy0 + svyk
+        gyk0, _ = _gyk(p, c, kappa, alpha_s, c.gs if mfeval else jnp.zeros_like(c.gs), y_g0.muy)
+        fy_g0 = gyk0 * y_g0.fy0
+    else:
+        fx, fy, fy_g0 = x.fx0, y.fy0, y_g0.fy0
+        gyk = jnp.ones_like(fx)
+    m = _mz(p, c, kappa, gamma, alpha_s, fy, fy_g0, fx, y, x.kxk, combined, fz_mz, mfeval, ts, gyk)
+    mx = _mx(p, c, gamma, fy, fz_mx)
+    my = _my(p, fz_my, gamma, fx, vx, rr_scale, pres)
+    util = safe_norm(safe_div(fx, x.mux * fz_f), safe_div(fy, y.muy * fz_f))
+    sliding = (jnp.abs(x.phase) > np.pi / 2) | (jnp.abs(y.phase) > np.pi / 2)
+    mz = m.mz
+    if side is not None:
+        fy, mx, mz = mirror * fy, mirror * mx, mirror * mz
+    forces = TireForces(fx, fy, mz, mx, my, x.mux, y.muy, util, sliding)
+    return _Solution(forces, flags, mirror, fz, fz_f, kappa, alpha, gamma, jnp.asarray(pres), x.kxk, y.kya,
+                     m.t, m.mzr, None if ts is None else ts.phi)
+
+
 def mf_forces(params: MFParams, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=None, *,
-              combined: bool = True) -> TireForces:
-    """Steady-state MF 6.1 forces and moments at the contact, TYDEX / ISO-W axes.
+              combined: bool = True, phi=None, side=None, pressure=None, omega=None,
+              limits: str = "clamp", convention: str = "book") -> TireForces:
+    """Steady-state MF 6.1 / 6.2 (and 5.2) forces and moments at the contact, TYDEX / ISO-W axes.
 
     Args:
       params: :class:`~jaxtire.params.MFParams` (possibly batched: leaves of any shape that broadcasts).
@@ -268,39 +509,35 @@ def mf_forces(params: MFParams, kappa, alpha, gamma=0.0, fz=None, vx=None, surfa
         speed terms of ``My``.  ``None`` evaluates at the nominal speed ``LONGVL``.
       surface: a :class:`jaxtire.surfaces.Surface` (grip scales LMUX/LMUY, rolling resistance scales LMY).
       combined: use the combined-slip weighting functions (``False``: pure-slip Fx0, Fy0, Mz0).
+      phi: turn slip ``phi_t = -psi_dot / Vc`` [1/m] (the book's and MFeval's ``phit``; ``psi_dot`` the
+        wheel's yaw rate, ``Vc`` the contact speed).  ``None`` (default): turn slip off, the
+        book's zeta factors all 1, bit for bit the steady-state model.  Any array switches on every
+        zeta factor of Pacejka 2012 §4.3.3 (MF 6.1 / 6.2 files), with the spin
+        ``phi = phi_t + (1 - eps_gamma) Omega sin(gamma) / Vc'`` (eq. 4.76,
+        ``eps_gamma = PECP1 (1 + PECP2 dfz)``, ``Vc' = max(|Vc|, VXLOW)``); at zero ``phi`` and zero
+        camber it equals the steady-state model.
+      side: ``None`` (default) evaluates the tyre as measured; else +1 (mounted on the left of the
+        car) / -1 (right), any broadcastable array.  Where ``side`` differs from the file's
+        ``TYRESIDE`` the tyre is the mirror image y -> -y: it is evaluated at
+        ``(kappa, -alpha, -gamma, -phi)`` and ``fy, mx, mz`` are negated (``fx, my`` unchanged).
+      pressure: inflation pressure [Pa]; ``None``: the file's ``INFLPRES``.
+      omega: wheel spin rate [rad/s], used by turn slip only (default ``vx (1 + kappa) / Re``).
+      limits: ``"clamp"`` (default, static) applies the file's validity ranges as MFeval does:
+        ``kappa``, ``alpha``, ``gamma``, ``pressure`` saturate at ``KPU*``, ``ALP*``, ``CAM*``,
+        ``PRES*``; ``fz`` above ``FZMAX`` saturates in Fx, Fy, Mz, Mx (not in My); below ``FZMIN``
+        the Dt and Dr loads of Mz use ``FZMIN``.  ``"off"``: no saturation.  In both modes ``Mx``
+        and ``My`` scale their load with ``(Fz/FZMIN)^2`` and ``Fz/FZMIN`` below ``FZMIN``.
+        :func:`jaxtire.evaluate` returns which inputs were outside their range.
+      convention: ``"book"`` (default, static): Pacejka 2012; ``"mfeval"``: the forms of MFeval / the
+        TNO solver in Mz (camber terms of Bt and Dt, equivalent slip angles, Fy at zero camber
+        weighted by the cambered Gyk, ``cos(alpha*)`` in Dr, ``s`` with ``Fy/Fz0``, ``t LFZO``).
 
     Returns:
       :class:`~jaxtire.forces.TireForces` with ``fx, fy`` [N], ``mz, mx, my`` [N m], peak friction
       ``mux, muy``, ``grip_utilisation`` and ``is_sliding``.
     """
-    if fz is None:
-        fz = params.FNOMIN
-    _check_load(fz)
-    kappa, alpha, gamma, fz = (jnp.asarray(x) for x in (kappa, alpha, gamma, fz))
-    fz = jnp.maximum(fz, 0.0)
-    alpha = jnp.clip(alpha, -ALPHA_LIMIT, ALPHA_LIMIT)
-    grip, rr_scale = (1.0, 1.0) if surface is None else (surface.grip, surface.rolling_resistance)
-    alpha_s = tan(alpha)
-    slip_speed = 0.0 if vx is None else jnp.abs(vx) * safe_norm(kappa, alpha_s)
-    c = _common(params, fz, gamma, vx, grip, slip_speed)
-
-    x = _fx0(params, c, kappa)
-    y = _fy0(params, c, alpha_s, c.gs)
-    y_g0 = _fy0(params, c, alpha_s, jnp.zeros_like(c.gs))
-    if combined:
-        fx = _gxa(params, c, kappa, alpha_s) * x.fx0
-        gyk, svyk = _gyk(params, c, kappa, alpha_s, c.gs, y.muy)
-        fy = gyk * y.fy0 + svyk
-        gyk0, _ = _gyk(params, c, kappa, alpha_s, jnp.zeros_like(c.gs), y_g0.muy)
-        fy_g0 = gyk0 * y_g0.fy0
-    else:
-        fx, fy, fy_g0 = x.fx0, y.fy0, y_g0.fy0
-    mz = _mz(params, c, kappa, alpha, alpha_s, fy, fy_g0, fx, y, x.kxk, combined)
-    mx = _mx(params, c, gamma, fy)
-    my = _my(params, c, gamma, fx, vx, rr_scale)
-    util = safe_norm(safe_div(fx, x.mux * fz), safe_div(fy, y.muy * fz))
-    sliding = (jnp.abs(x.phase) > np.pi / 2) | (jnp.abs(y.phase) > np.pi / 2)
-    return TireForces(fx, fy, mz, mx, my, x.mux, y.muy, util, sliding)
+    return _solve(params, kappa, alpha, gamma, fz, vx, surface, combined=combined, phi=phi, side=side,
+                  pressure=pressure, omega=omega, limits=limits, convention=convention).forces
 
 
 def cornering_stiffness(params: MFParams, fz=None, gamma=0.0, surface=None):

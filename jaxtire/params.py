@@ -3,11 +3,18 @@
 An :class:`MFParams` holds every coefficient the MF 6.1 / 6.2 (FITTYP 61/62)
 and MF 5.2 / PAC2002 (FITTYP 5, 6, 21, 52) equations of :mod:`jaxtire.mf61`
 use, each as a JAX array leaf, so a leading axis batches a fleet of tires and
-``jax.vmap`` / broadcasting work with no special cases.  Everything that is
-not a number the equations use (the file version, strings such as
-``TYRESIDE``, the coefficients of models outside the steady-state Magic
-Formula such as ``VERTICAL_STIFFNESS``, and unknown keys) is kept in static,
-hashable metadata so :func:`jaxtire.save_tir` can write it back.
+``jax.vmap`` / broadcasting work with no special cases.  This includes the
+vertical model (``VERTICAL_STIFFNESS``, ``Q_RE0``, ``Q_V*``, ``Q_FZ*``, ``Q_FC*``,
+``Q_CAM*``, ``Q_FYS*``, ``PFZ1``, ``BREFF``/``DREFF``/``FREFF``, bottoming), the
+dimensions (``WIDTH``, ``ASPECT_RATIO``, ``RIM_RADIUS``, ``RIM_WIDTH``), the
+structural stiffnesses of the relaxation lengths (``LONGITUDINAL_STIFFNESS``,
+``LATERAL_STIFFNESS``, ``PCFX*``, ``PCFY*``; MF 5.2 ``PTX*``, ``PTY*``, ``LSGKP``,
+``LSGAL``), the contact patch (``Q_RA*``, ``Q_RB*``, ``Q_A1``, ``Q_A2``), the
+validity ranges (``FZMIN`` ... ``PRESMAX``) and the turn-slip coefficients.
+Everything that is not a number the equations use (the file version, strings
+such as ``TYRESIDE`` -- read through :attr:`MFParams.tyreside` --, the rigid-ring
+and enveloping coefficients, and unknown keys) is kept in static, hashable
+metadata so :func:`jaxtire.save_tir` can write it back.
 
 Units are SI as in a TYDEX ``.tir`` file with ``[UNITS]`` meter / newton /
 radians / kg / second (the only unit set this reader accepts).
@@ -28,31 +35,49 @@ import jax.numpy as jnp
 # Coefficients the steady-state equations use, by .tir section.
 MODEL_COEFFICIENTS: dict[str, tuple[str, ...]] = {
     "MODEL": ("LONGVL", "VXLOW"),
-    "DIMENSION": ("UNLOADED_RADIUS",),
+    "DIMENSION": ("UNLOADED_RADIUS", "WIDTH", "ASPECT_RATIO", "RIM_RADIUS", "RIM_WIDTH"),
     "OPERATING_CONDITIONS": ("INFLPRES", "NOMPRES"),
-    "VERTICAL": ("FNOMIN",),
+    "VERTICAL": (
+        "FNOMIN", "VERTICAL_STIFFNESS", "VERTICAL_DAMPING", "BREFF", "DREFF", "FREFF", "Q_RE0", "Q_V1",
+        "Q_V2", "Q_FZ1", "Q_FZ2", "Q_FCX", "Q_FCY", "Q_CAM", "PFZ1", "Q_FCY2", "Q_CAM1", "Q_CAM2",
+        "Q_CAM3", "Q_FYS1", "Q_FYS2", "Q_FYS3", "BOTTOM_OFFST", "BOTTOM_STIFF",
+    ),
+    "STRUCTURAL": (
+        "LONGITUDINAL_STIFFNESS", "LATERAL_STIFFNESS", "PCFX1", "PCFX2", "PCFX3", "PCFY1", "PCFY2",
+        "PCFY3",
+    ),
+    "CONTACT_PATCH": ("Q_RA1", "Q_RA2", "Q_RB1", "Q_RB2", "Q_A1", "Q_A2"),
+    "INFLATION_PRESSURE_RANGE": ("PRESMIN", "PRESMAX"),
+    "VERTICAL_FORCE_RANGE": ("FZMIN", "FZMAX"),
+    "LONG_SLIP_RANGE": ("KPUMIN", "KPUMAX"),
+    "SLIP_ANGLE_RANGE": ("ALPMIN", "ALPMAX"),
+    "INCLINATION_ANGLE_RANGE": ("CAMMIN", "CAMMAX"),
     "SCALING_COEFFICIENTS": (
         "LFZO", "LCX", "LMUX", "LEX", "LKX", "LHX", "LVX", "LCY", "LMUY", "LEY", "LKY", "LKYC",
         "LKZC", "LHY", "LVY", "LTR", "LRES", "LXAL", "LYKA", "LVYKA", "LS", "LMX", "LVMX", "LMY",
-        "LMP", "LMUV", "LGAX", "LGAY", "LGAZ",
+        "LMP", "LMUV", "LGAX", "LGAY", "LGAZ", "LSGKP", "LSGAL",
     ),
     "LONGITUDINAL_COEFFICIENTS": (
         "PCX1", "PDX1", "PDX2", "PDX3", "PEX1", "PEX2", "PEX3", "PEX4", "PKX1", "PKX2", "PKX3",
         "PHX1", "PHX2", "PVX1", "PVX2", "PPX1", "PPX2", "PPX3", "PPX4", "RBX1", "RBX2", "RBX3",
-        "RCX1", "REX1", "REX2", "RHX1",
+        "RCX1", "REX1", "REX2", "RHX1", "PTX1", "PTX2", "PTX3",
     ),
     "OVERTURNING_COEFFICIENTS": tuple(f"QSX{i}" for i in range(1, 15)) + ("PPMX1",),
     "LATERAL_COEFFICIENTS": (
         "PCY1", "PDY1", "PDY2", "PDY3", "PEY1", "PEY2", "PEY3", "PEY4", "PEY5", "PKY1", "PKY2",
         "PKY3", "PKY4", "PKY5", "PKY6", "PKY7", "PHY1", "PHY2", "PHY3", "PVY1", "PVY2", "PVY3",
         "PVY4", "PPY1", "PPY2", "PPY3", "PPY4", "PPY5", "RBY1", "RBY2", "RBY3", "RBY4", "RCY1",
-        "REY1", "REY2", "RHY1", "RHY2", "RVY1", "RVY2", "RVY3", "RVY4", "RVY5", "RVY6",
+        "REY1", "REY2", "RHY1", "RHY2", "RVY1", "RVY2", "RVY3", "RVY4", "RVY5", "RVY6", "PTY1", "PTY2",
     ),
     "ROLLING_COEFFICIENTS": tuple(f"QSY{i}" for i in range(1, 9)),
     "ALIGNING_COEFFICIENTS": (
         "QBZ1", "QBZ2", "QBZ3", "QBZ4", "QBZ5", "QBZ9", "QBZ10", "QCZ1", "QDZ1", "QDZ2", "QDZ3",
         "QDZ4", "QDZ6", "QDZ7", "QDZ8", "QDZ9", "QDZ10", "QDZ11", "QEZ1", "QEZ2", "QEZ3", "QEZ4",
         "QEZ5", "QHZ1", "QHZ2", "QHZ3", "QHZ4", "PPZ1", "PPZ2", "SSZ1", "SSZ2", "SSZ3", "SSZ4",
+    ),
+    "TURNSLIP_COEFFICIENTS": (
+        "PDXP1", "PDXP2", "PDXP3", "PKYP1", "PDYP1", "PDYP2", "PDYP3", "PDYP4", "PHYP1", "PHYP2",
+        "PHYP3", "PHYP4", "PECP1", "PECP2", "QDTP1", "QCRP1", "QCRP2", "QBRP1", "QDRP1",
     ),
 }
 
@@ -68,6 +93,27 @@ BASE_DEFAULTS: dict[str, float] = {
     "NOMPRES": 220000.0,
     "FNOMIN": 4000.0,
     "LMUV": 0.0,  # speed decay of friction: a coefficient (MF default 0), not a unit multiplier
+    # vertical / structural / contact patch: typical passenger-car values for files that omit them
+    "WIDTH": 0.2,
+    "ASPECT_RATIO": 0.6,
+    "VERTICAL_STIFFNESS": 200000.0,
+    "Q_RE0": 1.0,
+    "LONGITUDINAL_STIFFNESS": 400000.0,
+    "LATERAL_STIFFNESS": 150000.0,
+    # validity ranges: wide (nothing is clamped) when the file omits them
+    "PRESMIN": 0.0,
+    "PRESMAX": 1.0e9,
+    "FZMIN": 0.0,
+    "FZMAX": 1.0e9,
+    "KPUMIN": -1.0e3,
+    "KPUMAX": 1.0e3,
+    "ALPMIN": -1.5707963267948966,
+    "ALPMAX": 1.5707963267948966,
+    "CAMMIN": -1.5707963267948966,
+    "CAMMAX": 1.5707963267948966,
+    # turn slip: shape factors that divide (MF-Tyre template values)
+    "PHYP1": 1.0,
+    "QDRP1": 1.0,
 }
 
 #: Valid ranges checked when params are built: name -> (low, high, low inclusive?).
@@ -79,6 +125,13 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "LONGVL": (0.0, math.inf, False),
     "VXLOW": (0.0, math.inf, False),
     "LFZO": (0.0, math.inf, False),
+    "VERTICAL_STIFFNESS": (0.0, math.inf, False),
+    "LONGITUDINAL_STIFFNESS": (0.0, math.inf, False),
+    "LATERAL_STIFFNESS": (0.0, math.inf, False),
+    "Q_RE0": (0.0, math.inf, False),
+    "FZMIN": (0.0, math.inf, True),
+    "PHYP1": (0.0, math.inf, False),
+    "QDRP1": (0.0, math.inf, False),
 }
 
 #: FITTYP values of the supported families.
@@ -120,6 +173,17 @@ class MFParams:
     @property
     def is_mf52(self) -> bool:
         return self.fittyp in FITTYP_MF52
+
+    @property
+    def is_mf62(self) -> bool:
+        return self.fittyp == 62
+
+    @property
+    def tyreside(self) -> float:
+        """Side the file was measured on, from its ``TYRESIDE`` text: +1.0 ``LEFT`` (also when absent or
+        ``SYMMETRIC``), -1.0 ``RIGHT``.  Static (from ``meta``), so it costs nothing under ``jit``."""
+        raw = self.meta_value("TYRESIDE", "LEFT")
+        return -1.0 if str(raw).strip().strip("'\"").strip().upper() == "RIGHT" else 1.0
 
     def replace(self, **changes) -> "MFParams":
         """A copy with some coefficients changed (no validation; see :func:`make_params`)."""

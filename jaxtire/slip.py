@@ -25,6 +25,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jaxtire._math import atan
+from jaxtire._trig import sin
 
 #: Default regularisation speed [m/s].
 V_REG = 0.5
@@ -54,3 +55,24 @@ def slip_angle(vx, vy, v_reg=V_REG):
 def slip_velocity(omega, r, vx, vy):
     """Contact-patch slip velocity ``(vsx, vsy) = (vx - omega r, vy)`` [m/s]."""
     return vx - omega * r, vy
+
+
+def turn_slip(yaw_rate, vx, vy=0.0, v_reg=V_REG):
+    """Turn slip ``phi_t = -psi_dot / Vc`` [1/m] of a wheel whose heading turns at ``yaw_rate`` [rad/s].
+
+    ``Vc = sqrt(vx^2 + vy^2)`` is the contact-centre speed [m/s], floored smoothly as
+    ``sqrt(vx^2 + vy^2 + v_reg^2)`` so the ratio stays finite at standstill.  This is the ``phi``
+    input of :func:`jaxtire.mf61.mf_forces` (Pacejka 2012 eq. 4.75; MFeval's ``phit``): for a
+    wheel rolling forward along a path of curvature ``1/R`` to the left (ISO: ``psi_dot > 0``),
+    ``phi_t = -1/R``.
+    """
+    return -yaw_rate / jnp.sqrt(vx * vx + vy * vy + v_reg * v_reg)
+
+
+def spin(phi_t, omega, gamma, vc, eps_gamma):
+    """Spin ``phi = -(1/Vc)(psi_dot - (1 - eps_gamma) Omega sin(gamma)) = phi_t + (1 - eps_gamma) Omega sin(gamma) / Vc``.
+
+    ``phi_t`` [1/m] turn slip, ``omega`` wheel spin rate [rad/s], ``gamma`` camber [rad], ``vc``
+    contact speed [m/s] (nonzero), ``eps_gamma`` the camber reduction factor (Pacejka 2012 eq. 4.76).
+    """
+    return phi_t + (1.0 - eps_gamma) * omega * sin(gamma) / vc

@@ -1,0 +1,145 @@
+"""Tyre transients: relaxation lengths and the first-order contact-slip lag.
+
+Relaxation lengths [m], as the file's version defines them:
+
+* MF 6.1 / 6.2 (Pacejka 2012 §4.3 / Besselink et al. 2010, eqs. 17-19)::
+
+      Cx = LONGITUDINAL_STIFFNESS (1 + PCFX1 dfz + PCFX2 dfz^2)(1 + PCFX3 dpi)     [N/m]
+      Cy = LATERAL_STIFFNESS      (1 + PCFY1 dfz + PCFY2 dfz^2)(1 + PCFY3 dpi)
+      sigma_kappa = |Kxk / Cx|,   sigma_alpha = |Kya / Cy|
+
+  with the slip stiffnesses ``Kxk`` [N] and ``Kya`` [N/rad] of :mod:`jaxtire.mf61` at the same
+  load, camber and pressure.
+* MF 5.2 / PAC2002 (FITTYP 5, 6, 21, 52)::
+
+      sigma_kappa = (PTX1 + PTX2 dfz) exp(-PTX3 dfz) LSGKP R0 Fz / Fz0
+      sigma_alpha = PTY1 sin(2 atan(Fz / (PTY2 Fz0'))) (1 - PKY3 |gamma|) R0 LFZO LSGAL
+
+Contact-slip lag (Pacejka 2012 §7.2, the first-order "stretched string" model): the vehicle
+keeps the lagged slips in its state, ``ContactSlip(kappa, tan_alpha)`` (the lateral state is
+``tan(alpha')``, the ratio the lag acts on), and integrates::
+
+      sigma_kappa d kappa'/dt     + |Vx| kappa'     = -Vsx     (-> kappa' = -Vsx/|Vx| = kappa)
+      sigma_alpha d tan(alpha')/dt + |Vx| tan(alpha') =  Vsy    (-> tan(alpha') = Vsy/|Vx| = tan(alpha))
+
+with the slip velocities of :func:`jaxtire.slip.slip_velocity` (``Vsx = Vx - omega Re``,
+``Vsy = Vy``).  At standstill the lag integrates the slip velocity (the carcass deflection
+``sigma kappa'``), so the force builds up like a spring instead of chattering between the
+signs of a ratio of small speeds.  The forces then come from
+``mf_forces(params, state.kappa, atan(state.tan_alpha), ...)``; steady state is the same call
+with the steady slips.  ``sigma`` is floored at :data:`SIGMA_MIN` so the lag stays finite at
+zero load.
+
+Typical vehicle step (explicit Euler; any integrator works on the pure derivative)::
+
+    sk, sa = relaxation_lengths(params, fz, gamma)
+    d = contact_slip_rates(state, vx, vsx, vsy, sk, sa)
+    state = ContactSlip(state.kappa + dt * d.kappa, state.tan_alpha + dt * d.tan_alpha)
+    out = mf_forces(params, *lagged_slips(state), gamma, fz, vx)
+
+Stability of explicit Euler needs ``dt < 2 sigma / |Vx|``; :func:`relax_exact` gives the
+exact one-step solution for constant inputs (stable for any ``dt``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxtire._math import atan
+from jaxtire.mf61 import _common, _fx0, _fy0
+from jaxtire.params import MFParams
+
+#: Smallest relaxation length used by the lag equations [m] (zero load gives sigma = 0).
+SIGMA_MIN = 1e-3
+
+
+def carcass_stiffness(params: MFParams, fz, pressure=None):
+    """Overall longitudinal and lateral carcass stiffness ``(Cx, Cy)`` [N/m] at load ``fz`` [N]."""
+    p = params
+    fz = jnp.maximum(jnp.asarray(fz), 0.0)
+    fz0p = p.FNOMIN * p.LFZO
+    dfz = (fz - fz0p) / fz0p
+    dpi = ((p.INFLPRES if pressure is None else jnp.asarray(pressure)) - p.NOMPRES) / p.NOMPRES
+    cx = p.LONGITUDINAL_STIFFNESS * (1.0 + p.PCFX1 * dfz + p.PCFX2 * dfz**2) * (1.0 + p.PCFX3 * dpi)
+    cy = p.LATERAL_STIFFNESS * (1.0 + p.PCFY1 * dfz + p.PCFY2 * dfz**2) * (1.0 + p.PCFY3 * dpi)
+    return cx, cy
+
+
+def relaxation_lengths(params: MFParams, fz, gamma=0.0, pressure=None):
+    """Relaxation lengths ``(sigma_kappa, sigma_alpha)`` [m] at load ``fz`` [N], camber ``gamma`` [rad].
+
+    MF 6.1 / 6.2: ``|Kxk / Cx|``, ``|Kya / Cy|``; MF 5.2: the ``PTX*`` / ``PTY*`` forms (module docstring).
+    """
+    p = params
+    fz = jnp.maximum(jnp.asarray(fz), 0.0)
+    gamma = jnp.asarray(gamma)
+    if p.is_mf52:
+        fz0p = p.FNOMIN * p.LFZO
+        dfz = (fz - fz0p) / fz0p
+        r0 = p.UNLOADED_RADIUS
+        sk = (p.PTX1 + p.PTX2 * dfz) * jnp.exp(-p.PTX3 * dfz) * p.LSGKP * r0 * fz / p.FNOMIN
+        sa = (p.PTY1 * jnp.sin(2.0 * atan(fz / (p.PTY2 * fz0p))) * (1.0 - p.PKY3 * jnp.abs(gamma))
+              * r0 * p.LFZO * p.LSGAL)
+        return sk, sa
+    pres = None if pressure is None else jnp.asarray(pressure)
+    c = _common(p, fz, gamma, None, 1.0, 0.0, pres)
+    kxk = _fx0(p, c, 0.0).kxk
+    kya = _fy0(p, c, 0.0, c.gs).kya
+    cx, cy = carcass_stiffness(p, fz, pressure)
+    return jnp.abs(kxk / cx), jnp.abs(kya / cy)
+
+
+class ContactSlip(NamedTuple):
+    """Lagged contact slips kept in a vehicle's state: ``kappa'`` [-] and ``tan(alpha')`` [-]."""
+
+    kappa: jax.Array
+    tan_alpha: jax.Array
+
+
+def contact_slip_rates(state: ContactSlip, vx, vsx, vsy, sigma_kappa, sigma_alpha) -> ContactSlip:
+    """Time derivatives of the lagged slips [1/s]::
+
+        d kappa'/dt     = (-Vsx - |Vx| kappa')     / sigma_kappa
+        d tan(alpha')/dt = ( Vsy - |Vx| tan(alpha')) / sigma_alpha
+
+    ``vx`` [m/s] forward speed of the wheel centre, ``vsx = vx - omega Re`` and ``vsy = vy`` [m/s]
+    the slip velocities, ``sigma_*`` [m] from :func:`relaxation_lengths` (floored at :data:`SIGMA_MIN`).
+    """
+    avx = jnp.abs(vx)
+    sk = jnp.maximum(sigma_kappa, SIGMA_MIN)
+    sa = jnp.maximum(sigma_alpha, SIGMA_MIN)
+    return ContactSlip((-vsx - avx * state.kappa) / sk, (vsy - avx * state.tan_alpha) / sa)
+
+
+def relax_exact(state: ContactSlip, vx, vsx, vsy, sigma_kappa, sigma_alpha, dt) -> ContactSlip:
+    """The lag equations solved exactly over ``dt`` [s] with constant inputs (stable for any step).
+
+    ``x(t + dt) = x_ss + (x - x_ss) exp(-|Vx| dt / sigma)``, written with ``expm1`` so that at
+    ``Vx = 0`` it becomes the pure integration ``x + dt * rate``.
+    """
+    avx = jnp.abs(vx)
+    out = []
+    for x, drive, sigma in ((state.kappa, -vsx, sigma_kappa), (state.tan_alpha, vsy, sigma_alpha)):
+        s = jnp.maximum(sigma, SIGMA_MIN)
+        rate = (drive - avx * x) / s  # derivative at the start of the step
+        lam = avx / s
+        # (1 - exp(-lam dt)) / lam, -> dt as lam -> 0, finite gradient everywhere
+        small = lam * dt < 1e-6
+        lam_s = jnp.where(small, 1.0, lam)
+        gain = jnp.where(small, dt * (1.0 - 0.5 * lam * dt), -jnp.expm1(-lam_s * dt) / lam_s)
+        out.append(x + rate * gain)
+    return ContactSlip(*out)
+
+
+def lagged_slips(state: ContactSlip):
+    """``(kappa', alpha')`` [-, rad] to pass to :func:`jaxtire.mf61.mf_forces`."""
+    return state.kappa, atan(state.tan_alpha)
+
+
+def steady_slips(vx, vsx, vsy, v_reg: float = 0.0) -> ContactSlip:
+    """The steady state of the lag: ``kappa = -Vsx / |Vx|``, ``tan(alpha) = Vsy / |Vx|`` (``|Vx|`` floored at ``v_reg``)."""
+    avx = jnp.maximum(jnp.abs(vx), v_reg) if v_reg else jnp.abs(vx)
+    return ContactSlip(-vsx / avx, vsy / avx)
