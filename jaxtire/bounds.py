@@ -1,0 +1,106 @@
+"""The one table of what a ``.tir`` file must hold and what values are plausible.
+
+:func:`jaxtire.tir.load_tir` checks every numeric entry of a file against this module:
+
+* :data:`REQUIRED` -- keys without which a file does not describe a tire.  Each is a
+  quantity the steady-state equations divide by or scale with, so a default would
+  stand in for the tire itself:
+
+  ========================== ==============================================================
+  ``FNOMIN``                 nominal load Fz0: every load dependence is ``dfz = Fz/Fz0 - 1``
+  ``UNLOADED_RADIUS``        R0: scales Mz, Mx, My and the radii
+  ``PCX1 PDX1 PKX1``         shape, peak friction and slip stiffness of Fx (no Fx without them)
+  ``PCY1 PDY1 PKY1 PKY2``    shape, peak friction, cornering stiffness and its load of Fy
+  ``PKY4`` (MF 6.1 / 6.2)    curvature of Kya(Fz); MF 5.2 / PAC2002 fix it to 2
+  ``QBZ1 QCZ1 QDZ1``         stiffness, shape and peak of the pneumatic trail (Mz)
+  ========================== ==============================================================
+
+  Every other key is optional: it takes the MFeval default (zero, scaling factors one,
+  :data:`jaxtire.params.BASE_DEFAULTS`), and the loader lists the defaults it used in
+  ``params.meta.defaults_used`` and in a ``UserWarning``.
+
+* :data:`BOUNDS` -- the plausibility range of each key, ``key -> (lo, hi)`` (both ends
+  allowed; SI units after ``[UNITS]`` conversion).  Ranges are wide enough for every
+  published tire we know (car, FSAE, truck/bus, the TNO and MFeval examples) and
+  narrow enough to catch typos and corrupted files (``PDX1 = 100``, ``PVX1 = 1e6``,
+  negative ``PKX1``, negative scaling factors, positive ``PKY1`` i.e. the wrong ISO-W sign).
+  Keys not listed take :data:`GENERIC_COEFFICIENT` (model coefficients) or
+  :data:`GENERIC_NUMBER` (other numeric entries).  For an exotic tire pass
+  ``bounds={"PDX1": (0, 8)}`` (or ``bounds={"PDX1": None}`` to lift a check) to
+  :func:`~jaxtire.tir.load_tir`; the override is explicit and per key.
+
+After the per-key checks the loader evaluates the tire on a small grid
+(:data:`SANITY_LOADS` x slips, incl. ``Fz = 0``): every force and moment finite,
+``|Fx|, |Fy| <= FORCE_LIMIT * Fz``, Fx with the sign of the slip ratio and Fy against the
+slip angle (ISO-W) at moderate slip and load; a file failing this is refused too.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: Keys every file must hold (all dialects).
+REQUIRED: tuple[str, ...] = (
+    "FNOMIN", "UNLOADED_RADIUS", "PCX1", "PDX1", "PKX1", "PCY1", "PDY1", "PKY1", "PKY2",
+    "QBZ1", "QCZ1", "QDZ1",
+)
+#: Keys an MF 6.1 / 6.2 file must hold besides :data:`REQUIRED`.
+REQUIRED_MF6: tuple[str, ...] = ("PKY4",)
+
+#: Range of model coefficients not listed in :data:`BOUNDS` (real files reach |x| ~ 3.3e3).
+GENERIC_COEFFICIENT: tuple[float, float] = (-1e5, 1e5)
+#: Range of other numeric entries not listed (stiffnesses reach 1e6-1e7 N/m).
+GENERIC_NUMBER: tuple[float, float] = (-1e12, 1e12)
+
+_SCALING = ("LCX", "LMUX", "LEX", "LKX", "LHX", "LVX", "LCY", "LMUY", "LEY", "LKY", "LKYC", "LKZC",
+            "LHY", "LVY", "LTR", "LRES", "LXAL", "LYKA", "LVYKA", "LS", "LMX", "LVMX", "LMY", "LMP",
+            "LGAX", "LGAY", "LGAZ", "LCZ", "LSGKP", "LSGAL", "LGYR", "LCMZ", "LIP", "LKG")
+
+#: key -> (lo, hi): the plausibility table (SI units, both ends allowed).
+BOUNDS: dict[str, tuple[float, float]] = {
+    # base quantities
+    "FNOMIN": (10.0, 1e6),              # N: a kart tire ~300 N, a mining tire ~5e5 N
+    "UNLOADED_RADIUS": (0.01, 5.0),     # m
+    "LONGVL": (0.1, 300.0),             # m/s (divides the speed terms)
+    "VXLOW": (1e-3, 100.0),             # m/s (divides the low-speed fade)
+    "NOMPRES": (1e3, 1e8),              # Pa (divides dpi)
+    "INFLPRES": (0.0, 1e8),             # Pa
+    "IP": (0.0, 1e8), "IP_NOM": (1e3, 1e8),
+    # scaling factors: non-negative; LFZO divides every load ratio
+    "LFZO": (1e-3, 100.0),
+    **{k: (0.0, 100.0) for k in _SCALING},
+    "LMUV": (0.0, 100.0),
+    # longitudinal: C > 0, friction 0..5, stiffness > 0, small shifts
+    "PCX1": (0.05, 10.0), "PDX1": (1e-3, 5.0), "PDX2": (-5.0, 5.0), "PKX1": (1e-3, 1e3),
+    "PKX2": (-1e3, 1e3), "PKX3": (-10.0, 10.0), "PEX1": (-100.0, 1.0),
+    "PHX1": (-1.0, 1.0), "PHX2": (-1.0, 1.0), "PVX1": (-1.0, 1.0), "PVX2": (-1.0, 1.0),
+    # lateral: PKY1 < 0 in ISO-W (Kya negative), PKY2 > 0 (divides), PKY4 > 0
+    "PCY1": (0.05, 10.0), "PDY1": (1e-3, 5.0), "PDY2": (-5.0, 5.0), "PEY1": (-100.0, 1.0),
+    "PKY1": (-1e3, -1e-3), "PKY2": (1e-3, 1e3), "PKY4": (1e-3, 10.0),
+    "PHY1": (-1.0, 1.0), "PHY2": (-1.0, 1.0), "PVY1": (-1.0, 1.0), "PVY2": (-1.0, 1.0),
+    # aligning: trail stiffness, shape and peak
+    "QBZ1": (-1e3, 1e3), "QCZ1": (1e-3, 100.0), "QDZ1": (-10.0, 10.0),
+    # geometry, inertia, validity ranges (other numeric entries)
+    "WIDTH": (1e-3, 5.0), "ASPECT_RATIO": (0.0, 5.0), "RIM_RADIUS": (1e-3, 5.0), "RIM_WIDTH": (1e-3, 5.0),
+    "MASS": (0.0, 1e4), "IXX": (0.0, 1e4), "IYY": (0.0, 1e4),
+    "VERTICAL_STIFFNESS": (0.0, 1e10), "VERTICAL_DAMPING": (0.0, 1e8),
+    "FZMIN": (0.0, 1e7), "FZMAX": (0.0, 1e7), "PRESMIN": (0.0, 1e8), "PRESMAX": (0.0, 1e8),
+    "KPUMIN": (-10.0, 0.0), "KPUMAX": (0.0, 10.0),
+    "ALPMIN": (-math.pi / 2 - 1e-3, 0.0), "ALPMAX": (0.0, math.pi / 2 + 1e-3),
+    "CAMMIN": (-math.pi / 2, 0.0), "CAMMAX": (0.0, math.pi / 2),
+    "FILE_VERSION": (0.0, 100.0),
+}
+
+#: Loads of the post-load force check, as multiples of FNOMIN (0 included on purpose).
+SANITY_LOADS: tuple[float, ...] = (0.0, 0.1, 0.5, 1.0, 1.5, 2.0)
+#: Largest plausible |Fx|, |Fy| per unit load (a friction coefficient of 5).
+FORCE_LIMIT: float = 5.0
+
+
+def bound_for(key: str, is_coefficient: bool, overrides=None):
+    """The ``(lo, hi)`` range that applies to ``key`` (``None``: not checked), honouring ``overrides``."""
+    if overrides and key in overrides:
+        return overrides[key]
+    if key in BOUNDS:
+        return BOUNDS[key]
+    return GENERIC_COEFFICIENT if is_coefficient else GENERIC_NUMBER
