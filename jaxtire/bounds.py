@@ -32,7 +32,7 @@
 After the per-key checks the loader evaluates the tire on a small grid
 (:data:`SANITY_LOADS` x slips, incl. ``Fz = 0``): every force and moment finite,
 ``|Fx|, |Fy| <= FORCE_LIMIT * Fz``, Fx with the sign of the slip ratio and Fy against the
-slip angle (ISO-W) at moderate slip and load; a file failing this is refused too.
+slip angle (ISO-W) at moderate slip and load (0.5-2 FNOMIN); a file failing this is refused too.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
 }
 
 #: Loads of the post-load force check, as multiples of FNOMIN (0 included on purpose).
-SANITY_LOADS: tuple[float, ...] = (0.0, 0.1, 0.5, 1.0, 1.5, 2.0)
+SANITY_LOADS: tuple[float, ...] = (0.0, 0.1, 0.5, 1.0, 1.5, 2.0, 3.0)
 #: Largest plausible |Fx|, |Fy| per unit load (a friction coefficient of 5).
 FORCE_LIMIT: float = 5.0
 
