@@ -128,6 +128,10 @@ ALT_SECTIONS: dict[str, tuple[str, ...]] = {
     "INFLPRES": ("OPERATING_CONDITIONS", "TIRE_CONDITIONS"), "NOMPRES": ("OPERATING_CONDITIONS", "TIRE_CONDITIONS"),
     "FNOMIN": ("VERTICAL",), "UNLOADED_RADIUS": ("DIMENSION",),
 }
+#: Keys whose value is text (quoted or not); every other key jaxtire knows must be a number.
+STRING_KEYS = frozenset({"FILE_TYPE", "FILE_FORMAT", "TYRESIDE", "PROPERTY_FILE_FORMAT", "FUNCTION_NAME",
+                         "BELT_DYNAMICS", "CONTACT_MODEL", "FE_METHOD", "LOCAL_SOLVER", "LOCAL_SOLVER_HP",
+                         "LENGTH", "FORCE", "ANGLE", "MASS", "TIME", "PRESSURE"})
 #: [TIRE_CONDITIONS] keys of PAC2002 files -> the coefficient they give.
 ALIASES = {"IP": "INFLPRES", "IP_NOM": "NOMPRES"}
 
@@ -372,6 +376,8 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
         num = parse_number(raw)
         if coef is None:
             if num is None:
+                if key in KNOWN_TIR_KEYS and key not in STRING_KEYS:
+                    raise _err(path, ln, f"{key} must be a number, got {raw!r}")
                 triples.append((ln.section, key, raw))
                 continue
         elif num is None:

@@ -408,3 +408,22 @@ def test_unknown_keys_kept_and_reported(tmp_path):
         p = load_tir(f)
     assert p.unknown_keys() == ("MY_SPECIAL",)
     assert render_tir(p) == f.read_bytes()
+
+
+def test_known_numeric_key_with_text_value_is_an_error(tmp_path):
+    f = _mutate(tmp_path, lambda t: _set(t, "VERTICAL_STIFFNESS", "abc"))
+    with pytest.raises(TirError, match="VERTICAL_STIFFNESS must be a number"):
+        load_tir(f)
+
+
+def test_params_from_file_work_under_jit_pickle_and_tree_map():
+    import pickle
+
+    import jax
+
+    p = load_tir(BUNDLED)
+    assert float(jax.jit(lambda q: q.PCY1 * 2.0)(p)) == pytest.approx(2 * float(p.PCY1))
+    q = jax.tree.map(lambda x: x, p)
+    assert q.meta.document is p.meta.document and q.meta.defaults_used == p.meta.defaults_used
+    r = pickle.loads(pickle.dumps(p))
+    assert render_tir(r) == BUNDLED.read_bytes()
