@@ -13,7 +13,7 @@ Loading rules of :func:`load_tir` (each violation raises :class:`TirError`, a ``
 naming the file, the line and the key):
 
 1. Only regular files are opened (a FIFO, device or directory is refused *before* opening for
-   reading, so nothing blocks), of at most ``max_bytes`` (4 MiB).  UTF-8 with or without a
+   reading, so nothing blocks), of at most ``max_bytes`` (1 MiB) and 20 000 lines.  UTF-8 with or without a
    byte-order mark; other bytes are read as Latin-1; NUL bytes are refused.
 2. Every line is a blank/comment line, a ``[SECTION]`` header, a ``KEY = value`` entry or a
    table line of a table section; a misbracketed header (``{DIMENSION}``) is an error.
@@ -63,7 +63,7 @@ __all__ = ["TirError", "TirMeta", "load_tir", "save_tir", "read_document", "data
            "MAX_BYTES", "SECTION_ORDER", "UNIT_FACTORS"]
 
 #: Largest file :func:`load_tir` reads (real files are 10-40 kB).
-MAX_BYTES = 4 * 1024 * 1024
+MAX_BYTES = 1024 * 1024
 
 #: Section order of a canonical file written without a source document.
 SECTION_ORDER = (
@@ -186,8 +186,8 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
     """The file's bytes; non-regular files and files over ``max_bytes`` are refused before reading."""
     try:
         st = os.stat(path)
-    except OSError as e:
-        raise TirError(f"{path}: cannot read: {e.strerror or e}") from None
+    except (OSError, ValueError) as e:  # ValueError: embedded NUL in the path
+        raise TirError(f"{path!s}: cannot read: {getattr(e, 'strerror', None) or e}") from None
     if not stat.S_ISREG(st.st_mode):
         kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
                 else "a device" if (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)) else "not a regular file")

@@ -25,7 +25,10 @@ import re
 
 _SECTION = re.compile(r"^\[\s*([A-Za-z][A-Za-z0-9_]*)\s*\]\s*(?:\$.*)?$")
 _ENTRY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*=")
-_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eEdD][+-]?\d+)?$")
+# unambiguous (no nested optional digit runs): linear time even on a million-digit token
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eEdD][+-]?\d+)?$")
+#: Most lines a .tir file may have (real files have 150-400).
+MAX_LINES = 20000
 #: Sections whose body is a table (``{header}`` then rows of numbers) in files we know.
 TABLE_SECTIONS = frozenset({"SHAPE", "FZ_LOAD_CURVE", "DEFLECTION_LOAD_CURVE", "LOAD_CURVE"})
 
@@ -34,7 +37,7 @@ class TirError(ValueError):
     """A ``.tir`` file could not be read or is not a plausible tire: names the file, line and key."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class TirLine:
     """One physical line: ``kind`` in blank/comment/section/entry/table; ``text`` without its ending."""
 
@@ -156,6 +159,8 @@ def parse_document(text: str, source: str = "", bom: bool = False, encoding: str
     section = None
     lines = []
     raw_lines = text.splitlines(keepends=True)
+    if len(raw_lines) > MAX_LINES:
+        raise TirError(f"{source}: {len(raw_lines)} lines; a .tir file has at most {MAX_LINES}")
     for lineno, raw in enumerate(raw_lines, start=1):
         body = raw.rstrip("\r\n")
         eol = raw[len(body):]

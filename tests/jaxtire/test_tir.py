@@ -427,3 +427,17 @@ def test_params_from_file_work_under_jit_pickle_and_tree_map():
     assert q.meta.document is p.meta.document and q.meta.defaults_used == p.meta.defaults_used
     r = pickle.loads(pickle.dumps(p))
     assert render_tir(r) == BUNDLED.read_bytes()
+
+
+def test_pathological_sizes_are_refused_quickly(tmp_path):
+    import time
+
+    f = tmp_path / "lines.tir"
+    f.write_text("\n" * 30000)
+    with pytest.raises(TirError, match="lines"):
+        load_tir(f)
+    g = _mutate(tmp_path, lambda t: _set(t, "PCY1", "9" * 500000 + "x"), name="digits.tir")
+    t0 = time.perf_counter()
+    with pytest.raises(TirError, match="PCY1"):
+        load_tir(g)
+    assert time.perf_counter() - t0 < 5.0
