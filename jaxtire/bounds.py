@@ -2,22 +2,28 @@
 
 :func:`jaxtire.tir.load_tir` checks every numeric entry of a file against this module:
 
-* :data:`REQUIRED` -- keys without which a file does not describe a tire.  Each is a
-  quantity the steady-state equations divide by or scale with, so a default would
-  stand in for the tire itself:
+* :data:`REQUIRED` -- keys without which a file does not describe a tire:
 
   ========================== ==============================================================
   ``FNOMIN``                 nominal load Fz0: every load dependence is ``dfz = Fz/Fz0 - 1``
   ``UNLOADED_RADIUS``        R0: scales Mz, Mx, My and the radii
   ``PCX1 PDX1 PKX1``         shape, peak friction and slip stiffness of Fx (no Fx without them)
   ``PCY1 PDY1 PKY1 PKY2``    shape, peak friction, cornering stiffness and its load of Fy
-  ``PKY4`` (MF 6.1 / 6.2)    curvature of Kya(Fz); MF 5.2 / PAC2002 fix it to 2
   ``QBZ1 QCZ1 QDZ1``         stiffness, shape and peak of the pneumatic trail (Mz)
+  the rest of the core set   every coefficient of the MF 5.2 pure- and combined-slip
+                             equations for Fx, Fy, Mz, Mx, My (Pacejka 2012, ch. 4: PCX1 ..
+                             RHX1, QSX1-3, PCY1 .. RVY6, QSY1-4, QBZ1 .. SSZ4)
+  ``PKY4-7 PEY5`` (MF 6.x)   Kya curvature and the MF 6.1 camber stiffness / curvature
   ========================== ==============================================================
 
-  Every other key is optional: it takes the MFeval default (zero, scaling factors one,
-  :data:`jaxtire.params.BASE_DEFAULTS`), and the loader lists the defaults it used in
-  ``params.meta.defaults_used`` and in a ``UserWarning``.
+  The first rows are what no equation can do without (a default of 0 is no tire: zero
+  stiffness, zero friction).  The core set is what every published file carries (all six
+  real files in ``shared/tir`` hold every one); a file that lacks one was truncated or
+  damaged, and a default standing in for it would be silent garbage.  Optional, taking the
+  MFeval defaults: scaling factors ``L*`` (1), ``LONGVL``, ``VXLOW``, pressure terms ``PP*``
+  and ``NOMPRES``/``INFLPRES``, the MF 6.x extensions (``QSX4-14``, ``QSY5-8``, ``RBX3``,
+  ``RBY4``, ``QDZ10-11``, ``PPMX1``), turn slip and the MF 5.2 camber scalings; the loader
+  lists the defaults it used in ``params.meta.defaults_used`` and in a ``UserWarning``.
 
 * :data:`BOUNDS` -- the plausibility range of each key, ``key -> (lo, hi)`` (both ends
   allowed; SI units after ``[UNITS]`` conversion).  Ranges are wide enough for every
@@ -39,13 +45,20 @@ from __future__ import annotations
 
 import math
 
-#: Keys every file must hold (all dialects).
-REQUIRED: tuple[str, ...] = (
+#: The keys no equation can do without (first in error messages).
+ESSENTIAL: tuple[str, ...] = (
     "FNOMIN", "UNLOADED_RADIUS", "PCX1", "PDX1", "PKX1", "PCY1", "PDY1", "PKY1", "PKY2",
     "QBZ1", "QCZ1", "QDZ1",
 )
+#: Keys every file must hold (all dialects): the essential keys and the MF 5.2 core set.
+REQUIRED: tuple[str, ...] = ESSENTIAL + tuple(k for k in """
+    PDX2 PDX3 PEX1 PEX2 PEX3 PEX4 PKX2 PKX3 PHX1 PHX2 PVX1 PVX2 RBX1 RBX2 RCX1 REX1 REX2 RHX1
+    QSX1 QSX2 QSX3 PDY2 PDY3 PEY1 PEY2 PEY3 PEY4 PKY3 PHY1 PHY2 PVY1 PVY2 PVY3 PVY4
+    RBY1 RBY2 RBY3 RCY1 REY1 REY2 RHY1 RHY2 RVY1 RVY2 RVY3 RVY4 RVY5 RVY6 QSY1 QSY2 QSY3 QSY4
+    QBZ2 QBZ3 QBZ4 QBZ5 QBZ9 QBZ10 QDZ2 QDZ3 QDZ4 QDZ6 QDZ7 QDZ8 QDZ9 QEZ1 QEZ2 QEZ3 QEZ4 QEZ5
+    QHZ1 QHZ2 QHZ3 QHZ4 SSZ1 SSZ2 SSZ3 SSZ4""".split())
 #: Keys an MF 6.1 / 6.2 file must hold besides :data:`REQUIRED`.
-REQUIRED_MF6: tuple[str, ...] = ("PKY4",)
+REQUIRED_MF6: tuple[str, ...] = ("PKY4", "PKY5", "PKY6", "PKY7", "PEY5")
 
 #: Range of model coefficients not listed in :data:`BOUNDS` (real files reach |x| ~ 3.3e3).
 GENERIC_COEFFICIENT: tuple[float, float] = (-1e5, 1e5)

@@ -25,7 +25,8 @@ naming the file, the line and the key):
 5. Every number is finite once stored in the params dtype (``1e39`` is refused in float32)
    and lies in its plausibility range (:mod:`jaxtire.bounds`, one table; ``bounds=`` overrides
    it per key for exotic tires).
-6. The keys of :data:`jaxtire.bounds.REQUIRED` must be present; other coefficients take the
+6. The keys of :data:`jaxtire.bounds.REQUIRED` (the MF 5.2 core set; MF 6.x adds PKY4-7, PEY5)
+   must be present; other coefficients take the
    MFeval defaults, listed in ``params.meta.defaults_used`` and in a ``UserWarning``.
 7. The dialect: ``FITTYP`` when present (61/62: MF 6.1/6.2; 5, 6, 21, 52: MF 5.2 / PAC2002);
    without it ``PROPERTY_FILE_FORMAT`` (``'PAC2002'``, ``'MF_05'``, ...) and then the
@@ -421,7 +422,8 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
     required = _bounds.REQUIRED + (_bounds.REQUIRED_MF6 if fittyp in FITTYP_MF61 else ())
     missing = [k for k in required if k not in values]
     if missing:
-        raise TirError(f"{path}: required key(s) missing or blank: {', '.join(missing)} "
+        shown = ", ".join(missing[:15]) + (f" and {len(missing) - 15} more" if len(missing) > 15 else "")
+        raise TirError(f"{path}: required key(s) missing or blank: {shown} "
                        f"({dialect}; see jaxtire.bounds.REQUIRED for why each is needed)")
     try:
         params = make_params(values, fittyp=fittyp, meta=tuple(triples), dtype=dtype, source=str(path))

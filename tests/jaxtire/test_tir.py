@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import jaxtire
-from jaxtire.bounds import BOUNDS, REQUIRED
+from jaxtire.bounds import BOUNDS, REQUIRED, REQUIRED_MF6
 from jaxtire.tir import TirError, TirMeta, data_path, load_tir, render_tir, save_tir
 from tests.conftest import SHARED_TIR, tir_path
 
@@ -221,7 +221,7 @@ def test_pac2002_declared_with_mf6_terms_is_refused(tmp_path):
 # ----------------------------------------------------------------------------- strictness
 
 
-@pytest.mark.parametrize("key", REQUIRED + ("PKY4",))
+@pytest.mark.parametrize("key", REQUIRED + REQUIRED_MF6)
 def test_required_key_missing_is_an_error(tmp_path, key):
     f = _mutate(tmp_path, lambda t: re.sub(rf"(?m)^{key}\s*=.*\n", "", t))
     with pytest.raises(TirError, match=key):
