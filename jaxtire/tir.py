@@ -58,7 +58,7 @@ from jaxtire import bounds as _bounds
 from jaxtire.params import (COEFFICIENT_NAMES, COEFFICIENT_SECTION, FITTYP_MF52, FITTYP_MF61,
                             KNOWN_TIR_KEYS, MFParams, make_params)
 from jaxtire.tir_format import TirDocument, TirError, parse_document, parse_number
-from jaxtire.validation import ValidationError, check_finite, check_int
+from jaxtire.validation import ValidationError, check_finite, check_int, check_range
 
 __all__ = ["TirError", "TirMeta", "load_tir", "save_tir", "read_document", "data_path", "default_tire",
            "MAX_BYTES", "SECTION_ORDER", "UNIT_FACTORS"]
@@ -399,10 +399,13 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
         except ValidationError as e:
             raise TirError(str(e) + f" (in [{ln.section}])") from None
         rng = _bounds.bound_for(coef or key, coef is not None, bounds)
-        if rng is not None and not (rng[0] <= v <= rng[1]):
-            raise _err(path, ln, f"{key} = {raw} is outside the plausible range [{rng[0]:g}, {rng[1]:g}]"
-                                 f"{' (SI)' if factor != 1.0 else ''}; if this exotic tire really has it, "
-                                 f"pass bounds={{'{coef or key}': (lo, hi)}} to load_tir")
+        if rng is not None:
+            try:
+                check_range(key, v, rng[0], rng[1], source=f"{path}, line {ln.lineno}", dtype=dtype)
+            except ValidationError as e:
+                raise TirError(f"{e} (file text {raw!r} in [{ln.section}]{'; SI after [UNITS]' if factor != 1.0 else ''}"
+                               f"); if this exotic tire really has it, pass bounds={{'{coef or key}': (lo, hi)}} "
+                               f"to load_tir") from None
         stored = float(np.asarray(v, dtype=dtype))
         if v != 0 and stored == 0 and (coef or key) in _bounds.BOUNDS and _bounds.BOUNDS[coef or key][0] > 0:
             raise _err(path, ln, f"{key} = {raw} underflows to 0 in {dtype.name}")

@@ -13,6 +13,7 @@ import pytest
 
 import jaxtire
 from jaxtire.bounds import BOUNDS, REQUIRED, REQUIRED_MF6
+from jaxtire.validation import format_range
 from jaxtire.tir import TirError, TirMeta, data_path, load_tir, render_tir, save_tir
 from tests.conftest import SHARED_TIR, tir_path
 
@@ -262,7 +263,7 @@ def test_implausible_value_names_key_value_range_and_line(tmp_path, key, value):
     msg = str(e.value)
     assert key in msg and f"line {lineno}" in msg and value in msg
     lo, hi = BOUNDS[key]
-    assert f"[{lo:g}, {hi:g}]" in msg
+    assert format_range(lo, hi) in msg
 
 
 def test_bounds_override_for_exotic_tire(tmp_path):
