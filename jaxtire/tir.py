@@ -131,8 +131,35 @@ ALT_SECTIONS: dict[str, tuple[str, ...]] = {
 }
 #: Keys whose value is text (quoted or not); every other key jaxtire knows must be a number.
 STRING_KEYS = frozenset({"FILE_TYPE", "FILE_FORMAT", "TYRESIDE", "PROPERTY_FILE_FORMAT", "FUNCTION_NAME",
-                         "BELT_DYNAMICS", "CONTACT_MODEL", "FE_METHOD", "LOCAL_SOLVER", "LOCAL_SOLVER_HP",
-                         "LENGTH", "FORCE", "ANGLE", "MASS", "TIME", "PRESSURE"})
+                         "BELT_DYNAMICS", "CONTACT_MODEL", "FE_METHOD", "LOCAL_SOLVER", "LOCAL_SOLVER_HP"})
+
+#: Home section of the non-coefficient keys of MF-Tyre / MFeval / PAC2002 files (each sits in
+#: exactly this section in every real file we have); a known key elsewhere is an error.
+META_SECTIONS: dict[str, str] = {k: sec for sec, keys in {
+    "MDI_HEADER": "FILE_FORMAT FILE_TYPE FILE_VERSION",
+    "MODEL": "BELT_DYNAMICS CONTACT_MODEL FE_METHOD FITTYP FUNCTION_NAME HMAX_LOCAL LOCAL_SOLVER LOCAL_SOLVER_HP "
+             "N_TIRE_STATES PROPERTY_FILE_FORMAT ROAD_DIRECTION ROAD_INCREMENT SWITCH_INTEG TIME_SWITCH_INTEG "
+             "TYRESIDE USER_SUB_ID USE_MODE",
+    "DIMENSION": "ASPECT_RATIO BOTTOMING_RADIUS RIM_RADIUS RIM_WIDTH WIDTH",
+    "INERTIA": "BELT_IXX BELT_IYY BELT_MASS GRAVITY IXX IYY MASS",
+    "VERTICAL": "BOTTOM_OFFST BOTTOM_STIFF BREFF DREFF DYNAMIC_DAMPING DYNAMIC_STIFFNESS FREFF MC_CONTOUR_A "
+                "MC_CONTOUR_B PFZ1 Q_CAM Q_CAM1 Q_CAM2 Q_CAM3 Q_FCX Q_FCY Q_FCY2 Q_FYS1 Q_FYS2 Q_FYS3 Q_FZ2 Q_RE0 "
+                "Q_V1 Q_V2 VERTICAL_DAMPING VERTICAL_STIFFNESS",
+    "STRUCTURAL": "DAMP_LAT DAMP_LONG DAMP_RESIDUAL DAMP_VLOW DAMP_WINDUP DAMP_YAW FREQ_LAT FREQ_LONG FREQ_WINDUP "
+                  "FREQ_YAW LATERAL_STIFFNESS LONGITUDINAL_STIFFNESS PCFX1 PCFX2 PCFX3 PCFY1 PCFY2 PCFY3 PCMZ1 "
+                  "Q_BVT Q_BVX YAW_STIFFNESS",
+    "CONTACT_PATCH": "ELLIPS_HEIGHT ELLIPS_LENGTH ELLIPS_MAX_STEP ELLIPS_NLENGTH ELLIPS_NWIDTH ELLIPS_ORDER "
+                     "ELLIPS_SHIFT ENV_C1 ENV_C2 Q_RA1 Q_RA2 Q_RB1 Q_RB2",
+    "INFLATION_PRESSURE_RANGE": "PRESMAX PRESMIN", "VERTICAL_FORCE_RANGE": "FZMAX FZMIN",
+    "LONG_SLIP_RANGE": "KPUMAX KPUMIN", "SLIP_ANGLE_RANGE": "ALPMAX ALPMIN",
+    "INCLINATION_ANGLE_RANGE": "CAMMAX CAMMIN",
+    "SCALING_COEFFICIENTS": "LCZ LGYR LIP LKG LSGAL LSGKP",
+    "LONGITUDINAL_COEFFICIENTS": "PTX1 PTX2 PTX3 PTX4", "LATERAL_COEFFICIENTS": "PTY1 PTY2 PTY3",
+    "OVERTURNING_COEFFICIENTS": "QPX1", "ALIGNING_COEFFICIENTS": "MBELT QPZ1 QPZ2 QTZ1",
+    "TIRE_CONDITIONS": "IP IP_NOM",
+    "TURNSLIP_COEFFICIENTS": "PDXP1 PDXP2 PDXP3 PDYP1 PDYP2 PDYP3 PDYP4 PECP1 PECP2 PHYP1 PHYP2 PHYP3 PHYP4 "
+                             "PKYP1 QBRP1 QCRP1 QCRP2 QDRP1 QDTP1",
+}.items() for k in keys.split()}
 #: [TIRE_CONDITIONS] keys of PAC2002 files -> the coefficient they give.
 ALIASES = {"IP": "INFLPRES", "IP_NOM": "NOMPRES"}
 
@@ -372,6 +399,9 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
         if raw == "":
             continue  # blank value: not set
         key = ln.key
+        home = META_SECTIONS.get(key)
+        if home is not None and ln.section != home:
+            raise _err(path, ln, f"{key} belongs in [{home}], found in [{ln.section}]")
         target = ALIASES.get(key) if ln.section == "TIRE_CONDITIONS" else None
         coef = target or (key if key in COEFFICIENT_SECTION else None)
         num = parse_number(raw)

@@ -442,3 +442,15 @@ def test_pathological_sizes_are_refused_quickly(tmp_path):
     with pytest.raises(TirError, match="PCY1"):
         load_tir(g)
     assert time.perf_counter() - t0 < 5.0
+
+
+def test_known_key_outside_its_section_is_an_error(tmp_path):
+    def f(t):
+        t = re.sub(r"(?m)^IYY\s*=.*\n", "", t)
+        return t.replace("[LATERAL_COEFFICIENTS]\n", "[LATERAL_COEFFICIENTS]\nIYY = 0.7\n")
+    with pytest.raises(TirError, match=r"IYY belongs in \[INERTIA\]"):
+        load_tir(_mutate(tmp_path, f))
+    g = _mutate(tmp_path, lambda t: t.replace("MASS                     = 9.3", "MASS                     = 'inch'"),
+                name="mass.tir")
+    with pytest.raises(TirError, match="MASS must be a number"):
+        load_tir(g)
