@@ -329,7 +329,9 @@ def _detect_fittyp(path, entries: dict, doc) -> tuple[int, str, int | None]:
     if "FITTYP" in entries:
         ln = entries["FITTYP"]
         try:
-            v = check_int("FITTYP", ln.value_text, source=str(path))
+            if parse_number(ln.value_text) is None:  # float() alone would take "6_1" or " nan"
+                raise ValidationError("not a number")
+            v = check_int("FITTYP", parse_number(ln.value_text), source=str(path))
         except ValidationError:
             raise _err(path, ln, f"FITTYP must be one of {allowed}, got {ln.value_text!r}") from None
         if v not in allowed:

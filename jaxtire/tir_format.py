@@ -158,6 +158,7 @@ def parse_document(text: str, source: str = "", bom: bool = False, encoding: str
     """Classify every line of ``text``; raise :class:`TirError` on the first malformed one."""
     section = None
     lines = []
+    seen_sections: dict[str, int] = {}
     raw_lines = text.splitlines(keepends=True)
     if len(raw_lines) > MAX_LINES:
         raise TirError(f"{source}: {len(raw_lines)} lines; a .tir file has at most {MAX_LINES}")
@@ -174,6 +175,10 @@ def parse_document(text: str, source: str = "", bom: bool = False, encoding: str
                 raise TirError(f"{source}, line {lineno}: malformed section header {s!r} "
                                f"(expected [NAME] with a letter first)")
             section = m.group(1).upper()
+            if section in seen_sections:
+                raise TirError(f"{source}, line {lineno}: section [{section}] appears twice "
+                               f"(first on line {seen_sections[section]})")
+            seen_sections[section] = lineno
             lines.append(TirLine("section", body, eol, lineno, section))
             continue
         m = _ENTRY.match(s)

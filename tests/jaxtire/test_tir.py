@@ -275,7 +275,7 @@ def test_bounds_override_for_exotic_tire(tmp_path):
 
 
 def test_fittyp_overflow_is_clean_error(tmp_path):
-    for v in ("1e400", "9" * 400, "61.5", "'x'"):
+    for v in ("1e400", "9" * 400, "61.5", "'x'", "6_1", "nan", "99"):
         f = _mutate(tmp_path, lambda t: _set(t, "FITTYP", v))
         with pytest.raises(TirError, match="FITTYP"):
             load_tir(f)
@@ -454,3 +454,9 @@ def test_known_key_outside_its_section_is_an_error(tmp_path):
                 name="mass.tir")
     with pytest.raises(TirError, match="MASS must be a number"):
         load_tir(g)
+
+
+def test_repeated_section_is_an_error(tmp_path):
+    f = _mutate(tmp_path, lambda t: t.replace("[ALIGNING_COEFFICIENTS]\n", "[ALIGNING_COEFFICIENTS]\n[UNITS]\n"))
+    with pytest.raises(TirError, match=r"\[UNITS\] appears twice"):
+        load_tir(f)
