@@ -44,7 +44,6 @@ keys the user changed.  Params built without a file are written as a complete ca
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import stat
 import warnings
@@ -55,7 +54,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire import bounds as _bounds
-from jaxtire.params import (COEFFICIENT_NAMES, COEFFICIENT_SECTION, FITTYP_MF52, FITTYP_MF61,
+from jaxtire.params import (COEFFICIENT_SECTION, FITTYP_MF52, FITTYP_MF61,
                             KNOWN_TIR_KEYS, MFParams, make_params)
 from jaxtire.tir_format import TirDocument, TirError, parse_document, parse_number
 from jaxtire.validation import ValidationError, check_finite, check_int, check_range
@@ -464,7 +463,8 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
         params = make_params(values, fittyp=fittyp, meta=tuple(triples), dtype=dtype, source=str(path))
     except ValueError as e:
         raise TirError(f"{path}: {e}") from None
-    defaults_used = tuple(k for k in COEFFICIENT_NAMES if k not in values)
+    present = set(values) | {k for _, k, _ in triples if k}  # (make_params may take keys from meta)
+    defaults_used = tuple(k for k in params.coef if k not in present)
     loaded = {k: np.asarray(v, dtype=np.float64).copy() for k, v in params.coef.items()}
     meta = TirMeta(params.meta, document=doc, origin=origin, loaded=loaded, defaults_used=defaults_used,
                    dialect=dialect, fittyp_declared=declared)
@@ -551,14 +551,12 @@ def _coef_changes(params: MFParams, meta: TirMeta):
     """(changed line index -> new text, section -> inserted lines) for a params loaded from a file."""
     changes: dict[int, str] = {}
     inserts: dict[str, list[str]] = {}
-    dtype = None
     doc = meta.document
     entries = {ln.key: i for i, ln in enumerate(doc.lines) if ln.kind == "entry"}
     for k, v in params.coef.items():
         a = np.asarray(v)
         if a.ndim != 0:
             raise ValueError(f"save_tir writes one tire; {k} has batch shape {a.shape}")
-        dtype = a.dtype
         old = meta.loaded.get(k)
         if old is not None and float(a) == float(np.asarray(old, dtype=a.dtype)):
             continue
@@ -575,11 +573,6 @@ def _coef_changes(params: MFParams, meta: TirMeta):
             changes[entries["FITTYP"]] = str(params.fittyp)
         else:
             inserts.setdefault("MODEL", []).insert(0, f"{'FITTYP':<24} = {params.fittyp}")
-    # meta entries whose raw text the user changed (same key, other text)
-    old = {k: raw for _, k, raw in tuple.__iter__(meta) if k}
-    for sec, k, raw in params.meta:
-        if k and k in entries and old.get(k) != raw and doc.lines[entries[k]].value_text != raw:
-            changes[entries[k]] = raw
     return changes, inserts
 
 

@@ -15,7 +15,7 @@ import jaxtire
 from jaxtire.bounds import BOUNDS, REQUIRED, REQUIRED_MF6
 from jaxtire.validation import format_range
 from jaxtire.tir import TirError, TirMeta, data_path, load_tir, render_tir, save_tir
-from tests.conftest import SHARED_TIR, tir_path
+from tests.conftest import SHARED_TIR
 
 BUNDLED = data_path()
 REAL = ["TNO_car205_60R15.tir", "MagicFormula61_Parameters.tir", "wild/CityBus_Pac02Tire.tir",
@@ -276,7 +276,7 @@ def test_bounds_override_for_exotic_tire(tmp_path):
 
 def test_fittyp_overflow_is_clean_error(tmp_path):
     for v in ("1e400", "9" * 400, "61.5", "'x'", "6_1", "nan", "99"):
-        f = _mutate(tmp_path, lambda t: _set(t, "FITTYP", v))
+        f = _mutate(tmp_path, lambda t, v=v: _set(t, "FITTYP", v))
         with pytest.raises(TirError, match="FITTYP"):
             load_tir(f)
 
