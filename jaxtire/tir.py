@@ -370,7 +370,8 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
       TirError: naming the file, line, key, value and allowed range.
     """
     path = Path(path)
-    dtype = np.dtype(dtype or (np.float64 if jax.config.jax_enable_x64 else np.float32))
+    # the dtype the leaves will really have (float64 without jax_enable_x64 is stored as float32)
+    dtype = np.dtype(jax.dtypes.canonicalize_dtype(dtype or np.float64))
     doc = read_document(path, max_bytes=max_bytes)
     lines = doc.lines
     index = {id(ln): i for i, ln in enumerate(lines)}

@@ -460,3 +460,16 @@ def test_repeated_section_is_an_error(tmp_path):
     f = _mutate(tmp_path, lambda t: t.replace("[ALIGNING_COEFFICIENTS]\n", "[ALIGNING_COEFFICIENTS]\n[UNITS]\n"))
     with pytest.raises(TirError, match=r"\[UNITS\] appears twice"):
         load_tir(f)
+
+
+def test_float64_request_without_x64_checks_the_float32_that_is_stored(tmp_path):
+    import jax.numpy as jnp
+
+    f = _mutate(tmp_path, lambda t: _set(t, "QSX1", "1e39"))
+    with pytest.raises(TirError, match="QSX1"):
+        load_tir(f, dtype=jnp.float64)  # x64 off: the leaf would be float32 inf
+
+
+def test_float64_file_values_exact_under_x64(x64):
+    p = load_tir(BUNDLED)
+    assert p.PKY1.dtype == np.float64 and float(p.PKY1) == -15.314
