@@ -320,8 +320,12 @@ def channel(t: TydexFile, name: str, *, si: bool = True):
     """Physical values of channel ``name`` (``factor * (data - meas_offset) + phys_offset``), in SI by default."""
     for k, c in enumerate(t.channels):
         if c.name.upper() == name.upper():
-            v = c.factor * (np.asarray(t.data)[:, k] - c.meas_offset) + c.phys_offset
-            return _to_si(v, c.unit, f"{t.source}: channel {c.name}") if si else v
+            with np.errstate(over="ignore", invalid="ignore"):
+                v = c.factor * (np.asarray(t.data)[:, k] - c.meas_offset) + c.phys_offset
+                v = _to_si(v, c.unit, f"{t.source}: channel {c.name}") if si else v
+            if not np.all(np.isfinite(v)):
+                raise TydexError(f"{t.source}: channel {c.name}: factor and offsets give non-finite values")
+            return v
     return None
 
 

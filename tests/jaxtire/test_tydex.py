@@ -90,6 +90,8 @@ def test_to_measurements(tdx):
                          "MZW       Self-aligning moment W-axis   furlong"), "furlong"),
     (lambda t: t.replace("RUNTIME   Running time                  s         1 ",
                          "RUNTIME   Running time                  s         0 "), "factor 0"),
+    (lambda t: t.replace("FZW       Vertical force W-axis         N         1 ",
+                         "FZW       Vertical force W-axis         N         1e305"), "non-finite"),
 ])
 def test_bad_files_raise_clear_errors(tmp_path, mutate, match):
     f = tmp_path / "bad.tdx"
@@ -103,3 +105,29 @@ def test_special_paths_refused(tmp_path):
         read_tydex(tmp_path)
     with pytest.raises(TydexError):
         read_tydex("/dev/zero")
+
+
+def test_mutated_tydex_is_clean_error_or_consistent(tmp_path_factory):
+    """Property: a mutated example file either raises TydexError or parses to finite, well-shaped data."""
+    hyp = pytest.importorskip("hypothesis")
+    st = hyp.strategies
+    lines = EXAMPLE.read_text().split("\n")
+
+    @hyp.settings(max_examples=60, deadline=None, suppress_health_check=list(hyp.HealthCheck))
+    @hyp.given(i=st.integers(0, len(lines) - 1),
+               new=st.one_of(st.just(""), st.text(alphabet="0123456789.eE+- *!abcxyzNFkmdeg/", max_size=90)))
+    def check(i, new):
+        mutated = lines[:i] + [new] + lines[i + 1:]
+        f = tmp_path_factory.mktemp("tdx") / "m.tdx"
+        f.write_text("\n".join(mutated))
+        try:
+            t = read_tydex(f)
+            m = to_measurements(t)
+        except TydexError as e:
+            assert "m.tdx" in str(e)
+            return
+        assert t.data.shape == (t.data.shape[0], len(t.channels))
+        for v in m.values():
+            assert v is None or (v.shape == (t.data.shape[0],) and np.all(np.isfinite(v)))
+
+    check()
