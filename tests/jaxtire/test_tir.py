@@ -473,3 +473,18 @@ def test_float64_request_without_x64_checks_the_float32_that_is_stored(tmp_path)
 def test_float64_file_values_exact_under_x64(x64):
     p = load_tir(BUNDLED)
     assert p.PKY1.dtype == np.float64 and float(p.PKY1) == -15.314
+
+
+def test_save_header_and_alias_written_in_place(tmp_path):
+    p = load_tir(BUNDLED)
+    save_tir(p, tmp_path / "h.tir", header="fitted by jaxtire.fit from data.csv\nRMS Fy 0.4 %")
+    lines = (tmp_path / "h.tir").read_text().splitlines()
+    assert lines[:2] == ["$ fitted by jaxtire.fit from data.csv", "$ RMS Fy 0.4 %"]
+    assert lines[2:] == BUNDLED.read_text().splitlines()
+    bus = _quiet_load(_real("wild/CityBus_Pac02Tire.tir"))
+    save_tir(bus.replace(INFLPRES=np.float32(750000.0)), tmp_path / "bus.tir")
+    a = _real("wild/CityBus_Pac02Tire.tir").read_text().splitlines()
+    b = (tmp_path / "bus.tir").read_text().splitlines()
+    diff = [(x, y) for x, y in zip(a, b) if x != y]
+    assert len(a) == len(b) and len(diff) == 1 and diff[0][1].startswith("IP ") and "750000" in diff[0][1]
+    assert "$Inflation Pressure" in diff[0][1]
