@@ -106,6 +106,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
 
 #: Loads of the post-load force check, as multiples of FNOMIN (0 included on purpose).
 SANITY_LOADS: tuple[float, ...] = (0.0, 0.1, 0.5, 1.0, 1.5, 2.0, 3.0)
+#: Largest camber [rad] at which inter-key rules hold (PKY2 + PKY5 gamma^2 > 0, MF 6.x).
+CAMBER_LIMIT: float = 0.3
 #: Largest plausible |Fx|, |Fy| per unit load (a friction coefficient of 5).
 FORCE_LIMIT: float = 5.0
 

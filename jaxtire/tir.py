@@ -454,6 +454,12 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
             raise _err(path, ln, f"{extra[0]} = {ln.value_text} has no term in the MF 5.2 / PAC2002 equations this "
                                  f"{dialect} file declares; it cannot be evaluated faithfully (set FITTYP = 61/62 "
                                  f"if the file is MF 6.x)")
+    if fittyp in FITTYP_MF61 and "PKY5" in values and "PKY2" in values:
+        g2 = _bounds.CAMBER_LIMIT ** 2
+        if values["PKY2"] + values["PKY5"] * g2 <= 0:
+            ln = doc.lines[origin["PKY5"][0]]
+            raise _err(path, ln, f"PKY2 + PKY5 gamma^2 (the load at peak Kya) must stay > 0 for |gamma| <= "
+                                 f"{_bounds.CAMBER_LIMIT} rad; PKY2 = {values['PKY2']}, PKY5 = {values['PKY5']}")
     required = _bounds.REQUIRED + (_bounds.REQUIRED_MF6 if fittyp in FITTYP_MF61 else ())
     missing = [k for k in required if k not in values]
     if missing:
@@ -540,7 +546,12 @@ def _check_forces(path, params: MFParams) -> None:
     if (np.sign(fx[sx][:, ok_load]) != np.sign(_KAPPA[sx])[:, None]).any():
         raise TirError(f"{path}: Fx has the wrong ISO-W sign (must follow the slip ratio) at |kappa| >= 0.1: "
                        f"check PKX1, PDX1, PHX*, PVX*")
-    if (np.sign(fy[sy][:, ok_load]) != -np.sign(_ALPHA[sy])[:, None]).any():
+    # with camber |gamma| <= 0.1 rad the slip angle still rules at |alpha| >= 0.2 rad
+    ig = [i for i, g in enumerate(_GAMMA) if abs(g) <= 0.1 + 1e-12]
+    big = np.abs(_ALPHA) >= 0.2
+    fyg = cfy[i0k][big][:, ig][..., ok_load]
+    wrong_cambered = (np.sign(fyg) != -np.sign(_ALPHA[big])[:, None, None]).any()
+    if wrong_cambered or (np.sign(fy[sy][:, ok_load]) != -np.sign(_ALPHA[sy])[:, None]).any():
         raise TirError(f"{path}: Fy has the wrong ISO-W sign (must oppose the slip angle) at |alpha| >= 0.08 rad: "
                        f"check PKY1 (< 0), PDY1, PHY*, PVY*")
 

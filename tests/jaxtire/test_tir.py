@@ -488,3 +488,12 @@ def test_save_header_and_alias_written_in_place(tmp_path):
     diff = [(x, y) for x, y in zip(a, b) if x != y]
     assert len(a) == len(b) and len(diff) == 1 and diff[0][1].startswith("IP ") and "750000" in diff[0][1]
     assert "$Inflation Pressure" in diff[0][1]
+
+
+def test_pky5_that_zeroes_the_kya_load_within_camber_range_is_refused(tmp_path):
+    # PKY2 + PKY5 * 0.3^2 <= 0 when PKY5 <= -PKY2 / 0.09
+    p = load_tir(BUNDLED)
+    pky5 = -1.01 * float(p.PKY2) / 0.09
+    f = _mutate(tmp_path, lambda t: _set(t, "PKY5", repr(pky5)))
+    with pytest.raises(TirError, match="PKY5"):
+        load_tir(f)

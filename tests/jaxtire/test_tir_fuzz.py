@@ -41,6 +41,9 @@ mutation = st.one_of(
 def _apply(lines, m):
     kind, i, arg = m
     lines = list(lines)
+    if not lines:
+        return lines
+    i = i % len(lines)  # earlier mutations may have shortened the file
     if kind == "value":
         lines[i] = re.sub(r"^([A-Za-z_]\w*\s*=\s*)('[^']*'|[^\s$]*)", lambda g: g.group(1) + arg, lines[i], count=1)
     elif kind == "delete":
