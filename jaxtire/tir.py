@@ -644,6 +644,8 @@ def _canonical(params: MFParams, header: str | None) -> bytes:
                 add(sec, key, raw.format(**fill), "jaxtire template value, not from data" if sec not in
                     ("MDI_HEADER", "UNITS") else "")
     for k, a in coef.items():
+        if params.fittyp in FITTYP_MF52 and k in PAC2002_UNUSED:
+            continue  # not a PAC2002 coefficient: the equations ignore it and a PAC2002 file has none
         add(COEFFICIENT_SECTION[k], k, _fmt(a, a.dtype))
     for sec, k, raw in params.meta:
         if k and k not in written:

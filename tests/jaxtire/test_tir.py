@@ -497,3 +497,14 @@ def test_pky5_that_zeroes_the_kya_load_within_camber_range_is_refused(tmp_path):
     f = _mutate(tmp_path, lambda t: _set(t, "PKY5", repr(pky5)))
     with pytest.raises(TirError, match="PKY5"):
         load_tir(f)
+
+
+def test_pac2002_params_without_file_save_and_reload(tmp_path):
+    bus = _quiet_load(_real("wild/CityBus_Pac02Tire.tir"))
+    bare = jaxtire.make_params({k: float(v) for k, v in bus.coef.items()}, fittyp=6)
+    save_tir(bare, tmp_path / "pac.tir")
+    back = _quiet_load(tmp_path / "pac.tir")
+    assert back.is_mf52 and "PROPERTY_FILE_FORMAT" in (tmp_path / "pac.tir").read_text()
+    for k in bus.coef:
+        if k not in ("PKY4", "PKY5", "PKY6", "PKY7", "PEY5", "PPZ1", "PPZ2", "PPMX1", "LKYC", "LKZC"):
+            assert np.array_equal(back.coef[k], bare.coef[k]), k
