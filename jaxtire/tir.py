@@ -327,6 +327,8 @@ def _detect_fittyp(path, entries: dict, doc) -> tuple[int, str, int | None]:
     allowed = FITTYP_MF61 + FITTYP_MF52
     if "FITTYP" in entries:
         ln = entries["FITTYP"]
+        if ln.section != "MODEL":
+            raise _err(path, ln, f"FITTYP belongs in [MODEL], found in [{ln.section}]")
         try:
             if parse_number(ln.value_text) is None:  # float() alone would take "6_1" or " nan"
                 raise ValidationError("not a number")
@@ -445,7 +447,8 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
             values[coef] = v
             origin[coef] = (index[id(ln)], factor)
         else:
-            triples.append((ln.section, key, raw if factor == 1.0 else repr(v)))
+            plain = factor == 1.0 and "d" not in raw.lower()  # Python's float() reads it as written
+            triples.append((ln.section, key, raw if plain else repr(v)))
 
     if fittyp in FITTYP_MF52:
         extra = [k for k in PAC2002_UNUSED if values.get(k, PAC2002_UNUSED[k]) != PAC2002_UNUSED[k]]
