@@ -131,3 +131,10 @@ def test_mutated_tydex_is_clean_error_or_consistent(tmp_path_factory):
             assert v is None or (v.shape == (t.data.shape[0],) and np.all(np.isfinite(v)))
 
     check()
+
+
+def test_to_measurements_builds_a_fit_measurement_set(tdx):
+    from jaxtire.fit import MeasurementSet
+
+    ms = MeasurementSet(**to_measurements(tdx))
+    assert ms.n_rows == 25 and ms.fx is None and ms.fy.shape == (25,)
