@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire.mf61 import cornering_stiffness, mf_forces, slip_stiffness
-from jaxtire.tir import data_path, load_tir
+from jaxtire.tir import TirError, data_path, load_tir
 
 
 def summary(params, loads=None) -> str:
@@ -43,7 +43,10 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m jaxtire", description=__doc__)
     ap.add_argument("tir", nargs="?", default=str(data_path()), help="a .tir file (default: bundled TNO 205/60R15)")
     args = ap.parse_args(argv)
-    p = load_tir(args.tir)
+    try:
+        p = load_tir(args.tir)
+    except TirError as e:  # one line, no traceback, exit status 2
+        raise SystemExit(f"python -m jaxtire: {e}") from None
     print(f"{args.tir}  ({getattr(p.meta, 'dialect', '') or 'FITTYP'}, FITTYP {p.fittyp}, FNOMIN {float(p.FNOMIN):.0f} N, R0 {float(p.UNLOADED_RADIUS):.4f} m)")
     print(summary(p))
 

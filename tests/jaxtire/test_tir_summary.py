@@ -24,3 +24,13 @@ def test_summary_signs_are_iso_w_and_consistent():
         np.testing.assert_allclose(kya, (fy[1] - fy[0]) / (2 * h) * np.pi / 180, rtol=2e-2)
     # the bundled tire at FNOMIN: PKY1 = -15.314 ... gives -930.4 N/deg (printed before as +930.4)
     assert rows[1][6] == -930.4
+
+
+def test_cli_bad_file_is_one_line_error(tmp_path):
+    import pytest
+
+    from jaxtire.__main__ import main
+
+    with pytest.raises(SystemExit) as e:
+        main([str(tmp_path)])
+    assert "regular file" in str(e.value) and "\n" not in str(e.value)
