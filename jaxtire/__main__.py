@@ -45,7 +45,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     try:
         p = load_tir(args.tir)
-    except TirError as e:  # one line, no traceback, exit status 2
+    except TirError as e:  # one line, no traceback, exit status 1
         raise SystemExit(f"python -m jaxtire: {e}") from None
     print(f"{args.tir}  ({getattr(p.meta, 'dialect', '') or 'FITTYP'}, FITTYP {p.fittyp}, FNOMIN {float(p.FNOMIN):.0f} N, R0 {float(p.UNLOADED_RADIUS):.4f} m)")
     print(summary(p))
