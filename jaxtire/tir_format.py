@@ -107,8 +107,12 @@ class TirDocument:
 def replace_value(ln: TirLine, new: str) -> str:
     """The entry line with its value text replaced, keeping a trailing ``$`` comment's column if it can."""
     head, tail = ln.text[:ln.vstart], ln.text[ln.vend:]
-    if not ln.value_text and not head.endswith((" ", "\t")):
-        head += " "
+    if not ln.value_text:  # a blank value ("KEY =   "): write it one space after "="
+        pad = len(head) - len(head.rstrip())
+        head = head.rstrip() + " "
+        if tail.strip():
+            tail = " " * max(1, pad - 1 - len(new)) + tail.lstrip()
+        return head + new + tail
     diff = len(new) - (ln.vend - ln.vstart)
     m = re.match(r"^([ \t]*)(\$.*)?$", tail)
     if m and m.group(2) and " " in m.group(1):

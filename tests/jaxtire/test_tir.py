@@ -508,3 +508,15 @@ def test_pac2002_params_without_file_save_and_reload(tmp_path):
     for k in bus.coef:
         if k not in ("PKY4", "PKY5", "PKY6", "PKY7", "PEY5", "PPZ1", "PPZ2", "PPMX1", "LKYC", "LKZC"):
             assert np.array_equal(back.coef[k], bare.coef[k]), k
+
+
+def test_blank_coefficient_filled_in_place(tmp_path):
+    src = _real("wild/fsaettc_obfuscated_mf61.tir")
+    p = _quiet_load(src)
+    assert "INFLPRES" in p.meta.defaults_used
+    save_tir(p.replace(INFLPRES=np.float32(83000.0)), tmp_path / "c.tir")
+    a, b = src.read_text().splitlines(), (tmp_path / "c.tir").read_text().splitlines()
+    diff = [(x, y) for x, y in zip(a, b) if x != y]
+    assert len(a) == len(b) and len(diff) == 1
+    assert re.fullmatch(r"INFLPRES\s+= 83000", diff[0][1])
+    assert float(_quiet_load(tmp_path / "c.tir").INFLPRES) == 83000.0
