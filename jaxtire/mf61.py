@@ -301,7 +301,7 @@ def _mz(p: MFParams, c: _Common, kappa, gamma, alpha_s, fy, fy_g0, fx, y: _Fy0, 
         br = br * ts.zeta6
         # zeta7, zeta8 (eqs. 4.93-4.104): parking torque of a turning tyre
         mzp_inf = jnp.maximum(p.QCRP1 * jnp.abs(y.muy) * r0 * c.fz * safe_sqrt(c.fz / c.fz0p) * p.LMP, 1e-6)
-        cdrp = p.QDRP1
+        cdrp = jnp.maximum(p.QDRP1, 1e-3)  # documented clamp: files without turn slip write QDRP1 = 0
         ddrp = mzp_inf / sin(0.5 * np.pi * cdrp)
         kzgr0 = c.fz * r0 * (p.QDZ8 + p.QDZ9 * c.dfz) * (1.0 + p.PPZ2 * c.dpi) * p.LKZC
         bdrp = kzgr0 / _nonzero(cdrp * ddrp * (1.0 - ts.eps_g))

@@ -128,10 +128,10 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "VERTICAL_STIFFNESS": (0.0, math.inf, False),
     "LONGITUDINAL_STIFFNESS": (0.0, math.inf, False),
     "LATERAL_STIFFNESS": (0.0, math.inf, False),
-    "Q_RE0": (0.0, math.inf, False),
+    "Q_RE0": (0.0, math.inf, True),  # 0 in files whose vertical model was not fitted (MFTyreLibrary)
     "FZMIN": (0.0, math.inf, True),
-    "PHYP1": (0.0, math.inf, False),
-    "QDRP1": (0.0, math.inf, False),
+    "PHYP1": (0.0, math.inf, True),  # 0 where turn slip was not fitted; clamped where it divides
+    "QDRP1": (0.0, math.inf, True),
 }
 
 #: FITTYP values of the supported families.
