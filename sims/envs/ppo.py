@@ -5,7 +5,7 @@
 
 Clipped-surrogate PPO with GAE on ``num_envs`` environments stepped in a jitted ``lax.scan`` of
 ``num_steps`` steps per update; a Gaussian policy (tanh MLP mean, state-independent log std) and a
-separate value MLP.  Truncated episodes bootstrap from the value of ``info["final_obs"]``; terminated
+separate value MLP.  Truncated episodes bootstrap from the value of ``info["final_observation"]``; terminated
 ones do not.  Actions are sampled unbounded and clipped to [-1, 1] by the env.
 
 One jitted rollout serves training (stochastic policy), evaluation (the policy mean) and the random
@@ -107,7 +107,7 @@ class Trajectory(NamedTuple):
     action: Any
     logp: Any
     value: Any
-    reward: Any   # reward + gamma V(final_obs) on truncation
+    reward: Any   # reward + gamma V(final_observation) on truncation
     done: Any
     discount: Any  # 0 on termination, else 1
     episode_return: Any
@@ -144,9 +144,10 @@ class PPO:
             sampled = mean + jnp.exp(log_std) * noise
             uniform = jax.random.uniform(k_r, mean.shape, minval=-1.0, maxval=1.0)
             action = jnp.where(mode == MODE_SAMPLE, sampled, jnp.where(mode == MODE_MEAN, mean, uniform))
-            obs2, state2, reward, done, info = step(jax.random.split(k_s, cfg.num_envs), state,
-                                                    action.astype(dtype), params)
-            _, _, v_final = policy(net, info["final_obs"])
+            obs2, state2, reward, term, trunc, info = step(jax.random.split(k_s, cfg.num_envs), state,
+                                                           action.astype(dtype), params)
+            done = term | trunc
+            _, _, v_final = policy(net, info["final_observation"])
             reward = reward.astype(jnp.float32)
             reward_b = reward + cfg.gamma * v_final * info["truncated"]
             tr = Trajectory(obs.astype(jnp.float32), action, log_prob(mean, log_std, action), value, reward_b,
