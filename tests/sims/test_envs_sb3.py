@@ -67,7 +67,7 @@ def _first_episode_return(venv, act):
 def test_sb3_ppo_learns_braking_through_the_adapter():
     """40k steps of SB3 PPO (16 envs x 128 steps per rollout, ~10-20 s here): the deterministic policy
     stops in a shorter distance than before training (the untrained mean action, both pedals at half,
-    returns about -0.3) by at least 0.05 ideal stopping distances."""
+    returns about -0.3) by at least 0.03 ideal stopping distances (measured -0.262 -> -0.206, seed 0)."""
     import torch
 
     torch.set_num_threads(1)
@@ -81,5 +81,5 @@ def test_sb3_ppo_learns_braking_through_the_adapter():
     after = _first_episode_return(eval_env, policy)
     assert -1.0 < before < 0.0
     print(f"SB3 PPO braking: deterministic first-episode return {before:.3f} -> {after:.3f}")
-    assert after > before + 0.05, (before, after)
+    assert after > before + 0.03, (before, after)
     assert len(model.ep_info_buffer) > 50  # SB3 logged the adapter's episode records
