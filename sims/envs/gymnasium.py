@@ -44,7 +44,7 @@ from sims.envs.base import Environment
 from sims.envs.catalog import make
 from sims.envs.registration import GYM_IDS, register
 from sims.envs.render import render_frame
-from sims.envs.vector import vector_fns
+from sims.envs.vector import VectorCore
 
 RENDER_MODES = ["rgb_array"]
 
@@ -107,7 +107,7 @@ class JaxVectorEnv(VectorEnv):
         self.single_action_space = to_gym_box(self.env.action_space(self.params))
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
-        self._fns = vector_fns(self.env, chunk)
+        self._core = VectorCore(self.env, self.params, chunk)
         self._key = self._state = self._obs = self._prev_done = None
 
     @property
@@ -118,7 +118,7 @@ class JaxVectorEnv(VectorEnv):
         super().reset(seed=seed)
         if seed is not None or self._key is None:
             self._key = seed_key(seed, self.np_random)
-        self._key, self._obs, self._state = self._fns.reset(self._key, self.params, self.num_envs)
+        self._key, self._obs, self._state = self._core.reset(self._key, self.num_envs)
         self._prev_done = np.zeros(self.num_envs, bool)
         return np.asarray(self._obs, np.float32), {}
 
@@ -133,10 +133,9 @@ class JaxVectorEnv(VectorEnv):
         actions = self._actions(actions)
         if self.next_step:
             (self._key, obs, self._obs, self._state, reward, term, trunc,
-             info) = self._fns.step_next(self._key, self._state, self._obs, self._prev_done, actions, self.params)
+             info) = self._core.step_next(self._key, self._state, self._obs, self._prev_done, actions)
         else:
-            self._key, obs, self._state, reward, term, trunc, info = self._fns.step(self._key, self._state, actions,
-                                                                                   self.params)
+            self._key, obs, self._state, reward, term, trunc, info = self._core.step(self._key, self._state, actions)
             self._obs = obs
         return obs, reward, term, trunc, info
 

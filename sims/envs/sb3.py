@@ -32,7 +32,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from sims.envs.catalog import make
 from sims.envs.render import render_frame
-from sims.envs.vector import vector_fns
+from sims.envs.vector import VectorCore
 
 
 def _box(space) -> spaces.Box:
@@ -55,7 +55,7 @@ class JaxVecEnv(VecEnv):
         self.env = make(env, **make_kwargs) if isinstance(env, str) else env
         self.params = self.env.default_params if params is None else params
         self._render_mode = render_mode
-        self._fns = vector_fns(self.env, chunk)
+        self._core = VectorCore(self.env, self.params, chunk)
         self._key = jax.random.key(int(seed))
         self._state = self._actions = None
         self._t0 = time.perf_counter()
@@ -68,7 +68,7 @@ class JaxVecEnv(VecEnv):
             self._key = jax.random.key(int(self._seeds[0]))
         self._reset_seeds()
         self._reset_options()
-        self._key, obs, self._state = self._fns.reset(self._key, self.params, self.num_envs)
+        self._key, obs, self._state = self._core.reset(self._key, self.num_envs)
         return np.array(obs, np.float32)
 
     def step_async(self, actions) -> None:
@@ -77,8 +77,8 @@ class JaxVecEnv(VecEnv):
     def step_wait(self):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
-        self._key, obs, self._state, reward, term, trunc, info = self._fns.step(self._key, self._state,
-                                                                               self._actions, self.params)
+        self._key, obs, self._state, reward, term, trunc, info = self._core.step(self._key, self._state,
+                                                                                self._actions)
         obs, reward, term, trunc, final, ret, length = jax.device_get(
             (obs, reward, term, trunc, info["final_observation"], info["episode_return"], info["episode_length"]))
         dones = np.logical_or(term, trunc)
