@@ -172,19 +172,17 @@ def episode_frames(env: Environment, params=None, policy=None, key=None, max_ste
     params = env.default_params if params is None else params
     key = jax.random.key(0) if key is None else key
     policy = policy or (lambda obs: jnp.zeros((env.num_actions,), obs.dtype))
-    reset, step = jax.jit(env.reset), jax.jit(env.step)
+    reset, step = jax.jit(env.reset), jax.jit(env.step_env)  # step_env: no auto-reset, the last state is drawn
     key, sub = jax.random.split(key)
     obs, state = reset(sub, params)
     frames = [render_frame(env, jax.device_get(state), params, **render_kwargs)]
     limit = int(params.max_steps) if max_steps is None else int(max_steps)
     for _ in range(limit):
         key, sub = jax.random.split(key)
-        st_prev = state
-        obs, state, reward, term, trunc, info = step(sub, state, policy(obs), params)
-        if bool(term | trunc):  # the env already reset: draw the state the episode ended from
-            frames.append(render_frame(env, jax.device_get(st_prev), params, **render_kwargs))
-            break
+        obs, state, reward, terminated, info = step(sub, state, policy(obs), params)
         frames.append(render_frame(env, jax.device_get(state), params, **render_kwargs))
+        if bool(terminated) or bool(env.is_truncated(state, params)):
+            break
     return frames
 
 
