@@ -19,7 +19,9 @@
   final observation; call ``reset`` next, as usual.
 
 Both render ``render_mode="rgb_array"`` top views (:mod:`sims.envs.render`; the vector env returns one
-frame per environment).  They are registered with gymnasium by ``import sims``
+frame per environment; after a terminal step :class:`JaxEnv` shows the state one step before the end, as
+the JAX env resets inside the step: :func:`sims.envs.render.episode_frames` draws the exact last one).
+They are registered with gymnasium by ``import sims``
 (:mod:`sims.envs.registration`): ``gymnasium.make("jaxtire/Braking-v0")``,
 ``gymnasium.make_vec("jaxtire/Braking-v0", num_envs=64, autoreset_mode="same_step")``.
 

@@ -368,7 +368,8 @@ def main(argv=None):
     ap.add_argument("--lr", type=float, default=PPOConfig.lr)
     ap.add_argument("--minibatches", type=int, default=PPOConfig.minibatches)
     ap.add_argument("--seed", type=int, default=PPOConfig.seed)
-    ap.add_argument("--out", default=None, help="output stem: <out>.json, <out>.csv, <out>.png (default out/ppo_<task>)")
+    ap.add_argument("--out", default=None,
+                    help="output stem: <out>.json, <out>.csv, <out>.png (default out/ppo_<task>)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     ap.add_argument("--no-initial", action="store_true", help="skip scoring the untrained policy")
     args = ap.parse_args(argv)

@@ -60,7 +60,8 @@ class Canvas:
 
     def px(self, x, y):
         """Pixel column and row of world points (y up)."""
-        return ((np.asarray(x) - self.c[0]) * self.s + 0.5 * self.w, 0.5 * self.h - (np.asarray(y) - self.c[1]) * self.s)
+        u = (np.asarray(x) - self.c[0]) * self.s + 0.5 * self.w
+        return u, 0.5 * self.h - (np.asarray(y) - self.c[1]) * self.s
 
     def world_grid(self):
         """World coordinates ``(x, y)`` of every pixel centre, each ``(H, W)``."""
