@@ -19,8 +19,8 @@
   final observation; call ``reset`` next, as usual.
 
 Both render ``render_mode="rgb_array"`` top views (:mod:`sims.envs.render`; the vector env returns one
-frame per environment; after a terminal step :class:`JaxEnv` shows the state one step before the end, as
-the JAX env resets inside the step: :func:`sims.envs.render.episode_frames` draws the exact last one).
+frame per environment; after a terminal step :class:`JaxEnv` draws the episode's final state, recomputed
+with the step's own key by ``step_env``, since the JAX env resets inside the step).
 They are registered with gymnasium by ``import sims``
 (:mod:`sims.envs.registration`): ``gymnasium.make("jaxtire/Braking-v0")``,
 ``gymnasium.make_vec("jaxtire/Braking-v0", num_envs=64, autoreset_mode="same_step")``.
@@ -203,22 +203,35 @@ class JaxEnv(gymnasium.Env):
         return np.asarray(self._vec._obs[0], np.float32), {}
 
     def step(self, action):
-        before = self._vec.state
-        obs, reward, term, trunc, info = jax.device_get(self._vec.step_arrays(np.asarray(action, np.float32)[None]))
+        before, key = self._vec.state, self._vec._key
+        action = np.asarray(action, np.float32)
+        obs, reward, term, trunc, info = jax.device_get(self._vec.step_arrays(action[None]))
         done = bool(term[0] or trunc[0])
         out = {k: np.asarray(v[0]) for k, v in info.items() if k not in ("final_observation", "terminated",
                                                                           "truncated")}
-        # the episode is over: show its last observation (and keep its last state for render())
-        self._final_state = before if done else None
+        # the episode is over: return its last observation; keep what recomputes its last state for render()
+        self._final_state = (key, jax.tree.map(lambda a: a[0], before), action) if done else None
         obs = info["final_observation"] if done else obs
         return np.asarray(obs[0], np.float32), float(reward[0]), bool(term[0]), bool(trunc[0]), out
 
+    def final_state(self):
+        """After a terminal step, the state the episode ended in (before the automatic reset), recomputed by
+        ``env.step_env`` with the step's own key (``sims.envs.vector`` splits ``key -> (key, sub)``, ``sub ->
+        keys``, and ``env.step`` each key ``-> (k_step, k_reset)``); ``None`` otherwise."""
+        if self._final_state is None:
+            return None
+        key, state, action = self._final_state
+        k_step = jax.random.split(jax.random.split(jax.random.split(key)[1], 1)[0])[0]
+        return jax.jit(self.env.step_env)(k_step, state, action, self._vec.params)[1]
+
     def render(self):
-        """An ``(H, W, 3)`` uint8 top view (``render_mode="rgb_array"``), else ``None``."""
+        """An ``(H, W, 3)`` uint8 top view (``render_mode="rgb_array"``), else ``None``; after a terminal step,
+        of the final state (:meth:`final_state`)."""
         if self.render_mode is None or self._vec.state is None:
             return None
-        state = jax.device_get(self._final_state if self._final_state is not None else self._vec.state)
-        return render_frame(self.env, jax.tree.map(lambda a: a[0], state), self._vec.params)
+        final = self.final_state()
+        state = jax.tree.map(lambda a: a[0], self._vec.state) if final is None else final
+        return render_frame(self.env, jax.device_get(state), self._vec.params)
 
     @property
     def state(self):

@@ -164,7 +164,7 @@ def test_every_id_passes_the_env_checker(gym_id):
 
 
 def test_single_env_episode_to_the_end():
-    env = JaxEnv("braking")
+    env = JaxEnv("braking", render_mode="rgb_array")
     obs, _ = env.reset(seed=0)
     total, done, n = 0.0, False, 0
     while not done:
@@ -175,3 +175,8 @@ def test_single_env_episode_to_the_end():
     assert term and info["stopped"] == 1.0 and np.isclose(info["episode_return"], total, rtol=1e-5)
     assert info["episode_length"] == n and env.observation_space.contains(obs)
     assert obs[0] * 30.0 < 0.5  # the final observation: stopped (vx / 30 below v_stop / 30)
+    # the final state (recomputed for render()) is the one of that observation, not the reset one
+    final = env.final_state()
+    np.testing.assert_allclose(np.asarray(env.env.get_obs(final, env._vec.params)), obs,
+                               rtol=1e-6, atol=1e-6)
+    assert float(final.t) == n and env.render().shape == (320, 320, 3)
