@@ -9,16 +9,32 @@ actions (auto-reset included), runs it once to compile and warm up, then times t
 inside the same jitted call (``sims.envs.base.chunked``), which keeps a CPU's caches warm. With
 gymnax installed (optional, ``pip install gymnax``) the same harness runs gymnax's CartPole-v1 as
 the reference, and the table gives each task's ratio to it. Not a test.
+
+    python -m benchmarks.envs --adapters                # raw / gymnax-wrapped / Gymnasium vector / SB3 VecEnv
+    python -m benchmarks.envs --sb3                     # SB3 PPO: JaxVecEnv vs CartPole vs the single-env path
+
+``--adapters`` times, per task, the raw jitted scan at ``--adapter-size`` (4096) environments, the same
+scan through gymnax's ``LogWrapper(FlattenObservationWrapper(GymnaxEnv))``, and host loops of
+``step`` on the Gymnasium ``JaxVectorEnv`` (next-step autoreset) and the SB3 ``JaxVecEnv`` at
+``--host-envs`` (16) environments (numpy in and out, one jitted call per step).  ``--sb3`` trains SB3's
+PPO (``MlpPolicy``, 16 envs x 128 steps per rollout, batch 256, 5 epochs, one torch thread) for
+``--sb3-steps`` env steps on ``JaxVecEnv("braking")``, on gymnasium's CartPole-v1 in SB3's
+``DummyVecEnv`` and on 16 single ``JaxEnv("braking")`` in a ``DummyVecEnv``, alternating A/B/A/B, and
+prints env-steps/s of ``learn`` (compile excluded) and the ratio to CartPole.  ``--json PATH`` writes
+every figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import platform
 import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 import sims.envs as envs
 from sims.envs.base import chunked
@@ -86,6 +102,112 @@ def gymnax_cartpole():
     return env, params
 
 
+def host_loop(venv, steps: int, sb3: bool = False) -> float:
+    """Steps/s of ``steps`` host-side steps of a vector env with constant numpy actions (after a warm-up)."""
+    n = venv.num_envs
+    a = np.zeros((n,) + tuple(venv.action_space.shape[-1:]), np.float32)
+
+    def one():
+        if sb3:
+            venv.step_async(a)
+            venv.step_wait()
+        else:
+            venv.step(a)
+
+    if sb3:
+        venv.reset()
+    else:
+        venv.reset(seed=0)
+    for _ in range(5):
+        one()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        one()
+    return n * steps / (time.perf_counter() - t0)
+
+
+def adapters(tasks, n: int, host_envs: int, steps: int, repeat: int) -> dict:
+    """Raw, gymnax-wrapped, Gymnasium vector and SB3 VecEnv env-steps/s per task."""
+    out = {}
+    for name in tasks:
+        env = envs.make(name)
+        params = env.default_params
+        row = {}
+        sps, first = measure(make_runner(env, params, n, steps), n, steps, repeat)
+        row[f"raw jit+vmap ({n} envs)"] = sps
+        print(f"  {name:<12} raw      n={n:>6} {sps:>12,.0f} steps/s (compile+first {first:.1f} s)", flush=True)
+        try:
+            from gymnax.wrappers.purerl import FlattenObservationWrapper, LogWrapper
+
+            from sims.envs.gymnax import GymnaxEnv
+
+            genv = LogWrapper(FlattenObservationWrapper(GymnaxEnv(env)))
+            sps, first = measure(make_runner(genv, params, n, steps, gymnax_env=True), n, steps, repeat)
+            row[f"gymnax LogWrapper(Flatten) ({n} envs)"] = sps
+            print(f"  {name:<12} gymnax   n={n:>6} {sps:>12,.0f} steps/s (compile+first {first:.1f} s)", flush=True)
+        except ImportError as e:
+            print(f"  gymnax not available ({e})")
+        try:
+            from sims.envs.gymnasium import JaxVectorEnv
+
+            sps = host_loop(JaxVectorEnv(env, host_envs), 300)
+            row[f"Gymnasium JaxVectorEnv ({host_envs} envs)"] = sps
+            print(f"  {name:<12} gym vec  n={host_envs:>6} {sps:>12,.0f} steps/s", flush=True)
+        except ImportError as e:
+            print(f"  gymnasium not available ({e})")
+        try:
+            from sims.envs.sb3 import JaxVecEnv
+
+            sps = host_loop(JaxVecEnv(env, host_envs), 300, sb3=True)
+            row[f"SB3 JaxVecEnv ({host_envs} envs)"] = sps
+            print(f"  {name:<12} sb3 vec  n={host_envs:>6} {sps:>12,.0f} steps/s", flush=True)
+        except ImportError as e:
+            print(f"  stable-baselines3 not available ({e})")
+        out[name] = row
+    return out
+
+
+def sb3_ppo(total: int, rounds: int = 2, single_env: bool = True) -> dict:
+    """SB3 PPO env-steps/s through :class:`sims.envs.sb3.JaxVecEnv` (braking) and on CartPole-v1 in a
+    ``DummyVecEnv``, same configuration, alternating; plus the single-env path (``JaxEnv`` in a
+    ``DummyVecEnv``) once at a tenth of the steps."""
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from sims.envs.gymnasium import JaxEnv
+    from sims.envs.sb3 import JaxVecEnv
+
+    torch.set_num_threads(1)
+    kw = dict(n_steps=128, batch_size=256, n_epochs=5, learning_rate=3e-4, seed=0, verbose=0, device="cpu")
+    venvs = {"SB3 PPO, JaxVecEnv braking (16 envs)": lambda: JaxVecEnv("braking", 16),
+             "SB3 PPO, CartPole-v1 DummyVecEnv (16 envs)": lambda: make_vec_env("CartPole-v1", n_envs=16, seed=0)}
+    res = {k: [] for k in venvs}
+    models = {k: PPO("MlpPolicy", make(), **kw) for k, make in venvs.items()}
+    for m in models.values():
+        m.learn(2048)  # compile / warm up
+    for _ in range(rounds):
+        for k, m in models.items():
+            t0 = time.perf_counter()
+            m.learn(total, reset_num_timesteps=False)
+            res[k].append(total / (time.perf_counter() - t0))
+            print(f"  {k:<48} {res[k][-1]:>10,.0f} env-steps/s", flush=True)
+    out = {k: max(v) for k, v in res.items()}
+    if single_env:
+        k = "SB3 PPO, 16 x JaxEnv braking in DummyVecEnv (single-env path)"
+        m = PPO("MlpPolicy", DummyVecEnv([lambda: JaxEnv("braking")] * 16), **kw)
+        m.learn(2048)
+        t0 = time.perf_counter()
+        m.learn(max(total // 10, 2048), reset_num_timesteps=False)
+        out[k] = max(total // 10, 2048) / (time.perf_counter() - t0)
+        print(f"  {k:<48} {out[k]:>10,.0f} env-steps/s", flush=True)
+    keys = list(venvs)
+    out["ratio JaxVecEnv / CartPole"] = out[keys[0]] / out[keys[1]]
+    print(f"  ratio JaxVecEnv / CartPole: {out['ratio JaxVecEnv / CartPole']:.2f}")
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", nargs="+", default=list(envs.REGISTRY))
@@ -95,10 +217,28 @@ def main(argv=None):
     ap.add_argument("--chunk", type=int, default=16384,
                     help="also time batches above this size in chunks of it (0: never)")
     ap.add_argument("--no-gymnax", action="store_true")
+    ap.add_argument("--adapters", action="store_true", help="raw / gymnax / Gymnasium vector / SB3 VecEnv table")
+    ap.add_argument("--adapter-size", type=int, default=4096)
+    ap.add_argument("--host-envs", type=int, default=16)
+    ap.add_argument("--sb3", action="store_true", help="SB3 PPO through the adapter vs CartPole")
+    ap.add_argument("--sb3-steps", type=int, default=20480)
+    ap.add_argument("--json", default=None, help="write the figures to this JSON file")
     args = ap.parse_args(argv)
 
-    print(f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}), "
-          f"{platform.processor() or platform.machine()}")
+    header = (f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}), "
+              f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    print(header)
+    if args.adapters or args.sb3:
+        result = {"header": header}
+        if args.adapters:
+            result["adapters"] = adapters(args.tasks, args.adapter_size, args.host_envs,
+                                          steps_for(args.adapter_size, args.steps), args.repeat)
+        if args.sb3:
+            result["sb3_ppo"] = sb3_ppo(args.sb3_steps)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(result, f, indent=1)
+        return result
     rows = {}
     ref = None if args.no_gymnax else gymnax_cartpole()
     if ref is not None:

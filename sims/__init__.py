@@ -58,3 +58,5 @@ class _MovedFinder(importlib.abc.MetaPathFinder):
 
 if not any(isinstance(f, _MovedFinder) for f in sys.meta_path):
     sys.meta_path.insert(0, _MovedFinder())
+
+import sims.envs  # noqa: E402,F401  registers the gymnasium ids (jaxtire/Braking-v0, ...); loads gymnasium only

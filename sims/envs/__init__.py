@@ -1,4 +1,4 @@
-"""RL environments on the four-wheel Magic Formula vehicle: gymnax-style, pure-functional, vmap-able.
+"""RL environments on the four-wheel Magic Formula vehicle: gymnax API, pure-functional, vmap-able.
 
 ::
 
@@ -7,48 +7,55 @@
     params = env.default_params
     obs, state = env.reset(jax.random.key(0), params)
     action = env.action_space(params).sample(jax.random.key(1))
-    obs, state, reward, done, info = env.step(jax.random.key(2), state, action, params)
+    obs, state, reward, terminated, truncated, info = env.step(jax.random.key(2), state, action, params)
 
 Everything is a pure function: ``jax.vmap(env.reset, in_axes=(0, None))(keys, params)`` runs a batch,
 ``in_axes=(0, 0)`` with a batched ``params`` gives every environment its own physics.  ``step`` resets
-automatically on ``done``.  Protocol, spaces, physics and dtypes: :mod:`sims.envs.base`; tasks:
-:mod:`sims.envs.race`, :mod:`sims.envs.drift`, :mod:`sims.envs.braking`; tracks:
-:mod:`sims.envs.tracks`; Gymnasium wrappers: :mod:`sims.envs.gymnasium` (needs the ``rl`` extra);
-PPO: ``python -m sims.envs.ppo``.
+automatically on ``terminated | truncated``.  Protocol, spaces, physics and dtypes: :mod:`sims.envs.base`;
+tasks: :mod:`sims.envs.race`, :mod:`sims.envs.drift`, :mod:`sims.envs.braking`; tracks:
+:mod:`sims.envs.tracks`; adapters: :mod:`sims.envs.gymnax` (gymnax's ``Environment`` and spaces),
+:mod:`sims.envs.gymnasium` (``gymnasium.Env`` / ``VectorEnv``), :mod:`sims.envs.sb3`
+(Stable-Baselines3 ``VecEnv``); top-view frames and GIFs: :mod:`sims.envs.render`; PPO:
+``python -m sims.envs.ppo``.
+
+Importing this package registers the gymnasium ids (:mod:`sims.envs.registration`, ``jaxtire/Braking-v0``
+...) and nothing else: the tasks (and JAX) load on first use of an attribute below, so ``import sims``
+stays cheap.
 """
 
 from __future__ import annotations
 
-from sims.envs.base import Box, Environment, Physics
-from sims.envs.braking import Braking, BrakingParams
-from sims.envs.drift import Drift, DriftParams
-from sims.envs.race import Race, RaceParams
-from sims.envs import tracks
+import importlib
 
-#: name -> (class, constructor keywords)
-REGISTRY = {
-    "braking": (Braking, {}),
-    "drift": (Drift, {}),
-    "race-oval": (Race, {"track": "oval"}),
-    "race-twisty": (Race, {"track": "twisty"}),
+from sims.envs.registration import GYM_IDS, register
+
+register()
+
+#: attribute -> module that defines it (loaded on first access, PEP 562)
+_LAZY = {
+    "REGISTRY": "sims.envs.catalog", "make": "sims.envs.catalog", "registered": "sims.envs.catalog",
+    "Box": "sims.envs.base", "Environment": "sims.envs.base", "Physics": "sims.envs.base",
+    "Braking": "sims.envs.braking", "BrakingParams": "sims.envs.braking",
+    "Drift": "sims.envs.drift", "DriftParams": "sims.envs.drift",
+    "Race": "sims.envs.race", "RaceParams": "sims.envs.race",
 }
+_SUBMODULES = ("base", "braking", "catalog", "drift", "race", "tracks")
 
 
-def make(name: str, **kwargs) -> Environment:
-    """The environment ``name`` (:data:`REGISTRY`: ``"braking"``, ``"drift"``, ``"race-oval"``,
-    ``"race-twisty"``); keywords go to the constructor (``substeps=10``, ``privileged=False``, and for
-    the race ``track=`` a built-in name or a :class:`~sims.envs.tracks.Track`)."""
-    try:
-        cls, kw = REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown environment {name!r}; allowed: {', '.join(REGISTRY)}") from None
-    return cls(**{**kw, **kwargs})
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
-__all__ = ["Box", "Braking", "BrakingParams", "Drift", "DriftParams", "Environment", "Physics", "REGISTRY",
-           "Race", "RaceParams", "make", "registered", "tracks"]
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
 
 
-def registered() -> tuple:
-    """Names accepted by :func:`make`."""
-    return tuple(REGISTRY)
+__all__ = ["Box", "Braking", "BrakingParams", "Drift", "DriftParams", "Environment", "GYM_IDS", "Physics", "REGISTRY",
+           "Race", "RaceParams", "make", "register", "registered", "tracks"]

@@ -1,21 +1,26 @@
 """Environment protocol, spaces and the shared vehicle plumbing of the RL tasks.
 
-Gymnax-style, pure-functional API (every method is a pure function of its arguments, so it can be
-``jit``-ed and ``vmap``-ed over keys *and* over ``params``)::
+The API is gymnax's (1.0.x ``gymnax.environments.environment.Environment``): every method is a pure
+function of its arguments, so it can be ``jit``-ed and ``vmap``-ed over keys *and* over ``params``::
 
     env = sims.envs.make("braking")
     params = env.default_params                        # a pytree: vehicle physics + task settings
     obs, state = env.reset(key, params)
-    obs, state, reward, done, info = env.step(key, state, action, params)
+    obs, state, reward, terminated, truncated, info = env.step(key, state, action, params)
+
+with gymnax's split into ``reset_env`` / ``step_env`` (no automatic reset) / ``is_truncated``.
+:mod:`sims.envs.gymnax` makes it a subclass of gymnax's own ``Environment`` with gymnax spaces, for
+gymnax's wrappers and gymnax-based training code.
 
 ``step`` resets automatically: when an episode ends (``done = terminated | truncated``), the returned
-``obs`` and ``state`` are those of a fresh episode drawn with the step's key, and ``info["final_obs"]``
-is the observation of the state the episode ended in.  ``info`` always holds the same keys:
+``obs`` and ``state`` are those of a fresh episode drawn with the step's key, and
+``info["final_observation"]`` is the observation of the state the episode ended in.  ``info`` always
+holds the same keys:
 
 * ``terminated`` (bool): the episode ended in a terminal state (off-track, spin, stopped, ...);
-* ``truncated`` (bool): it hit the time limit (``params.max_steps`` steps);
+* ``truncated`` (bool): it hit the time limit (``params.max_steps`` steps) and did not terminate;
 * ``discount`` (float): ``1 - terminated``;
-* ``final_obs``: the observation before the automatic reset (equal to ``obs`` unless ``done``);
+* ``final_observation``: the observation before the automatic reset (equal to ``obs`` unless ``done``);
 * ``episode_return``, ``episode_length``: return and number of steps of the episode so far, *including*
   this step (on ``done``, the finished episode's totals);
 * task metrics (``speed``, ``progress``, ...; see each task).
@@ -26,7 +31,7 @@ throttle and brake is documented per task; actions outside are clipped).
 
 Physics.  Each env step holds the action for ``params.dt`` seconds (default 0.05 s) and advances the
 four-wheel Magic Formula vehicle of :mod:`sims.vehicles.double_track` with ``substeps`` (default 10)
-steps of :func:`sims.integrators.semi_implicit_euler`, i.e. 5 ms, the step at which the stopping
+steps of :func:`sims.vehicles.integrators.semi_implicit_euler`, i.e. 5 ms, the step at which the stopping
 distance of a braked car is converged to a few per cent.  The tires are evaluated by :mod:`jaxtire`
 only (through the vehicle model); nothing here re-derives a tire equation.
 
@@ -54,10 +59,6 @@ from sims.run.chunked import chunked as _chunked
 from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles import double_track, presets
 from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, VehicleState
-
-#: Standard gravity [m/s^2].
-G = 9.81
-
 
 class Box(NamedTuple):
     """A box-shaped space of one observation or action: ``shape`` (tuple), ``dtype`` (numpy dtype) and the
@@ -154,11 +155,6 @@ def advance(vp: VehicleParams, vs: VehicleState, controls: Controls, dt, substep
     return jax.lax.fori_loop(0, substeps, body, (vs, tel0))
 
 
-def wrap_angle(a):
-    """``a`` wrapped to ``[-pi, pi)``."""
-    return jnp.mod(a + jnp.pi, 2.0 * jnp.pi) - jnp.pi
-
-
 def safe_vehicle(vs: VehicleState) -> Any:
     """Whether every number of the vehicle state is finite (a diverged episode is terminated)."""
     leaves = [jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(vs)]
@@ -215,6 +211,10 @@ class Environment:
     def get_obs(self, state, params):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def controls(self, action, params):  # pragma: no cover - abstract
+        """The vehicle :class:`~sims.vehicles.params.Controls` of a (clipped) action."""
+        raise NotImplementedError
+
     #: names of the observation components (without the privileged ones)
     obs_names: tuple = ()
     privileged_names: tuple = ("grip", "mu_scale", "mass_scale")
@@ -263,37 +263,54 @@ class Environment:
         dtype = dtype_of(params) if params is not None else jnp.result_type(float)
         return box(self.num_actions, -1.0, 1.0, dtype)
 
-    def reset(self, key, params=None):
-        """``(obs, state)`` of a new episode drawn with ``key``."""
-        params = self.default_params if params is None else params
+    def reset_env(self, key, params):
+        """``(obs, state)`` of a new episode drawn with ``key`` (gymnax's ``reset_env``)."""
         state = self.reset_state(key, params)
         return self.get_obs(state, params), state
 
-    def step(self, key, state, action, params=None):
-        """One env step: ``(obs, state, reward, done, info)``, resetting automatically on ``done``."""
-        params = self.default_params if params is None else params
+    def step_env(self, key, state, action, params):
+        """One step without the automatic reset (gymnax's ``step_env``): ``(obs, state, reward, terminated,
+        info)``.  Clips the action to [-1, 1], ends a non-finite episode (reward 0) and counts ``t`` and
+        ``ret``; ``info`` holds ``episode_return``, ``episode_length`` and the task metrics."""
         dtype = dtype_of(params)
-        k_step, k_reset = jax.random.split(key)
         action = jnp.clip(jnp.asarray(action, dtype), -1.0, 1.0)
-        tr = self.transition(k_step, state, action, params)
-        st = tr.state
-        reward = jnp.asarray(tr.reward, dtype)
-        finite = safe_vehicle(st.vehicle)
+        tr = self.transition(key, state, action, params)
+        finite = safe_vehicle(tr.state.vehicle)
         terminated = jnp.asarray(tr.terminated, bool) | ~finite
-        reward = jnp.where(finite, reward, jnp.zeros_like(reward))
+        reward = jnp.where(finite, jnp.asarray(tr.reward, dtype), jnp.zeros((), dtype))
         t = state.t + 1
-        truncated = (t >= params.max_steps) & ~terminated
-        done = terminated | truncated
         ret = state.ret + reward
-        st = st._replace(t=t, ret=ret)
-        final_obs = self.get_obs(st, params)
-        obs_re, st_re = self.reset(k_reset, params)
-        new_state = jax.tree.map(lambda a, b: jnp.where(done, a, b), st_re, st)
-        obs = jnp.where(done, obs_re, final_obs)
-        info = {"terminated": terminated, "truncated": truncated, "discount": 1.0 - terminated.astype(dtype),
-                "final_obs": final_obs, "episode_return": ret, "episode_length": t}
+        st = tr.state._replace(t=t, ret=ret)
+        info = {"episode_return": ret, "episode_length": t}
         info.update({k: jnp.asarray(v, dtype) for k, v in tr.metrics.items()})
-        return obs, new_state, reward, done, info
+        return self.get_obs(st, params), st, reward, terminated, info
+
+    def is_truncated(self, state, params):
+        """Whether the episode hit the time limit (``state.t >= params.max_steps``)."""
+        return state.t >= params.max_steps
+
+    def reset(self, key, params=None):
+        """``(obs, state)`` of a new episode drawn with ``key``."""
+        params = self.default_params if params is None else params
+        return self.reset_env(key, params)
+
+    def step(self, key, state, action, params=None):
+        """One env step, gymnax's signature and return tuple: ``(obs, state, reward, terminated, truncated,
+        info)``, resetting automatically when ``terminated | truncated`` (module docstring).
+
+        ``key`` splits into ``(k_step, k_reset)``: the reset of a finished episode is exactly
+        ``reset(k_reset, params)``.  ``truncated`` excludes ``terminated``."""
+        params = self.default_params if params is None else params
+        k_step, k_reset = jax.random.split(key)
+        obs_st, st, reward, terminated, info = self.step_env(k_step, state, action, params)
+        truncated = self.is_truncated(st, params) & ~terminated
+        done = terminated | truncated
+        obs_re, st_re = self.reset_env(k_reset, params)
+        new_state = jax.tree.map(lambda a, b: jnp.where(done, a, b), st_re, st)
+        obs = jnp.where(done, obs_re, obs_st)
+        info = {"terminated": terminated, "truncated": truncated,
+                "discount": 1.0 - terminated.astype(reward.dtype), "final_observation": obs_st, **info}
+        return obs, new_state, reward, terminated, truncated, info
 
     def finish_obs(self, parts, state, params):
         """Concatenate observation parts, append the privileged ones if enabled, clip to [-10, 10]."""
@@ -322,7 +339,7 @@ class Environment:
 
 def chunked(fn, chunk: int | None, in_axes=(0, 0, 0, None)):
     """``fn`` (vmapped, ``params`` last and shared) stepped ``chunk`` environments at a time inside the same
-    call (:func:`sims.chunked.chunked`, ``lax.map`` over blocks; identical results): on a CPU a batch far
+    call (:func:`sims.run.chunked.chunked`, ``lax.map`` over blocks; identical results): on a CPU a batch far
     larger than the caches (131k environments) runs up to 3x faster in blocks of ~16k.  ``None``: ``fn``."""
     if not chunk:
         return fn
@@ -334,7 +351,7 @@ def batched(env: Environment, chunk: int | None = None):
     """Jitted, vmapped ``(reset, step)`` of ``env`` (shared params, one key per environment)::
 
         obs, state = reset(keys, params)                                 # keys (n,)
-        obs, state, reward, done, info = step(keys, state, actions, params)
+        obs, state, reward, terminated, truncated, info = step(keys, state, actions, params)
 
     ``chunk``: process that many environments at a time (:func:`chunked`; for huge batches on a CPU).
     Cached per env configuration, so every user of an equal env (tests, the Gymnasium wrappers, PPO)

@@ -34,8 +34,9 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxtire.constants import GRAVITY as G
 from jaxtire.surfaces import surface_id
-from sims.envs.base import G, Environment, Physics, Transition, advance, as_params_array, dtype_of, \
+from sims.envs.base import Environment, Physics, Transition, advance, as_params_array, dtype_of, \
     make_env_vehicle, sample_physics, uniform, vehicle_for
 from sims.vehicles import double_track
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
@@ -100,9 +101,13 @@ class Braking(Environment):
         return BrakingState(vs, phys, jnp.zeros((4,), dtype), v0, d_ideal, vs.x, jnp.full((2,), -1.0, dtype),
                             jnp.zeros((), jnp.int32), zero)
 
-    def transition(self, key, state: BrakingState, action, params: BrakingParams) -> Transition:
+    def controls(self, action, params: BrakingParams) -> Controls:
+        """Pedals ``(a + 1) / 2`` per axle (FL, FR front; RL, RR rear), no steering or throttle."""
         b = 0.5 * (action + 1.0)
-        controls = Controls(steer=0.0, throttle=0.0, brake=jnp.stack([b[0], b[0], b[1], b[1]]))
+        return Controls(steer=0.0, throttle=0.0, brake=jnp.stack([b[0], b[0], b[1], b[1]]))
+
+    def transition(self, key, state: BrakingState, action, params: BrakingParams) -> Transition:
+        controls = self.controls(action, params)
         vp = vehicle_for(params, state.phys)
         vs, tel = advance(vp, state.vehicle, controls, params.dt, self.substeps)
         dist = jnp.hypot(vs.x - state.vehicle.x, vs.y - state.vehicle.y)

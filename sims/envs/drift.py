@@ -33,9 +33,10 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxtire.constants import wrap_angle
 from jaxtire.surfaces import surface_id
 from sims.envs.base import Environment, Physics, Transition, advance, as_params_array, dtype_of, make_env_vehicle, \
-    sample_physics, uniform, vehicle_for, wrap_angle
+    sample_physics, uniform, vehicle_for
 from sims.envs.race import pedal_controls
 from sims.vehicles import double_track
 from sims.vehicles.params import VehicleParams, VehicleState
@@ -121,9 +122,13 @@ class Drift(Environment):
         course = wrap_angle(vs.yaw + beta - tangent)
         return beta, beta - params.target_beta, vs.yaw_rate - r_target, radial, course, speed
 
+    def controls(self, action, params: DriftParams):
+        """``(steer, pedal)`` -> :class:`~sims.vehicles.params.Controls` (:func:`sims.envs.race.pedal_controls`)."""
+        return pedal_controls(action, params.vehicle.chassis.max_steer)
+
     def transition(self, key, state: DriftState, action, params: DriftParams) -> Transition:
         vp = vehicle_for(params, state.phys)
-        controls = pedal_controls(action, params.vehicle.chassis.max_steer)
+        controls = self.controls(action, params)
         vs, tel = advance(vp, state.vehicle, controls, params.dt, self.substeps)
         beta, eb, er, radial, course, speed = self.errors(vs, params)
         w, sg = params.weights, params.sigmas

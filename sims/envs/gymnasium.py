@@ -1,23 +1,34 @@
-"""Gymnasium wrappers of the sims.envs tasks (needs ``gymnasium``, the ``rl`` extra).
+"""Gymnasium adapters of the sims.envs tasks (needs ``gymnasium``, the ``rl`` extra).
 
 * :class:`JaxVectorEnv`, a :class:`gymnasium.vector.VectorEnv` that steps ``num_envs`` environments in
-  one jitted, vmapped call (:func:`sims.envs.base.batched`) and returns numpy arrays: observations
-  float32 ``(num_envs, obs_dim)``, rewards float64, terminations and truncations bool.  It resets the
-  finished environments in the same step (``metadata["autoreset_mode"] = AutoresetMode.SAME_STEP``):
-  ``infos["final_obs"]`` holds the last observation of each finished episode (an object array, ``None``
-  elsewhere, with the mask ``infos["_final_obs"]``), as gymnasium's own vector envs do in that mode.
-  For CleanRL-style training loops.
-* :class:`JaxEnv`, a single :class:`gymnasium.Env` (one environment through the same batched call),
-  for Stable-Baselines3 (``DummyVecEnv([lambda: JaxEnv("braking")])``) and gymnasium's env checker.
-  On the terminal step it returns the episode's final observation; call ``reset`` next, as usual.
+  one jitted, vmapped call (:mod:`sims.envs.vector`) and returns numpy arrays: observations float32
+  ``(num_envs, obs_dim)``, rewards float64, terminations and truncations bool, ``infos`` a dict of
+  ``(num_envs,)`` arrays (task metrics, ``episode_return``, ``episode_length``, ``discount``), each with
+  its ``_key`` mask, as Gymnasium's vector envs do.  ``autoreset_mode`` (``metadata["autoreset_mode"]``):
 
-Both are registered with gymnasium on import (:data:`GYM_IDS`), so ``gymnasium.make("jaxtire/Braking-v0")``
-and ``gymnasium.make_vec("jaxtire/Braking-v0", num_envs=64)`` work.
+  - ``"next_step"`` (default, Gymnasium's own default): the step that ends an episode returns its last
+    observation; the next step ignores that environment's action and returns the first observation of
+    a new episode with reward 0.  What ``RecordEpisodeStatistics``, ``NormalizeObservation`` and
+    CleanRL-style loops expect.
+  - ``"same_step"``: the finishing step already returns the new episode's first observation;
+    ``infos["final_obs"]`` (object array, ``None`` elsewhere, mask ``infos["_final_obs"]``) holds the
+    last one.
 
-Random numbers.  ``reset(seed=s)`` sets the wrapper's key to ``jax.random.key(s)`` (without a seed,
-the first reset draws one from gymnasium's seeding); every ``reset`` and ``step`` then does
+* :class:`JaxEnv`, a single :class:`gymnasium.Env` (one environment through the same batched call;
+  passes ``gymnasium.utils.env_checker.check_env``).  On the terminal step it returns the episode's
+  final observation; call ``reset`` next, as usual.
+
+Both render ``render_mode="rgb_array"`` top views (:mod:`sims.envs.render`; the vector env returns one
+frame per environment; after a terminal step :class:`JaxEnv` draws the episode's final state, recomputed
+with the step's own key by ``step_env``, since the JAX env resets inside the step).
+They are registered with gymnasium by ``import sims``
+(:mod:`sims.envs.registration`): ``gymnasium.make("jaxtire/Braking-v0")``,
+``gymnasium.make_vec("jaxtire/Braking-v0", num_envs=64, autoreset_mode="same_step")``.
+
+Random numbers.  ``reset(seed=s)`` sets the adapter's key to ``jax.random.key(s)`` (without a seed, the
+first reset draws one from gymnasium's seeding); every ``reset`` and ``step`` then does
 ``key, sub = split(key)`` and passes ``split(sub, num_envs)`` as the per-environment keys, so the
-wrapper replays the JAX env exactly (``tests/sims/test_gymnasium_wrapper.py``).
+adapter replays :func:`sims.envs.base.batched` exactly (``tests/sims/test_gymnasium_wrapper.py``).
 """
 
 from __future__ import annotations
@@ -28,20 +39,16 @@ import gymnasium
 import jax
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import VectorEnv
+from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from sims.envs import make
-from sims.envs.base import Environment, batched
+from sims.envs.base import Environment
+from sims.envs.catalog import make
+from sims.envs.registration import GYM_IDS, register
+from sims.envs.render import render_frame
+from sims.envs.vector import VectorCore
 
-try:
-    from gymnasium.vector import AutoresetMode
-except ImportError:  # pragma: no cover - gymnasium < 1.1
-    from gymnasium.vector.vector_env import AutoresetMode
-
-#: gymnasium id -> sims.envs name
-GYM_IDS = {"jaxtire/Braking-v0": "braking", "jaxtire/Drift-v0": "drift", "jaxtire/RaceOval-v0": "race-oval",
-           "jaxtire/RaceTwisty-v0": "race-twisty"}
+RENDER_MODES = ["rgb_array"]
 
 
 def to_gym_box(space) -> spaces.Box:
@@ -50,14 +57,32 @@ def to_gym_box(space) -> spaces.Box:
                       np.float32)
 
 
-def _as_env(env, kwargs) -> Environment:
+def as_env(env, kwargs) -> Environment:
+    """A registered name (made with ``kwargs``) or an :class:`~sims.envs.base.Environment` as it is."""
     return make(env, **kwargs) if isinstance(env, str) else env
 
 
-def _seed_key(seed, np_random) -> Any:
+def autoreset_mode(mode) -> AutoresetMode:
+    """``"next_step"`` / ``"same_step"`` (or the enum) as an :class:`AutoresetMode`; ``ValueError`` otherwise."""
+    if isinstance(mode, AutoresetMode) and mode in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+        return mode
+    allowed = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
+    if isinstance(mode, str) and mode.lower() in allowed:
+        return allowed[mode.lower()]
+    raise ValueError(f"autoreset_mode = {mode!r}; allowed: 'next_step', 'same_step'")
+
+
+def seed_key(seed, np_random) -> Any:
+    """``jax.random.key(seed)``, or one drawn from ``np_random`` without a seed."""
     if seed is None:
         seed = int(np_random.integers(0, 2**31 - 1))
     return jax.random.key(int(seed))
+
+
+def check_render_mode(render_mode):
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode = {render_mode!r}; allowed: None, {', '.join(map(repr, RENDER_MODES))}")
+    return render_mode
 
 
 class JaxVectorEnv(VectorEnv):
@@ -65,58 +90,85 @@ class JaxVectorEnv(VectorEnv):
 
     ``env`` a registered name or an :class:`~sims.envs.base.Environment`; ``params`` the env params
     (default ``env.default_params``); ``chunk`` steps that many environments at a time inside the call
-    (:func:`sims.envs.base.chunked`; ~16384 helps a CPU with 100k+ environments); keywords go to
-    :func:`sims.envs.make`."""
+    (:func:`sims.envs.base.chunked`; ~16384 helps a CPU with 100k+ environments); ``autoreset_mode``
+    ``"next_step"`` (default) or ``"same_step"``; ``render_mode`` ``None`` or ``"rgb_array"``; other
+    keywords go to :func:`sims.envs.make`."""
 
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": RENDER_MODES}
 
-    def __init__(self, env="braking", num_envs: int = 8, params=None, chunk: int | None = None, **make_kwargs):
+    def __init__(self, env="braking", num_envs: int = 8, params=None, chunk: int | None = None,
+                 autoreset_mode=AutoresetMode.NEXT_STEP, render_mode: str | None = None, **make_kwargs):
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs = {num_envs!r} must be a positive integer")
-        self.env = _as_env(env, make_kwargs)
+        self.env = as_env(env, make_kwargs)
         self.params = self.env.default_params if params is None else params
         self.num_envs = num_envs
+        self.metadata = {**type(self).metadata, "autoreset_mode": globals()["autoreset_mode"](autoreset_mode)}
+        self.render_mode = check_render_mode(render_mode)
         self.single_observation_space = to_gym_box(self.env.observation_space(self.params))
         self.single_action_space = to_gym_box(self.env.action_space(self.params))
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
-        self._reset, self._step = batched(self.env, chunk)
-        self._key = None
-        self._state = None
+        self._core = VectorCore(self.env, self.params, chunk)
+        self._key = self._state = self._obs = self._prev_done = None
 
-    def _keys(self):
-        self._key, sub = jax.random.split(self._key)
-        return jax.random.split(sub, self.num_envs)
+    @property
+    def next_step(self) -> bool:
+        return self.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         if seed is not None or self._key is None:
-            self._key = _seed_key(seed, self.np_random)
-        obs, self._state = self._reset(self._keys(), self.params)
-        return np.asarray(obs, np.float32), {}
+            self._key = seed_key(seed, self.np_random)
+        self._key, self._obs, self._state = self._core.reset(self._key, self.num_envs)
+        self._prev_done = np.zeros(self.num_envs, bool)
+        return np.asarray(self._obs, np.float32), {}
 
-    def step(self, actions):
+    def _actions(self, actions):
+        return np.asarray(actions, np.float32).reshape(self.action_space.shape)
+
+    def step_arrays(self, actions):
+        """One step on the device: ``(obs, reward, terminated, truncated, info)`` as JAX arrays (``info`` the
+        env's dict, ``final_observation`` included); the adapters turn them into numpy."""
         if self._state is None:
             raise RuntimeError("call reset() before step()")
-        actions = np.asarray(actions, np.float32).reshape(self.action_space.shape)
-        obs, self._state, reward, done, info = self._step(self._keys(), self._state, actions, self.params)
-        info = jax.device_get(info)
-        done = np.asarray(done)
+        actions = self._actions(actions)
+        if self.next_step:
+            (self._key, obs, self._obs, self._state, reward, term, trunc,
+             info) = self._core.step_next(self._key, self._state, self._obs, self._prev_done, actions)
+        else:
+            self._key, obs, self._state, reward, term, trunc, info = self._core.step(self._key, self._state, actions)
+            self._obs = obs
+        return obs, reward, term, trunc, info
+
+    def step(self, actions):
+        obs, reward, term, trunc, info = jax.device_get(self.step_arrays(actions))
+        term, trunc = np.asarray(term, bool), np.asarray(trunc, bool)
+        done = term | trunc
+        self._prev_done = done
         infos = {}
+        ones = np.ones(self.num_envs, bool)
         for k, v in info.items():
-            if k == "final_obs":
+            if k in ("final_observation", "terminated", "truncated"):
                 continue
             infos[k] = np.asarray(v)
-            infos["_" + k] = np.ones(self.num_envs, bool)
-        if done.any():
+            infos["_" + k] = ones
+        if not self.next_step and done.any():
             final = np.full(self.num_envs, None, dtype=object)
-            fo = np.asarray(info["final_obs"], np.float32)
+            fo = np.asarray(info["final_observation"], np.float32)
             for i in np.flatnonzero(done):
                 final[i] = fo[i]
             infos["final_obs"] = final
             infos["_final_obs"] = done.copy()
-        return (np.asarray(obs, np.float32), np.asarray(reward, np.float64), np.asarray(info["terminated"], bool),
-                np.asarray(info["truncated"], bool), infos)
+        return np.asarray(obs, np.float32), np.asarray(reward, np.float64), term, trunc, infos
+
+    def render(self):
+        """One ``(H, W, 3)`` uint8 top view per environment (``render_mode="rgb_array"``), else ``None``."""
+        if self.render_mode is None or self._state is None:
+            return None
+        state = jax.device_get(self._state)
+        return tuple(render_frame(self.env, jax.tree.map(lambda a: a[i], state), self.params)
+                     for i in range(self.num_envs))
 
     @property
     def state(self):
@@ -124,49 +176,68 @@ class JaxVectorEnv(VectorEnv):
         return self._state
 
     def __repr__(self):
-        return f"JaxVectorEnv({self.env.name!r}, num_envs={self.num_envs})"
+        return (f"JaxVectorEnv({self.env.name!r}, num_envs={self.num_envs}, "
+                f"autoreset_mode={self.metadata['autoreset_mode'].value!r})")
 
 
 class JaxEnv(gymnasium.Env):
     """One sims.envs environment as a :class:`gymnasium.Env` (module docstring)."""
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 20}
 
-    def __init__(self, env="braking", params=None, render_mode=None, **make_kwargs):
-        self._vec = JaxVectorEnv(env, 1, params, **make_kwargs)
+    def __init__(self, env="braking", params=None, render_mode: str | None = None, **make_kwargs):
+        self._vec = JaxVectorEnv(env, 1, params, autoreset_mode="same_step", **make_kwargs)
         self.env = self._vec.env
         self.observation_space = self._vec.single_observation_space
         self.action_space = self._vec.single_action_space
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode)
+        self.metadata = {**type(self).metadata, "render_fps": int(round(1.0 / float(self._vec.params.dt)))}
+        self._final_state = None
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         if seed is not None or self._vec._key is None:
-            self._vec._key = _seed_key(seed, self.np_random)
-        obs, self._vec._state = self._vec._reset(self._vec._keys(), self._vec.params)
-        return np.asarray(obs[0], np.float32), {}
+            self._vec._key = seed_key(seed, self.np_random)
+        self._vec.reset()
+        self._final_state = None
+        return np.asarray(self._vec._obs[0], np.float32), {}
 
     def step(self, action):
-        obs, reward, term, trunc, infos = self._vec.step(np.asarray(action, np.float32)[None])
-        info = {k: v[0] for k, v in infos.items() if not k.startswith("_") and k != "final_obs"}
-        if term[0] or trunc[0]:
-            obs = infos["final_obs"][0][None]
-        return obs[0], float(reward[0]), bool(term[0]), bool(trunc[0]), info
+        before, key = self._vec.state, self._vec._key
+        action = np.asarray(action, np.float32)
+        obs, reward, term, trunc, info = jax.device_get(self._vec.step_arrays(action[None]))
+        done = bool(term[0] or trunc[0])
+        out = {k: np.asarray(v[0]) for k, v in info.items() if k not in ("final_observation", "terminated",
+                                                                          "truncated")}
+        # the episode is over: return its last observation; keep what recomputes its last state for render()
+        self._final_state = (key, jax.tree.map(lambda a: a[0], before), action) if done else None
+        obs = info["final_observation"] if done else obs
+        return np.asarray(obs[0], np.float32), float(reward[0]), bool(term[0]), bool(trunc[0]), out
+
+    def final_state(self):
+        """After a terminal step, the state the episode ended in (before the automatic reset), recomputed by
+        ``env.step_env`` with the step's own key (``sims.envs.vector`` splits ``key -> (key, sub)``, ``sub ->
+        keys``, and ``env.step`` each key ``-> (k_step, k_reset)``); ``None`` otherwise."""
+        if self._final_state is None:
+            return None
+        key, state, action = self._final_state
+        k_step = jax.random.split(jax.random.split(jax.random.split(key)[1], 1)[0])[0]
+        return jax.jit(self.env.step_env)(k_step, state, action, self._vec.params)[1]
+
+    def render(self):
+        """An ``(H, W, 3)`` uint8 top view (``render_mode="rgb_array"``), else ``None``; after a terminal step,
+        of the final state (:meth:`final_state`)."""
+        if self.render_mode is None or self._vec.state is None:
+            return None
+        final = self.final_state()
+        state = jax.tree.map(lambda a: a[0], self._vec.state) if final is None else final
+        return render_frame(self.env, jax.device_get(state), self._vec.params)
 
     @property
     def state(self):
         return self._vec.state
 
 
-def register(ids: dict | None = None) -> None:
-    """Register ``ids`` (gymnasium id -> sims.envs name; default :data:`GYM_IDS`) with gymnasium (idempotent)."""
-    for gym_id, name in (ids or GYM_IDS).items():
-        if gym_id in gymnasium.registry:
-            continue
-        gymnasium.register(id=gym_id, entry_point=f"{__name__}:JaxEnv", kwargs={"env": name},
-                           vector_entry_point=f"{__name__}:JaxVectorEnv")
-
-
 register()
 
-__all__ = ["GYM_IDS", "JaxEnv", "JaxVectorEnv", "register", "to_gym_box"]
+__all__ = ["GYM_IDS", "JaxEnv", "JaxVectorEnv", "as_env", "autoreset_mode", "register", "seed_key", "to_gym_box"]

@@ -5,21 +5,25 @@
 
 Clipped-surrogate PPO with GAE on ``num_envs`` environments stepped in a jitted ``lax.scan`` of
 ``num_steps`` steps per update; a Gaussian policy (tanh MLP mean, state-independent log std) and a
-separate value MLP.  Truncated episodes bootstrap from the value of ``info["final_obs"]``; terminated
+separate value MLP.  Truncated episodes bootstrap from the value of ``info["final_observation"]``; terminated
 ones do not.  Actions are sampled unbounded and clipped to [-1, 1] by the env.
 
 One jitted rollout serves training (stochastic policy), evaluation (the policy mean) and the random
 baseline (uniform actions in [-1, 1]): the mode is an argument, so it compiles once. The score is
 the mean return of the first episode of ``eval_rounds x num_envs`` environments started from the
 same keys for every policy (the learned policy is scored by its mean action, and also as sampled in
-training). The run prints the learning curve (mean return of the episodes finished in each update)
-and writes it, with the random and the final scores, to a PNG.
+training). The run shows a progress bar (tqdm) with the latest mean return, and writes the learning
+curve three ways: ``<out>.json`` (config, scores, timings and the per-update curve; :func:`write_results`),
+``<out>.csv`` (one row per update: ``update, steps, mean_return, episodes, loss, wall_s``) and a PNG.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
+import json
+import os
 import time
 from typing import Any, NamedTuple
 
@@ -27,6 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from tqdm.auto import tqdm
 
 import sims.envs as envs
 from sims.envs.base import batched
@@ -107,7 +112,7 @@ class Trajectory(NamedTuple):
     action: Any
     logp: Any
     value: Any
-    reward: Any   # reward + gamma V(final_obs) on truncation
+    reward: Any   # reward + gamma V(final_observation) on truncation
     done: Any
     discount: Any  # 0 on termination, else 1
     episode_return: Any
@@ -144,9 +149,10 @@ class PPO:
             sampled = mean + jnp.exp(log_std) * noise
             uniform = jax.random.uniform(k_r, mean.shape, minval=-1.0, maxval=1.0)
             action = jnp.where(mode == MODE_SAMPLE, sampled, jnp.where(mode == MODE_MEAN, mean, uniform))
-            obs2, state2, reward, done, info = step(jax.random.split(k_s, cfg.num_envs), state,
-                                                    action.astype(dtype), params)
-            _, _, v_final = policy(net, info["final_obs"])
+            obs2, state2, reward, term, trunc, info = step(jax.random.split(k_s, cfg.num_envs), state,
+                                                           action.astype(dtype), params)
+            done = term | trunc
+            _, _, v_final = policy(net, info["final_observation"])
             reward = reward.astype(jnp.float32)
             reward_b = reward + cfg.gamma * v_final * info["truncated"]
             tr = Trajectory(obs.astype(jnp.float32), action, log_prob(mean, log_std, action), value, reward_b,
@@ -236,7 +242,12 @@ class PPO:
             scores.append(first)
         return float(np.mean(np.concatenate(scores)))
 
-    def train(self, verbose: bool = True, log_every: int = 1, evaluate_initial: bool = True) -> dict:
+    def train(self, verbose: bool = True, log_every: int = 1, evaluate_initial: bool = True,
+              progress: bool = False) -> dict:
+        """Train; returns the history: per update ``steps``, ``mean_return``, ``episodes``, ``loss``,
+        ``wall_s`` (lists), and ``random_score``, ``initial_score``, ``final_score``, ``sample_score``,
+        ``wall_s_total``, ``compile_s``.  ``progress``: a tqdm bar over the updates (with ``verbose``
+        the per-update lines go through ``tqdm.write``)."""
         cfg = self.cfg
         key = jax.random.key(cfg.seed)
         k_net, k_env, key = jax.random.split(key, 3)
@@ -251,8 +262,11 @@ class PPO:
                   f"random score {random_score:.3f}, initial policy {initial_score:.3f} "
                   f"(compile + eval {compile_s:.1f} s)", flush=True)
         obs, state = self.reset_batch(jax.random.split(k_env, cfg.num_envs), self.params)
-        hist = {"steps": [], "mean_return": [], "wall_s": []}
+        hist = {"steps": [], "mean_return": [], "episodes": [], "loss": [], "wall_s": []}
         t_train = time.perf_counter()
+        bar = tqdm(total=cfg.num_updates * cfg.num_envs * cfg.num_steps, unit="step", unit_scale=True,
+                   desc=f"ppo {cfg.task}", disable=not progress, dynamic_ncols=True)
+        say = tqdm.write if progress else print
         for u in range(cfg.num_updates):
             key, k_roll, k_learn = jax.random.split(key, 3)
             traj, state, obs, last_value = self.rollout(net, state, obs, k_roll, jnp.asarray(MODE_SAMPLE))
@@ -261,11 +275,16 @@ class PPO:
             mr = float(m["mean_return"])
             hist["steps"].append(steps)
             hist["mean_return"].append(mr)
+            hist["episodes"].append(int(m["episodes"]))
+            hist["loss"].append(float(m["loss"]))
             hist["wall_s"].append(time.perf_counter() - t_train)
+            bar.update(cfg.num_envs * cfg.num_steps)
+            bar.set_postfix(mean_return=f"{mr:.3f}")
             if verbose and (u % log_every == 0 or u == cfg.num_updates - 1):
-                print(f"[ppo] update {u + 1:4d}  steps {steps:9d}  mean return {mr:9.3f}  "
-                      f"episodes {int(m['episodes']):5d}  loss {float(m['loss']):8.4f}  "
-                      f"{hist['wall_s'][-1]:6.1f} s", flush=True)
+                say(f"[ppo] update {u + 1:4d}  steps {steps:9d}  mean return {mr:9.3f}  "
+                    f"episodes {int(m['episodes']):5d}  loss {float(m['loss']):8.4f}  "
+                    f"{hist['wall_s'][-1]:6.1f} s")
+        bar.close()
         final_score = self.evaluate(net, MODE_MEAN)
         sample_score = self.evaluate(net, MODE_SAMPLE)
         wall = time.perf_counter() - t0
@@ -275,6 +294,40 @@ class PPO:
         self.net = net
         return {**hist, "random_score": random_score, "initial_score": initial_score, "final_score": final_score,
                 "sample_score": sample_score, "wall_s_total": wall, "compile_s": compile_s}
+
+
+CSV_COLUMNS = ("update", "steps", "mean_return", "episodes", "loss", "wall_s")
+
+
+def write_results(history: dict, cfg: PPOConfig, stem) -> dict:
+    """Write the run as ``<stem>.json`` (``config``, the scores and timings, and ``curve``: the per-update
+    lists) and ``<stem>.csv`` (:data:`CSV_COLUMNS`, one row per update; NaN where no episode finished).
+    Returns ``{"json": path, "csv": path}``."""
+    stem = str(stem)
+    os.makedirs(os.path.dirname(stem) or ".", exist_ok=True)
+    curve = {k: list(history[k]) for k in CSV_COLUMNS[1:]}
+    scalars = {k: v for k, v in history.items() if k not in curve}
+    cfg_d = dataclasses.asdict(cfg)
+    cfg_d["hidden"] = list(cfg_d["hidden"])
+    doc = {"config": cfg_d, "num_updates": cfg.num_updates, **scalars, "curve": curve}
+
+    def clean(x):  # JSON has no NaN: null instead
+        if isinstance(x, float) and not np.isfinite(x):
+            return None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [clean(v) for v in x]
+        return x
+
+    with open(stem + ".json", "w") as f:
+        json.dump(clean(doc), f, indent=1)
+    with open(stem + ".csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_COLUMNS)
+        for i in range(len(curve["steps"])):
+            w.writerow([i + 1] + [curve[k][i] for k in CSV_COLUMNS[1:]])
+    return {"json": stem + ".json", "csv": stem + ".csv"}
 
 
 def plot_curve(history: dict, path, title: str = "") -> None:
@@ -306,24 +359,29 @@ def plot_curve(history: dict, path, title: str = "") -> None:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="PPO on a sims.envs task; prints the learning curve, writes a PNG")
+    ap = argparse.ArgumentParser(description="PPO on a sims.envs task; writes the learning curve as JSON, CSV "
+                                             "and PNG")
     ap.add_argument("--task", default="braking", choices=list(envs.REGISTRY))
     ap.add_argument("--steps", type=int, default=PPOConfig.total_steps, help="total environment steps")
     ap.add_argument("--num-envs", type=int, default=PPOConfig.num_envs)
     ap.add_argument("--num-steps", type=int, default=PPOConfig.num_steps, help="rollout length per update")
     ap.add_argument("--lr", type=float, default=PPOConfig.lr)
+    ap.add_argument("--minibatches", type=int, default=PPOConfig.minibatches)
     ap.add_argument("--seed", type=int, default=PPOConfig.seed)
-    ap.add_argument("--out", default=None, help="PNG path (default out/ppo_<task>.png)")
+    ap.add_argument("--out", default=None,
+                    help="output stem: <out>.json, <out>.csv, <out>.png (default out/ppo_<task>)")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ap.add_argument("--no-initial", action="store_true", help="skip scoring the untrained policy")
     args = ap.parse_args(argv)
     cfg = PPOConfig(task=args.task, total_steps=args.steps, num_envs=args.num_envs, num_steps=args.num_steps,
-                    lr=args.lr, seed=args.seed)
-    hist = PPO(cfg).train(log_every=max(cfg.num_updates // 40, 1))
-    import os
-
-    out = args.out or os.path.join("out", f"ppo_{args.task}.png")
-    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-    plot_curve(hist, out, f"PPO on {args.task}: {cfg.total_steps:,} steps, {hist['wall_s_total']:.0f} s")
-    print(f"[ppo] learning curve written to {out}")
+                    lr=args.lr, minibatches=args.minibatches, seed=args.seed)
+    hist = PPO(cfg).train(log_every=max(cfg.num_updates // 40, 1), progress=not args.no_progress,
+                          evaluate_initial=not args.no_initial)
+    stem = args.out or os.path.join("out", f"ppo_{args.task}")
+    stem = stem[:-4] if stem.endswith((".png", ".csv")) else stem[:-5] if stem.endswith(".json") else stem
+    paths = write_results(hist, cfg, stem)
+    plot_curve(hist, stem + ".png", f"PPO on {args.task}: {cfg.total_steps:,} steps, {hist['wall_s_total']:.0f} s")
+    print(f"[ppo] learning curve written to {paths['json']}, {paths['csv']}, {stem}.png")
     return hist
 
 

@@ -122,9 +122,13 @@ class Race(Environment):
         z4 = jnp.zeros((4,), dtype)
         return RaceState(vs, phys, z4, z4, pose, zero, jnp.zeros((2,), dtype), jnp.zeros((), jnp.int32), zero)
 
+    def controls(self, action, params: RaceParams) -> Controls:
+        """``(steer, pedal)`` -> :class:`~sims.vehicles.params.Controls` (:func:`pedal_controls`)."""
+        return pedal_controls(action, params.vehicle.chassis.max_steer)
+
     def transition(self, key, state: RaceState, action, params: RaceParams) -> Transition:
         vp = vehicle_for(params, state.phys)
-        controls = pedal_controls(action, params.vehicle.chassis.max_steer)
+        controls = self.controls(action, params)
         vs, tel = advance(vp, state.vehicle, controls, params.dt, self.substeps)
         tr = params.track
         pose = track_pose(tr, vs.x, vs.y, vs.yaw, hint=state.pose.index, window=self.window)

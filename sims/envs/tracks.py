@@ -28,6 +28,8 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtire.constants import wrap_angle
+
 
 class Track(NamedTuple):
     """A closed centreline at uniform arc-length spacing (see the module docstring)."""
@@ -168,10 +170,6 @@ def get_track(name, dtype=None) -> Track:
 # JAX queries (pure, vmap-able; no Python loops over points)
 
 
-def _wrap(a):
-    return jnp.mod(a + jnp.pi, 2.0 * jnp.pi) - jnp.pi
-
-
 def project(track: Track, x, y, hint=None, window: int | None = None):
     """Nearest point on the centreline polyline to ``(x, y)``: ``(s, lateral, segment index, segment
     heading)``.  With ``hint`` (a segment index) and ``window`` (Python int), only the segments
@@ -202,7 +200,7 @@ def project(track: Track, x, y, hint=None, window: int | None = None):
 def track_pose(track: Track, x, y, yaw, hint=None, window: int | None = None) -> TrackPose:
     """:class:`TrackPose` of a vehicle at ``(x, y)`` with heading ``yaw`` (see :func:`project`)."""
     s, lat, k, heading = project(track, x, y, hint, window)
-    return TrackPose(s, lat, _wrap(yaw - heading), k)
+    return TrackPose(s, lat, wrap_angle(yaw - heading), k)
 
 
 def _interp_periodic(track: Track, values, s):
@@ -225,8 +223,8 @@ def point_at(track: Track, s):
     _, i0, i1, w = _interp_periodic(track, track.curvature, s)
     p = track.xy[i0] * (1.0 - w)[..., None] + track.xy[i1] * w[..., None]
     h0 = track.heading[i0]
-    heading = h0 + _wrap(track.heading[i1] - h0) * w
-    return p[..., 0], p[..., 1], _wrap(heading)
+    heading = h0 + wrap_angle(track.heading[i1] - h0) * w
+    return p[..., 0], p[..., 1], wrap_angle(heading)
 
 
 def progress_delta(track: Track, s_new, s_old):

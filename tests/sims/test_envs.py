@@ -51,18 +51,18 @@ def _check_batched_shapes(env, params, dtype):
     n_obs = env.observation_space(params).shape[0]
     assert obs.shape == (N, n_obs) and obs.dtype == dtype
     actions = jax.ShapeDtypeStruct((N, env.num_actions), dtype)
-    obs2, state2, reward, done, info = jax.eval_shape(step, keys(1), state, actions, params)
+    obs2, state2, reward, term, trunc, info = jax.eval_shape(step, keys(1), state, actions, params)
     assert obs2.shape == (N, n_obs) and obs2.dtype == dtype
     assert reward.shape == (N,) and reward.dtype == dtype
-    assert done.shape == (N,) and done.dtype == jnp.bool_
+    assert term.shape == trunc.shape == (N,) and term.dtype == trunc.dtype == jnp.bool_
     # the state keeps its exact structure, shapes and dtypes through a step (and the auto-reset)
     assert jax.tree.structure(state2) == jax.tree.structure(state)
     for a, b in zip(jax.tree.leaves(state), jax.tree.leaves(state2)):
         assert a.shape == b.shape and a.dtype == b.dtype
     assert state.t.dtype == jnp.int32 and state.vehicle.vx.shape == (N,) and state.vehicle.omega.shape == (N, 4)
-    for k in ("terminated", "truncated", "discount", "final_obs", "episode_return", "episode_length", "speed"):
+    for k in ("terminated", "truncated", "discount", "final_observation", "episode_return", "episode_length", "speed"):
         assert k in info and info[k].shape[0] == N
-    assert info["final_obs"].shape == obs2.shape and info["terminated"].dtype == jnp.bool_
+    assert info["final_observation"].shape == obs2.shape and info["terminated"].dtype == jnp.bool_
     floats = [x for x in jax.tree.leaves(state2) if jnp.issubdtype(x.dtype, jnp.floating)]
     assert floats and all(x.dtype == dtype for x in floats)
 
@@ -122,8 +122,8 @@ def test_autoreset_exactly_on_done(braking):
         key, sub = jax.random.split(key)
         ks = jax.random.split(sub, N)
         prev = state
-        obs, state, reward, done, info = step(ks, state, jnp.full((N, 2), -1.0), params)  # no brake: no stop
-        done = np.asarray(done)
+        obs, state, reward, term, trunc, info = step(ks, state, jnp.full((N, 2), -1.0), params)  # no brake: no stop
+        done = np.asarray(term | trunc)
         assert np.array_equal(done, np.full(N, t % 5 == 0)), t
         assert np.array_equal(np.asarray(info["truncated"]), done) and not np.any(info["terminated"])
         if done.any():
@@ -134,9 +134,9 @@ def test_autoreset_exactly_on_done(braking):
                 assert np.array_equal(np.asarray(a), np.asarray(b))
             assert np.all(np.asarray(state.t) == 0) and np.all(np.asarray(state.ret) == 0)
             assert np.all(np.asarray(info["episode_length"]) == 5)
-            assert not np.allclose(np.asarray(info["final_obs"]), np.asarray(obs))
+            assert not np.allclose(np.asarray(info["final_observation"]), np.asarray(obs))
         else:
-            assert np.array_equal(np.asarray(info["final_obs"]), np.asarray(obs))
+            assert np.array_equal(np.asarray(info["final_observation"]), np.asarray(obs))
             assert np.all(np.asarray(state.t) == t % 5)
             assert np.all(np.asarray(state.vehicle.x) > np.asarray(prev.vehicle.x))
 
@@ -149,7 +149,8 @@ def _rollout(step, reset, params, policy, seed, steps):
     for _ in range(steps):
         key, sub = jax.random.split(key)
         action = policy(obs)
-        obs, state, reward, done, info = step(jax.random.split(sub, N), state, action, params)
+        obs, state, reward, term, trunc, info = step(jax.random.split(sub, N), state, action, params)
+        done = term | trunc
         rewards.append(np.asarray(reward))
         dones.append(np.asarray(done))
         returns.append(np.asarray(info["episode_return"]))
@@ -215,8 +216,9 @@ def test_scripted_driver_laps_the_oval():
 
         def body(carry, k):
             obs, state = carry
-            obs, state, reward, done, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+            obs, state, reward, term, trunc, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
                 jax.random.split(k, N), state, scripted_driver(obs), params)
+            done = term | trunc
             return (obs, state), (reward, done, info["progress"], info["lateral"])
 
         return jax.lax.scan(body, (obs, state), jax.random.split(k1, 300))[1]
@@ -282,7 +284,7 @@ def test_track_pose_recovers_offsets_and_local_search_agrees():
 
 
 def test_chunked_batches_equal_one_vmap():
-    """Chunked stepping (sims.chunked under sims.envs.base.chunked) with PRNG-key and pytree arguments."""
+    """Chunked stepping (sims.run.chunked under sims.envs.base.chunked) with PRNG-key and pytree arguments."""
     from sims.envs.base import chunked
 
     def f(k, s, a, p):

@@ -1,0 +1,32 @@
+"""The tasks by name: :data:`REGISTRY` and :func:`make` (re-exported as ``sims.envs.make``)."""
+
+from __future__ import annotations
+
+from sims.envs.base import Environment
+from sims.envs.braking import Braking
+from sims.envs.drift import Drift
+from sims.envs.race import Race
+
+#: name -> (class, constructor keywords)
+REGISTRY = {
+    "braking": (Braking, {}),
+    "drift": (Drift, {}),
+    "race-oval": (Race, {"track": "oval"}),
+    "race-twisty": (Race, {"track": "twisty"}),
+}
+
+
+def make(name: str, **kwargs) -> Environment:
+    """The environment ``name`` (:data:`REGISTRY`: ``"braking"``, ``"drift"``, ``"race-oval"``,
+    ``"race-twisty"``); keywords go to the constructor (``substeps=10``, ``privileged=False``, and for
+    the race ``track=`` a built-in name or a :class:`~sims.envs.tracks.Track`)."""
+    try:
+        cls, kw = REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown environment {name!r}; allowed: {', '.join(REGISTRY)}") from None
+    return cls(**{**kw, **kwargs})
+
+
+def registered() -> tuple:
+    """Names accepted by :func:`make`."""
+    return tuple(REGISTRY)
