@@ -39,7 +39,7 @@ class SphinxRoles(griffe.Extension):
 def _walk(obj: griffe.Object):
     yield obj
     for member in obj.members.values():
-        if not member.is_alias:
+        if not isinstance(member, griffe.Alias):  # imported names are documented where they are defined
             yield from _walk(member)
 
 

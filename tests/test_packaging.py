@@ -66,7 +66,7 @@ def test_every_data_file_is_package_data():
 
 def _snippet_imports():
     """(doc file, module, imported name or None) for every import in the docs' python blocks."""
-    found = []
+    found: list[tuple[Path, str, str | None]] = []
     for doc in DOC_FILES:
         for block in FENCE.findall(doc.read_text(encoding="utf-8")):
             try:
