@@ -27,7 +27,8 @@ where = pathlib.Path(jaxtire.__file__).resolve()
 assert "site-packages" in where.parts, f"jaxtire imported from {where}, not from the installed wheel"
 assert getattr(jaxtire, "__version__", version) == version, (jaxtire.__version__, version)
 files = {str(f) for f in md.files("jaxtire")}
-assert "LICENSE" in {pathlib.Path(f).name for f in files}, "LICENSE missing from the wheel"
+names = {pathlib.Path(f).name for f in files}
+assert {"LICENSE", "NOTICE"} <= names, f"licence files missing from the wheel: {sorted(names)[:20]}"
 tir = jaxtire.data_path()
 assert tir.is_file(), f"bundled .tir missing: {tir}"
 params = jaxtire.default_tire()
@@ -37,6 +38,8 @@ fy = float(out.fy)
 assert -6000.0 < fy < -2000.0, f"Fy = {fy} N at alpha 5 deg, Fz 4 kN"
 print(f"wheel smoke test: jaxtire {version} from {where.parent}, {tir.name}, Fy(5 deg, 4 kN) = {fy:.0f} N")
 PY
+# the console script of [project.scripts] resolves in the installed wheel
+"$WORK/venv/bin/jaxtire-fleet" --help > /dev/null
 # the main job on its bundled default (10 000 hatchbacks braking on the bundled MF 6.2 tire)
 "$WORK/venv/bin/python" -m sims --no-progress --out "$WORK/out"
 test -s "$WORK/out/braking.csv" && test -s "$WORK/out/braking_hist.png"
