@@ -102,9 +102,9 @@ BASE_DEFAULTS: dict[str, float] = {
     "LATERAL_STIFFNESS": 150000.0,
     # validity ranges: wide (nothing is clamped) when the file omits them
     "PRESMIN": 0.0,
-    "PRESMAX": 1.0e9,
+    "PRESMAX": 1.0e8,  # the largest plausible value (jaxtire.bounds): clamps nothing real
     "FZMIN": 0.0,
-    "FZMAX": 1.0e9,
+    "FZMAX": 1.0e7,
     "KPUMIN": -1.0e3,
     "KPUMAX": 1.0e3,
     "ALPMIN": -1.5707963267948966,

@@ -340,9 +340,9 @@ def test_units_are_converted_to_si(tmp_path):
         return t
     src = _mutate(tmp_path, f)
     p = load_tir(src)
-    assert float(p.FNOMIN) == pytest.approx(4000.0) and float(p.meta_value("FZMAX")) == pytest.approx(10000.0)
+    assert float(p.FNOMIN) == pytest.approx(4000.0) and float(p.FZMAX) == pytest.approx(10000.0)
     raw = float(re.search(r"(?m)^VERTICAL_STIFFNESS\s*=\s*(\S+)", src.read_text()).group(1))
-    assert float(p.meta_value("VERTICAL_STIFFNESS")) == pytest.approx(raw * 1e3)  # kN/m -> N/m
+    assert float(p.VERTICAL_STIFFNESS) == pytest.approx(raw * 1e3)  # kN/m -> N/m
     save_tir(p, tmp_path / "c.tir")
     assert (tmp_path / "c.tir").read_bytes() == src.read_bytes()  # unchanged values keep the file's units
     save_tir(p.replace(FNOMIN=np.float32(4500.0)), tmp_path / "d.tir")
