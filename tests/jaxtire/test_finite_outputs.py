@@ -73,3 +73,54 @@ def test_finite_outputs_float32(fns, x):
 def test_named_hard_cases_float32(fns, x):
     out = np.asarray(fns(*(np.float32(v) for v in x)))
     assert np.all(np.isfinite(out)), (x, out)
+
+
+F64_SCRIPT = """
+import jax, numpy as np
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as jnp
+from jaxtire.tir import load_tir
+from jaxtire.tire import tire_forces
+from jaxtire.simple import make_simple_params
+from jaxtire.spline import make_spline, spline_curve
+from jaxtire.load_table import load_table_force, make_load_table
+from jaxtire.surfaces import preset
+from tests.conftest import tir_path
+mf, simple, spline = load_tir(tir_path(), dtype=jnp.float64), make_simple_params(dtype=jnp.float64), make_spline(dtype=jnp.float64)
+table = make_load_table([1000.0, 4000.0, 8000.0], [10.0, 9.0, 8.0], [1.6, 1.6, 1.5], [1.1, 1.0, 0.9], [0.5, 0.4, 0.3],
+                        dtype=jnp.float64)
+surf = preset("asphalt_wet")
+@jax.jit
+def f(k, a, g, fz, vx):
+    out = []
+    for t in (mf, simple):
+        r = tire_forces(t, k, a, g, fz, vx, surf)
+        out += [r.fx, r.fy, r.mz, r.mx, r.my]
+    return jnp.stack(out + [spline_curve(spline, k), load_table_force(table, a, fz)], -1)
+rng = np.random.default_rng(15)
+big = np.finfo(np.float64).max
+mag = 10.0 ** rng.uniform(-300, 308, (5, 400)) * rng.choice([-1, 1], (5, 400))
+x = np.concatenate([mag, [[0, 3e19, -1e300, big], [0, 1e30, -big, 1], [0, 1e300, 0, -big], [0, 0, big, 1e300],
+                          [0, 1e-300, big, -big]]], axis=1)
+x[3] = np.abs(x[3])
+out = np.asarray(f(*x))
+assert out.dtype == np.float64, out.dtype
+bad = ~np.isfinite(out)
+print("NONFINITE", int(bad.sum()), x[:, bad.any(-1)][:, :3].T.tolist())
+"""
+
+
+def test_finite_outputs_float64():
+    """The same property in float64 (a subprocess: x64 is process-wide), seeded log-uniform magnitudes up to
+    the float64 maximum plus the hard cases."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-c", F64_SCRIPT], cwd=repo, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(repo)))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("NONFINITE")][-1]
+    assert line.startswith("NONFINITE 0 "), line
