@@ -169,6 +169,17 @@ def _nonfinite(leaves) -> dict:
     return out
 
 
+def _remove_stale_temporaries(out_dir) -> None:
+    """Remove temporary files a killed writer left (``.NAME.XXXX.tmp``; never a file the manifest lists)."""
+    for name in os.listdir(out_dir):
+        if name.startswith(".") and name.endswith(".tmp") and (
+                name.startswith("." + MANIFEST + ".") or name.startswith(".chunk_") or name.startswith(".carry_")):
+            try:
+                os.remove(os.path.join(out_dir, name))
+            except OSError:
+                pass
+
+
 def _npz_bytes(arrays: dict) -> bytes:
     buf = io.BytesIO()
     np.savez(buf, **arrays)
@@ -332,6 +343,7 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
     except OSError as e:
         raise LongRunError(f"long_run: cannot create out_dir {out_dir}: {e.strerror or e}") from e
     t_start = time.perf_counter()
+    _remove_stale_temporaries(out_dir)
 
     options = tuple(sorted((compiler_options or {}).items()))
     fns = partial_fns = None

@@ -332,3 +332,15 @@ def test_out_dir_is_a_file(setup, tmp_path):
     f.write_text("x")
     with pytest.raises(LongRunError, match="not a directory"):
         run(setup, f)
+
+
+def test_stale_temporaries_of_a_killed_writer_are_removed(setup, reference, tmp_path):
+    out = _fresh(setup, reference, tmp_path, chunks=1)
+    stale = [out / ".carry_000001.npz.abc123.tmp", out / ".manifest.json.xyz.tmp"]
+    for p in stale:
+        p.write_bytes(b"half written")
+    keep = out / "notes.tmp"  # not ours: left alone
+    keep.write_text("x")
+    res = run(setup, out)
+    assert not any(p.exists() for p in stale) and keep.exists()
+    assert_same(res, None, reference)
