@@ -295,7 +295,8 @@ def make_params(values: Mapping[str, float] | None = None, *, fittyp: int = 61, 
                 bad |= ~(((arr >= lo) if incl else (arr > lo)) & (arr <= hi))
             if bad.any():
                 _check_one(name, float(arr[bad].ravel()[0]), source)
-    return MFParams({n: jnp.asarray(np.asarray(v, np.float64), dtype) for n, v in full.items()}, fittyp=int(fittyp), meta=tuple(meta))
+    return MFParams({n: jnp.asarray(np.asarray(v, np.float64), dtype) for n, v in full.items()}, fittyp=int(fittyp),
+                    meta=tuple(meta))
 
 
 def stack(params: list[MFParams]) -> MFParams:

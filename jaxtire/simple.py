@@ -58,7 +58,8 @@ thrust acts at the contact centre), so ``Mz > 0`` for ``alpha > 0`` exactly as
 at the lateral peak and stays zero beyond (the steering goes light at the
 limit).  ``My`` opposes rolling (negative forward) and fades linearly to zero
 below ``v_low``, so a parked car does not creep (inside ``jit`` the inputs saturate, so every finite input
-gives finite outputs: ``|kappa|, |alpha| <= SLIP_SAT = 1e6``, ``Fz <= 20 fz0``, ``|gamma| <= pi/2``); ``vx = None`` evaluates
+gives finite outputs: ``|kappa|, |alpha| <= SLIP_SAT = 1e6``, ``Fz <= 20 fz0``, ``|gamma| <= pi/2``);
+``vx = None`` evaluates
 forward rolling.
 
 Outputs: ``mux, muy`` = ``mux_pk, muy_pk``; ``grip_utilisation`` =

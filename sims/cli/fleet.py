@@ -28,7 +28,8 @@ import jax
 import numpy as np
 from tqdm import tqdm
 
-from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES, surface_id
+from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
+from jaxtire.surfaces import surface_id
 from sims.cli._checks import OneLineParser, check_memory, check_out_dir, check_seed, exact_chunks
 from sims.cli._tire import add_tire_arguments, check_tire_arguments, tire_from_args, tire_label
 from sims.drivers import Constant

@@ -13,8 +13,17 @@ import numpy as np
 from jaxtire.surfaces import surface_id
 from sims.cli._checks import OneLineParser, check_float, check_int, check_seed
 from sims.cli._tire import add_tire_arguments, tire_from_args, tire_label
-from sims.studies.tuning import (BRAKING_SURFACES, BrakingSetup, LaneSetup, abs_gains, evaluate_abs, evaluate_lateral,
-                                 lane_gains, tune_abs, tune_lateral)
+from sims.studies.tuning import (
+    BRAKING_SURFACES,
+    BrakingSetup,
+    LaneSetup,
+    abs_gains,
+    evaluate_abs,
+    evaluate_lateral,
+    lane_gains,
+    tune_abs,
+    tune_lateral,
+)
 from sims.vehicles import presets
 
 

@@ -216,7 +216,8 @@ def _digest(trees) -> str:
 def _config(n, n_steps, chunk_steps, dt, every, t0, model, integrator, substeps, record, driver_axes,
             reducer_axes, names) -> dict:
     rec = record if record is None or isinstance(record, str) else getattr(record, "__qualname__", "callable")
-    return dict(jax_version=jax.__version__, x64=bool(jax.config.jax_enable_x64), vehicles=n, n_steps=n_steps, chunk_steps=chunk_steps, n_chunks=-(-n_steps // chunk_steps), dt=dt,
+    return dict(jax_version=jax.__version__, x64=bool(jax.config.jax_enable_x64), vehicles=n, n_steps=n_steps,
+                chunk_steps=chunk_steps, n_chunks=-(-n_steps // chunk_steps), dt=dt,
                 every=every, t0=t0, model=str(getattr(model, "name", model)), integrator=str(integrator),
                 substeps=substeps, record=rec, driver_axes=driver_axes, reducer_axes=reducer_axes,
                 record_names=names)
@@ -258,10 +259,12 @@ def _check_manifest(path: str, man) -> None:
         want = [i * chunk_steps, min((i + 1) * chunk_steps, n_steps)]
         if not isinstance(c, dict) or c.get("index") != i or c.get("steps") != want:
             raise LongRunError(f"{path}: completed chunk #{i} is {c!r}, expected index {i} and steps {want}")
-        if not isinstance(c.get("carry_sha256"), str) or not isinstance(c.get("carry_nonfinite"), dict) or ("records" in c) != isinstance(c.get("records_sha256"), str):
+        sums_ok = isinstance(c.get("carry_sha256"), str) and isinstance(c.get("carry_nonfinite"), dict)
+        if not sums_ok or ("records" in c) != isinstance(c.get("records_sha256"), str):
             raise LongRunError(f"{path}: completed chunk #{i} lacks its checksums")
     if man["done"] != (len(man["completed"]) == n_chunks):
-        raise LongRunError(f"{path}: manifest says done={man['done']} with {len(man['completed'])} of {n_chunks} chunks")
+        raise LongRunError(f"{path}: manifest says done={man['done']} with {len(man['completed'])} of "
+                           f"{n_chunks} chunks")
 
 
 def _read_verified(out_dir, fname: str, sha: str, run_id: str) -> dict:
@@ -385,7 +388,8 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
                             or man.get("run_id") != run_id):
         what = "configuration" if man.get("config_hash") != config_hash else "inputs"
         raise LongRunError(f"{man_path}: {out_dir} holds a different run ({what} differ: params, initial state, "
-                           "driver, dt, steps, chunking, dtype or jax version); use another directory or overwrite=True")
+                           "driver, dt, steps, chunking, dtype or jax version); use another directory or "
+                           "overwrite=True")
 
     def load_carry(entry):
         arrays = _read_verified(out_dir, entry["carry"], entry["carry_sha256"], run_id)
@@ -399,7 +403,8 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
             leaves.append(v)
         if _nonfinite(leaves) != entry.get("carry_nonfinite"):
             raise LongRunError(f"{path}: NaN/inf where the run wrote none (non-finite counts per leaf "
-                               f"{_nonfinite(leaves)}, written {entry.get('carry_nonfinite')}); refusing to resume from it")
+                               f"{_nonfinite(leaves)}, written {entry.get('carry_nonfinite')}); "
+                               "refusing to resume from it")
         if len(arrays) != len(like):
             raise LongRunError(f"{path}: {len(arrays)} leaves, this run's carry has {len(like)}")
         return leaves

@@ -86,7 +86,8 @@ from jaxtire.spline import make_spline, spline_curve
 from jaxtire.load_table import load_table_force, make_load_table
 from jaxtire.surfaces import preset
 from tests.conftest import tir_path
-mf, simple, spline = load_tir(tir_path(), dtype=jnp.float64), make_simple_params(dtype=jnp.float64), make_spline(dtype=jnp.float64)
+mf = load_tir(tir_path(), dtype=jnp.float64)
+simple, spline = make_simple_params(dtype=jnp.float64), make_spline(dtype=jnp.float64)
 table = make_load_table([1000.0, 4000.0, 8000.0], [10.0, 9.0, 8.0], [1.6, 1.6, 1.5], [1.1, 1.0, 0.9], [0.5, 0.4, 0.3],
                         dtype=jnp.float64)
 surf = preset("asphalt_wet")

@@ -125,4 +125,5 @@ def test_subprocess_one_line_no_traceback(tmp_path):
                           capture_output=True, text=True, timeout=120,
                           env=dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(REPO)))
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [f"python -m sims: error: --out {f / 'o'}: {f} is a file, not a directory"]
+    want = f"python -m sims: error: --out {f / 'o'}: {f} is a file, not a directory"
+    assert proc.stderr.strip().splitlines() == [want]

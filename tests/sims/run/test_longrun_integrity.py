@@ -233,7 +233,6 @@ KINDS = {
 @pytest.fixture(scope="module")
 def other_run(setup, tmp_path_factory):
     """Another run (other initial speed) stopped after 2 chunks: source of foreign checkpoint files."""
-    import jax.numpy as jnp
 
     fleet, state0, drv, kw = setup
     out = tmp_path_factory.mktemp("other") / "run"
