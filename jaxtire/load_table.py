@@ -103,6 +103,9 @@ def make_load_table(fz, B, C, D, E, *, direct: bool = False, dtype=None) -> Load
     return LoadTable(jnp.asarray(loads, dtype), *(jnp.asarray(cols[k], dtype) for k in "BCDE"), direct=direct)
 
 
+SLIP_SAT = 1e6
+
+
 def _curve(table: LoadTable, x, i):
     f = magic_formula_direct if table.direct else magic_formula
     return f(x, table.B[i], table.C[i], table.D[i], table.E[i])
@@ -112,9 +115,11 @@ def load_table_force(table: LoadTable, x, fz):
     """``lerp(F_low(x), F_high(x), t)`` between the two slices around ``fz`` [N], clamped outside.
 
     ``x`` and ``fz`` broadcast against each other; the result has their
-    broadcast shape.  Pure and differentiable in ``x``, ``fz`` and every leaf.
+    broadcast shape.  Pure and differentiable in ``x``, ``fz`` and every leaf.  ``x`` saturates at
+    ``+-SLIP_SAT`` (1e6), so every finite input gives a finite output in float32 and float64.
     """
     x, fz = jnp.asarray(x), jnp.asarray(fz)
+    x = jnp.clip(x, -SLIP_SAT, SLIP_SAT)  # saturated (the curve is flat long before): no inf - inf
     loads = table.fz
     n = loads.shape[0]
     if n == 1:

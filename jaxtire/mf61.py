@@ -423,6 +423,12 @@ LIMITS = ("clamp", "off")
 CONVENTIONS = ("book", "mfeval")
 
 
+# Input saturation of _solve (issue 15: every finite input gives finite outputs, also in float32):
+# Fz above FZ_SAT_FACTOR * FNOMIN, |vx| above VX_SAT [m/s].
+FZ_SAT_FACTOR = 20.0
+VX_SAT = 1000.0
+
+
 def _solve(params: MFParams, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=None, *, combined=True,
            phi=None, side=None, pressure=None, omega=None, limits="clamp", convention="book") -> _Solution:
     check_choice("limits", limits, LIMITS, "mf_forces")
@@ -443,7 +449,8 @@ def _solve(params: MFParams, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=
         alpha, gamma = mirror * alpha, mirror * gamma
         if phi is not None:
             phi = mirror * phi
-    fz = jnp.maximum(fz, 0.0)
+    fz = jnp.clip(fz, 0.0, FZ_SAT_FACTOR * p.FNOMIN)  # saturation: finite outputs for every finite input
+    vx = None if vx is None else jnp.clip(jnp.asarray(vx), -VX_SAT, VX_SAT)
     flags = _flags(p, kappa, alpha, gamma, fz, pres)
     if limits == "clamp":
         kappa = jnp.clip(kappa, p.KPUMIN, p.KPUMAX)

@@ -254,10 +254,13 @@ def make_params(values: Mapping[str, float] | None = None, *, fittyp: int = 61, 
     """Build validated :class:`MFParams` from a name -> value mapping; missing names take MF defaults.
 
     ``INFLPRES`` defaults to ``NOMPRES`` (nominal pressure, ``dpi = 0``).
-    Raises ``ValueError`` for unknown names, non-finite values or values
-    outside :data:`RANGES`, before building anything.
+    Raises ``ValueError`` for unknown names, non-finite values (also once stored in ``dtype``: 1e39 in
+    float32), values outside :data:`RANGES`, batch shapes that do not broadcast with each other and a
+    non-floating ``dtype``, before building anything.  Integer inputs are stored as floats.
     """
     import numpy as np
+
+    from jaxtire.validation import ValidationError, check_finite
 
     values = dict(values or {})
     unknown = set(values) - set(COEFFICIENT_NAMES)
@@ -265,9 +268,22 @@ def make_params(values: Mapping[str, float] | None = None, *, fittyp: int = 61, 
         raise ValueError(f"{source}: unknown coefficient(s) {sorted(unknown)}")
     if fittyp not in FITTYP_MF61 + FITTYP_MF52:
         raise ValueError(f"{source}: FITTYP = {fittyp} is not supported; allowed {FITTYP_MF61 + FITTYP_MF52}")
+    dtype = dtype or jnp.result_type(float)
+    if not jnp.issubdtype(dtype, jnp.floating):
+        raise ValidationError(f"{source}: dtype = {np.dtype(dtype).name} must be a floating dtype (coefficients "
+                              "such as PCX1 = 1.6 would be truncated)")
     full = {n: values.get(n, default_value(n)) for n in COEFFICIENT_NAMES}
     if "INFLPRES" not in values:
         full["INFLPRES"] = full["NOMPRES"]
+    shapes = {}
+    for name, v in values.items():
+        check_finite(name, v, source=source, dtype=dtype)  # also once stored: 1e39 is inf in float32
+        shapes[name] = np.shape(v)
+    try:
+        np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        batched = {k: v for k, v in shapes.items() if v}
+        raise ValidationError(f"{source}: coefficient batch shapes do not broadcast: {batched}") from None
     for name, v in full.items():
         arr = np.asarray(v, dtype=np.float64)
         if arr.size == 1:
@@ -279,8 +295,8 @@ def make_params(values: Mapping[str, float] | None = None, *, fittyp: int = 61, 
                 bad |= ~(((arr >= lo) if incl else (arr > lo)) & (arr <= hi))
             if bad.any():
                 _check_one(name, float(arr[bad].ravel()[0]), source)
-    dtype = dtype or jnp.result_type(float)
-    return MFParams({n: jnp.asarray(v, dtype) for n, v in full.items()}, fittyp=int(fittyp), meta=tuple(meta))
+    return MFParams({n: jnp.asarray(np.asarray(v, np.float64), dtype) for n, v in full.items()}, fittyp=int(fittyp),
+                    meta=tuple(meta))
 
 
 def stack(params: list[MFParams]) -> MFParams:

@@ -57,7 +57,9 @@ thrust acts at the contact centre), so ``Mz > 0`` for ``alpha > 0`` exactly as
 :func:`jaxtire.mf61.mf_forces` gives with the bundled tire; the trail vanishes
 at the lateral peak and stays zero beyond (the steering goes light at the
 limit).  ``My`` opposes rolling (negative forward) and fades linearly to zero
-below ``v_low``, so a parked car does not creep; ``vx = None`` evaluates
+below ``v_low``, so a parked car does not creep (inside ``jit`` the inputs saturate, so every finite input
+gives finite outputs: ``|kappa|, |alpha| <= SLIP_SAT = 1e6``, ``Fz <= 20 fz0``, ``|gamma| <= pi/2``);
+``vx = None`` evaluates
 forward rolling.
 
 Outputs: ``mux, muy`` = ``mux_pk, muy_pk``; ``grip_utilisation`` =
@@ -96,6 +98,11 @@ from jaxtire.validation import ValidationError, check_range
 LAM_MIN = 0.05
 #: Lower bound of the surface grip used by the simple model [-] (``B / g`` stays finite).
 GRIP_MIN = 1e-3
+#: Documented input saturation inside ``jit`` (finite outputs for every finite input): slips beyond
+#: +-SLIP_SAT (the curve is at its sliding asymptote long before), loads above FZ_SAT_FACTOR * fz0,
+#: camber beyond +-pi/2 rad.
+SLIP_SAT = 1e6
+FZ_SAT_FACTOR = 20.0
 
 #: Documented defaults (see the module docstring for their source).
 DEFAULTS: dict[str, float] = {
@@ -234,6 +241,10 @@ def simple_forces(params: SimpleParams, kappa, alpha, gamma=0.0, fz=None, vx=Non
     _check_load(fz)
     kappa, alpha, gamma, fz = (jnp.asarray(x) for x in (kappa, alpha, gamma, fz))
     fz = jnp.where(fz >= 0, fz, 0.0)  # lifted wheel; gradient 1 at fz = 0 (the right derivative)
+    # saturation (module constants): finite outputs for every finite input, also in float32
+    fz = jnp.minimum(fz, FZ_SAT_FACTOR * p.fz0)
+    kappa, alpha = jnp.clip(kappa, -SLIP_SAT, SLIP_SAT), jnp.clip(alpha, -SLIP_SAT, SLIP_SAT)
+    gamma = jnp.clip(gamma, -np.pi / 2, np.pi / 2)
     grip, rr_scale = (1.0, 1.0) if surface is None else (surface.grip, surface.rolling_resistance)
     g = jnp.maximum(grip, GRIP_MIN)
 
@@ -252,6 +263,7 @@ def simple_forces(params: SimpleParams, kappa, alpha, gamma=0.0, fz=None, vx=Non
         direction = 1.0
     else:
         vx = jnp.asarray(vx)
+        vx = jnp.clip(vx, -1e3 * p.v_low, 1e3 * p.v_low)  # only |vx| / v_low up to 1 matters; avoids inf / inf
         w_low = 0.5 * (1.0 - jnp.cos(np.pi * jnp.minimum(jnp.abs(vx) / p.v_low, 1.0)))
         direction = jnp.clip(vx / p.v_low, -1.0, 1.0)
     ny = ny_slip + p.c_gamma * gamma * w_low / muy_pk

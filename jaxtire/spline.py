@@ -89,11 +89,14 @@ def make_spline(extremum_slip=1.0, extremum_value=20000.0, asymptote_slip=2.0, a
     for name, v in values.items():
         check_range(name, v, *RANGES[name], source=src, dtype=dtype)
     xe, xa = np.broadcast_arrays(np.asarray(extremum_slip, np.float64), np.asarray(asymptote_slip, np.float64))
-    bad = ~(xa > xe)
+    # compared as stored: 1 + 1e-9 > 1 in float64 but equal in float32 (0/0 in the second piece)
+    sd = np.dtype(dtype)
+    bad = ~(xa.astype(sd) > xe.astype(sd))
     if bad.any():
         i = tuple(int(j) for j in np.argwhere(bad)[0]) if bad.ndim else ()
         at = f" (at index {i})" if i else ""
-        raise ValidationError(f"{src}: asymptote_slip = {xa[i]} must be > extremum_slip = {xe[i]}{at}")
+        raise ValidationError(f"{src}: asymptote_slip = {xa[i]} must be > extremum_slip = {xe[i]}{at} "
+                              f"(also once stored in {sd.name})")
     return SplineParams(**{k: jnp.asarray(v, dtype) for k, v in values.items()})
 
 
@@ -108,7 +111,10 @@ def spline_curve(params: SplineParams, slip):
     xe, ye, xa, ya = p.extremum_slip, p.extremum_value, p.asymptote_slip, p.asymptote_value
     u = s / xe
     first = ye * (u + u * jnp.abs(u) - u * u * u)  # odd extension of ye (u + u^2 - u^3)
-    v = jnp.clip((jnp.abs(s) - xe) / (xa - xe), 0.0, 1.0)
+    span = xa - xe  # > 0 for validated params; a degenerate span (replaced leaves) gives a step, not 0/0
+    ok = span > 0
+    v = jnp.where(ok, jnp.clip((jnp.abs(s) - xe) / jnp.where(ok, span, 1.0), 0.0, 1.0),
+                  (jnp.abs(s) > xe).astype(jnp.result_type(first)))
     sign = jnp.where(s >= 0, 1.0, -1.0).astype(jnp.result_type(first))
     second = sign * (ye + (ya - ye) * v * v * (3.0 - 2.0 * v))
     return p.stiffness * jnp.where(jnp.abs(s) < xe, first, second)

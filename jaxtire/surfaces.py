@@ -22,13 +22,13 @@ coefficients relative to a hard road; drag is Wong ch. 2's order of magnitude.
 
 from __future__ import annotations
 
-from typing import Mapping, NamedTuple, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 import jax.numpy as jnp
 import numpy as np
 
 from jaxtire._math import safe_norm
-from jaxtire.validation import ValidationError, check_range
+from jaxtire.validation import ValidationError, check_range, is_concrete
 
 MAX_SURFACES = 16
 GRIP_RANGE = (0.0, 5.0)
@@ -104,6 +104,16 @@ def make_surface(grip=1.0, rolling_resistance=1.0, drag=0.0, *, dtype=None, sour
     return Surface(**{k: jnp.asarray(v, dtype) for k, v in values.items()})
 
 
+def check_surface(surface: Surface, source: str = "surface") -> None:
+    """Validate a concrete :class:`Surface` handed straight to a force function (:data:`RANGES`, every element
+    finite); tracers (inside ``jit``) are not checked.  :class:`~jaxtire.validation.ValidationError` naming
+    the field otherwise."""
+    if not isinstance(surface, (Surface, SurfaceTable)) or not is_concrete(surface):
+        return
+    for field, v in zip(Surface._fields, surface):
+        check_range(field, v, *RANGES[field], source=source)
+
+
 def _entry(i: int, e) -> tuple[float, float, float]:
     src = f"surface entry {i}"
     if isinstance(e, str):
@@ -114,6 +124,9 @@ def _entry(i: int, e) -> tuple[float, float, float]:
             raise ValidationError(f"{src}: unknown field(s) {sorted(unknown)}; allowed {Surface._fields}")
         e = Surface(**e)
     elif not isinstance(e, Surface):
+        if isinstance(e, (bytes, np.ndarray)) or not isinstance(e, Sequence) or not 1 <= len(e) <= 3:
+            raise ValidationError(f"{src}: {e!r} is not a surface (a Surface, a mapping of {Surface._fields}, a "
+                                  f"1- to 3-tuple or a preset name)")
         e = Surface(*e)
     return tuple(float(check_range(f, v, *RANGES[f], source=src)) for f, v in zip(Surface._fields, e))
 
@@ -127,6 +140,9 @@ def make_table(entries: Sequence) -> SurfaceTable:
     built, so a bad list raises ``ValueError`` and leaves the caller's current
     table untouched.
     """
+    if entries is None or isinstance(entries, (str, bytes, Mapping, Surface)) or not isinstance(entries, Iterable):
+        raise ValidationError(f"make_table: entries = {entries!r} must be a sequence of surfaces "
+                              "(Surface, mapping, 3-tuple or preset name)")
     entries = list(entries)
     if not 1 <= len(entries) <= MAX_SURFACES:
         raise ValidationError(f"a surface table holds 1 to {MAX_SURFACES} entries, got {len(entries)}")

@@ -45,6 +45,7 @@ from jaxtire.mf61 import cornering_stiffness, mf_forces, slip_stiffness
 from jaxtire.params import MFParams
 from jaxtire.simple import FIELDS as _SIMPLE_FIELDS
 from jaxtire.simple import SimpleParams, simple_forces
+from jaxtire.surfaces import check_surface
 
 __all__ = [
     "MODELS", "TireModel", "UnsupportedOption", "coefficient_names", "get_coefficient", "is_tire",
@@ -198,10 +199,14 @@ def tire_forces(tire, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=None, *
     each other and with the parameter leaves.  ``options``: model-specific keyword inputs
     (module docstring); ``combined=False`` gives the pure-slip curves.
 
-    Raises ``TypeError`` for an unknown params type and :class:`UnsupportedOption` for an option
-    the model does not have (``None``-valued options are dropped first).
+    Raises ``TypeError`` for an unknown params type, :class:`UnsupportedOption` for an option
+    the model does not have (``None``-valued options are dropped first) and
+    :class:`~jaxtire.validation.ValidationError` for a concrete ``surface`` outside
+    :data:`jaxtire.surfaces.RANGES` (grip in [0, 5], NaN refused; not checked under ``jit``).
     """
     model = model_of(tire)
+    if surface is not None:
+        check_surface(surface, source="tire_forces: surface")  # concrete values only; skipped under jit
     combined = options.pop("combined", True)
     have = model.options
     for key in list(options):

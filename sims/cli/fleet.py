@@ -28,7 +28,9 @@ import jax
 import numpy as np
 from tqdm import tqdm
 
-from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES, surface_id
+from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
+from jaxtire.surfaces import surface_id
+from sims.cli._checks import OneLineParser, check_memory, check_out_dir, check_seed, exact_chunks
 from sims.cli._tire import add_tire_arguments, check_tire_arguments, tire_from_args, tire_label
 from sims.drivers import Constant
 from sims.run.fleet import FleetRun, Sampling, broadcast, sample_fleet
@@ -43,12 +45,13 @@ DEFAULT_SURFACES = ("asphalt_dry", "asphalt_wet", "gravel", "snow", "ice")
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m sims", description=__doc__.split("\n\n")[1],
+    ap = OneLineParser(prog="python -m sims", description=__doc__.split("\n\n")[1],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--scenario", default="braking", help=f"one of {', '.join(SCENARIOS)}")
     ap.add_argument("--vehicles", type=int, default=10_000, help="fleet size of the braking Monte Carlo")
     ap.add_argument("--steps", type=int, default=None,
-                    help="maximum number of steps (default: 60 s of simulated time; stops when all have stopped)")
+                    help="maximum number of steps, run exactly (default: 60 s of simulated time; stops when all "
+                         "have stopped); --chunk-steps must divide it")
     ap.add_argument("--dt", type=float, default=0.005, help="step [s]")
     ap.add_argument("--substeps", type=int, default=1, help="integrator substeps per step")
     ap.add_argument("--integrator", default="semi_implicit_euler", help="semi_implicit_euler or rk4")
@@ -114,6 +117,20 @@ def _validate(ap: argparse.ArgumentParser, args) -> None:
         bad(f"--counts {args.counts!r} must be comma-separated integers")
     if not args.count_list or min(args.count_list) < 1:
         bad(f"--counts {args.counts!r} must be positive integers")
+    if max(args.count_list) > 100_000_000:
+        bad(f"--counts {max(args.count_list)} is outside the allowed range [1, 100000000]")
+    check_seed(ap, args.seed)
+    if args.scenario == "throughput":
+        check_memory(ap, "--counts", max(args.count_list))
+    elif args.scenario == "braking":
+        check_memory(ap, "--vehicles", args.vehicles)
+    if args.steps is not None and args.steps > 100_000_000:
+        bad(f"--steps {args.steps} is outside the allowed range [1, 100000000]")
+    # --steps runs exactly that many steps: the chunk length must divide it (braking; throughput times one
+    # chunk of --steps steps)
+    args.chunk_given = getattr(args, "chunk_given", False)
+    if args.steps is not None and args.scenario == "braking":
+        args.chunk_steps = exact_chunks(ap, args.steps, args.chunk_steps, args.chunk_given)
     if args.format not in ("csv", "parquet"):
         bad(f"--format {args.format!r} is unknown; allowed: csv, parquet")
     if args.format == "parquet":
@@ -121,6 +138,7 @@ def _validate(ap: argparse.ArgumentParser, args) -> None:
             import pyarrow  # noqa: F401  (optional dependency, only for --format parquet)
         except ImportError:
             bad("--format parquet needs pyarrow (pip install pyarrow); use --format csv")
+    check_out_dir(ap, args.out)  # last: only a fully valid command line creates the folder
 
 
 def _percentiles(x, qs=(5, 50, 95)):
@@ -338,6 +356,7 @@ def main(argv=None) -> dict:
     raw = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(raw)
     args.preset_default = not any(a == "--preset" or a.startswith("--preset=") for a in raw)
+    args.chunk_given = any(a == "--chunk-steps" or a.startswith("--chunk-steps=") for a in raw)
     if args.scenario not in ("braking", "throughput") and "--surfaces" not in " ".join(raw):
         args.surfaces = {"skidpad": "asphalt_dry,asphalt_wet,snow", "step-steer": "asphalt_dry"}.get(
             args.scenario, args.surfaces)

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import argparse
 
+from sims.cli._checks import OneLineParser, check_float, check_int, check_seed
 from sims.cli._tire import add_tire_arguments, tire_from_args, tire_label
 from sims.studies.identify import example_truth, identify, synthetic_log
 from sims.vehicles import presets
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sims identify",
+    ap = OneLineParser(prog="python -m sims identify",
                                  description="Identify vehicle parameters from a synthetic log by grad through "
                                              "windowed lax.scan rollouts.",
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -29,6 +30,13 @@ def main(argv=None) -> int:
     ap.add_argument("--no-loads", action="store_true", help="log without wheel loads")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    check_seed(ap, args.seed)
+    check_int(ap, "--steps", args.steps, 1, 10_000_000)
+    check_int(ap, "--window", args.window, 1, 10_000_000)
+    check_int(ap, "--iters", args.iters, 1, 10_000_000)
+    check_float(ap, "--dt", args.dt, 0.0, 0.1, lo_incl=False)
+    check_float(ap, "--lr", args.lr, 0.0, 10.0, lo_incl=False)
+    check_float(ap, "--noise", args.noise, 0.0, 1.0)
     tire = tire_from_args(ap, args)
     try:
         presets.check_name(args.preset)

@@ -11,14 +11,24 @@ import time
 import numpy as np
 
 from jaxtire.surfaces import surface_id
+from sims.cli._checks import OneLineParser, check_float, check_int, check_seed
 from sims.cli._tire import add_tire_arguments, tire_from_args, tire_label
-from sims.studies.tuning import (BRAKING_SURFACES, BrakingSetup, LaneSetup, abs_gains, evaluate_abs, evaluate_lateral,
-                                 lane_gains, tune_abs, tune_lateral)
+from sims.studies.tuning import (
+    BRAKING_SURFACES,
+    BrakingSetup,
+    LaneSetup,
+    abs_gains,
+    evaluate_abs,
+    evaluate_lateral,
+    lane_gains,
+    tune_abs,
+    tune_lateral,
+)
 from sims.vehicles import presets
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sims tune",
+    ap = OneLineParser(prog="python -m sims tune",
                                  description="Tune the ABS (and optionally a lane-change) controller by grad "
                                              "through fleet rollouts; prints untuned vs tuned on held-out seeds.",
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -34,6 +44,12 @@ def main(argv=None) -> int:
     ap.add_argument("--lateral", action="store_true", help="also tune the lane-change path follower")
     ap.add_argument("--lateral-only", action="store_true", help="only tune the lane-change path follower")
     args = ap.parse_args(argv)
+    check_seed(ap, args.seed)
+    check_int(ap, "--vehicles", args.vehicles, 1, 1_000_000)
+    check_int(ap, "--iters", args.iters, 1, 10_000_000)
+    check_int(ap, "--heldout", args.heldout, 1, 1000)
+    check_float(ap, "--lr", args.lr, 0.0, 10.0, lo_incl=False)
+    check_float(ap, "--dt", args.dt, 0.0, 0.05, lo_incl=False)
     tire = tire_from_args(ap, args)
     if args.vehicles < 1 or args.iters < 1 or args.heldout < 1:
         ap.error("--vehicles, --iters and --heldout must be >= 1")

@@ -20,6 +20,20 @@ atomically (temporary file + ``os.replace``):
 3. ``manifest.json``: the run's configuration (and a hash of it and of the inputs), the list of
    completed chunks and the current carry file.  Then the previous carry file is deleted.
 
+Integrity.  Every file's sha256 is recorded in the manifest (``records_sha256`` / ``carry_sha256`` of each
+completed chunk) and every npz also holds the run's fingerprint (``__run__``: the hash of the configuration,
+which includes the jax version and the float dtype, and of the inputs: params, initial state, driver,
+reducer).  On resume the manifest is checked (parses, right format, chunk indices and step ranges
+consecutive, no more chunks than the run has) and so is every file it names (present, checksum, fingerprint,
+carry layout, shapes and dtypes, finite floats); a truncated, bit-flipped, foreign or mismatched file raises
+:class:`LongRunError` (a ``ValueError``) naming the file and what is wrong.  ``repair=True`` instead
+restarts from the last good chunk (the last two carries are kept, so a damaged latest carry costs one
+chunk; a damaged records chunk restarts after the last good chunk whose carry survives, else from the
+start) -- the rerun is bitwise identical.  Writes go to a unique temporary file in the same directory,
+are fsynced and ``os.replace``d; on any failure the temporary file is removed and an ``OSError`` (disk
+full, file too large) is reported as :class:`LongRunError` naming the file; nothing the manifest lists is
+ever removed or overwritten before the new manifest is on disk.
+
 So device and host memory stay flat however many steps run (one chunk of records at a time), the
 disk holds the records plus one carry, and a kill at any moment loses at most the chunk in flight:
 calling :func:`long_run` again with the same arguments reads the manifest, loads the carry and
@@ -33,17 +47,20 @@ two runs (``overwrite=True`` starts afresh).
 (:class:`sims.vehicles.core.Telemetry`), ``"state"``, ``"all"`` (``t``, ``state``, ``controls``,
 ``telemetry``) or a callable ``record(t, state, controls, telemetry) -> pytree``; ``every`` decimates (must divide ``chunk_steps``).
 ``driver`` is a :mod:`sims.drivers` driver (``driver_axes=0`` if its leaves are per vehicle), ``reducer``
-an object with ``init`` / ``update`` as in :func:`sims.run.rollout.rollout`.  ``n_steps`` is rounded up to
-whole chunks.  ``sharding``: pass ``mesh=sims.run.sharding.fleet_mesh()`` to split the fleet over the local
+an object with ``init`` / ``update`` as in :func:`sims.run.rollout.rollout`.  ``n_steps`` runs exactly: the
+last chunk is partial when ``chunk_steps`` does not divide it (``every`` must divide both).  ``sharding``: pass ``mesh=sims.run.sharding.fleet_mesh()`` to split the fleet over the local
 devices (the carry and records then come back from every device).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
+import io
 import json
 import os
+import tempfile
 import time
 from typing import Any, Callable, NamedTuple
 
@@ -60,7 +77,13 @@ from sims.vehicles.integrators import check_dt, check_substeps
 from sims.vehicles.params import Controls, fleet_axes, validate_params
 
 MANIFEST = "manifest.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+KEEP_CARRIES = 2  # the latest carry and the one before (a damaged latest carry then costs one chunk)
+
+
+class LongRunError(ValueError):
+    """A long run's directory cannot be used as is: a damaged, foreign or mismatched checkpoint file, or a
+    write that failed (disk full); the message names the file and what is wrong."""
 
 
 class LongRunResult(NamedTuple):
@@ -96,23 +119,86 @@ def _names(tree) -> list[str]:
     return names
 
 
-def _atomic_savez(path: str, arrays: dict) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        np.savez(f, **arrays)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+def _atomic_write(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a unique temporary file in the same directory, fsync,
+    ``os.replace``, fsync of the directory.  On any failure the temporary file is removed; an ``OSError``
+    becomes :class:`LongRunError` naming the file (and saying "disk full" for ``ENOSPC``)."""
+    d = os.path.dirname(os.path.abspath(path))
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        tmp = None
+        try:
+            dfd = os.open(d, os.O_RDONLY)
+        except OSError:
+            dfd = None
+        if dfd is not None:
+            try:
+                os.fsync(dfd)
+            except OSError:
+                pass
+            finally:
+                os.close(dfd)
+    except OSError as e:
+        what = {errno.ENOSPC: "disk full", errno.EFBIG: "file too large", errno.EDQUOT: "disk quota exceeded"}.get(
+            e.errno, e.strerror or type(e).__name__)
+        raise LongRunError(f"long_run: could not write {path}: {what} ({e}); the run stays resumable from the "
+                           "last chunk the manifest lists") from e
+    finally:
+        if tmp is not None:
+            try:
+                os.remove(tmp)
+            except OSError:
+                pass
+
+
+def _nonfinite(leaves) -> dict:
+    """``{leaf index: count of NaN/inf}`` for the float leaves that hold any (as str keys, JSON-ready): an
+    accumulator may hold inf by design, so the manifest records what was written and a resume compares."""
+    out = {}
+    for j, v in enumerate(leaves):
+        if np.issubdtype(v.dtype, np.inexact):
+            k = int(np.size(v) - np.count_nonzero(np.isfinite(v)))
+            if k:
+                out[str(j)] = k
+    return out
+
+
+def _remove_stale_temporaries(out_dir) -> None:
+    """Remove temporary files a killed writer left (``.NAME.XXXX.tmp``; never a file the manifest lists)."""
+    for name in os.listdir(out_dir):
+        if name.startswith(".") and name.endswith(".tmp") and (
+                name.startswith("." + MANIFEST + ".") or name.startswith(".chunk_") or name.startswith(".carry_")):
+            try:
+                os.remove(os.path.join(out_dir, name))
+            except OSError:
+                pass
+
+
+def _npz_bytes(arrays: dict) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _atomic_savez(path: str, arrays: dict) -> str:
+    """Save ``arrays`` atomically; return the file's sha256."""
+    data = _npz_bytes(arrays)
+    _atomic_write(path, data)
+    return _sha(data)
 
 
 def _atomic_json(path: str, obj) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(obj, f, indent=1)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    _atomic_write(path, (json.dumps(obj, indent=1) + "\n").encode())
 
 
 def _digest(trees) -> str:
@@ -130,30 +216,89 @@ def _digest(trees) -> str:
 def _config(n, n_steps, chunk_steps, dt, every, t0, model, integrator, substeps, record, driver_axes,
             reducer_axes, names) -> dict:
     rec = record if record is None or isinstance(record, str) else getattr(record, "__qualname__", "callable")
-    return dict(vehicles=n, n_steps=n_steps, chunk_steps=chunk_steps, n_chunks=-(-n_steps // chunk_steps), dt=dt,
+    return dict(jax_version=jax.__version__, x64=bool(jax.config.jax_enable_x64), vehicles=n, n_steps=n_steps,
+                chunk_steps=chunk_steps, n_chunks=-(-n_steps // chunk_steps), dt=dt,
                 every=every, t0=t0, model=str(getattr(model, "name", model)), integrator=str(integrator),
                 substeps=substeps, record=rec, driver_axes=driver_axes, reducer_axes=reducer_axes,
                 record_names=names)
 
 
 def read_manifest(out_dir) -> dict | None:
-    """The run's manifest, or ``None`` if ``out_dir`` holds none."""
+    """The run's manifest, or ``None`` if ``out_dir`` holds none; :class:`LongRunError` if it is not a
+    readable long-run manifest (truncated, not JSON, missing fields, inconsistent chunk list)."""
     path = os.path.join(out_dir, MANIFEST)
     if not os.path.exists(path):
         return None
-    with open(path) as f:
-        return json.load(f)
+    try:
+        with open(path, "rb") as f:
+            man = json.loads(f.read().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise LongRunError(f"{path}: not a valid manifest (damaged or truncated: {e})") from e
+    _check_manifest(path, man)
+    return man
+
+
+def _check_manifest(path: str, man) -> None:
+    if not isinstance(man, dict):
+        raise LongRunError(f"{path}: not a long-run manifest (a JSON {type(man).__name__}, expected an object)")
+    if man.get("format") != FORMAT_VERSION:
+        raise LongRunError(f"{path}: manifest format {man.get('format')!r}, this version reads {FORMAT_VERSION} "
+                           "(a foreign or older run; use another directory or overwrite=True)")
+    for key, typ in (("config", dict), ("config_hash", str), ("inputs_hash", str), ("run_id", str),
+                     ("completed", list), ("done", bool)):
+        if not isinstance(man.get(key), typ):
+            raise LongRunError(f"{path}: manifest field {key!r} missing or of the wrong type")
+    cfg = man["config"]
+    n_chunks, chunk_steps, n_steps = cfg.get("n_chunks"), cfg.get("chunk_steps"), cfg.get("n_steps")
+    if not all(isinstance(v, int) for v in (n_chunks, chunk_steps, n_steps)):
+        raise LongRunError(f"{path}: manifest config lacks n_chunks / chunk_steps / n_steps")
+    if len(man["completed"]) > n_chunks:
+        raise LongRunError(f"{path}: manifest lists {len(man['completed'])} completed chunks, the run has only "
+                           f"{n_chunks}")
+    for i, c in enumerate(man["completed"]):
+        want = [i * chunk_steps, min((i + 1) * chunk_steps, n_steps)]
+        if not isinstance(c, dict) or c.get("index") != i or c.get("steps") != want:
+            raise LongRunError(f"{path}: completed chunk #{i} is {c!r}, expected index {i} and steps {want}")
+        sums_ok = isinstance(c.get("carry_sha256"), str) and isinstance(c.get("carry_nonfinite"), dict)
+        if not sums_ok or ("records" in c) != isinstance(c.get("records_sha256"), str):
+            raise LongRunError(f"{path}: completed chunk #{i} lacks its checksums")
+    if man["done"] != (len(man["completed"]) == n_chunks):
+        raise LongRunError(f"{path}: manifest says done={man['done']} with {len(man['completed'])} of "
+                           f"{n_chunks} chunks")
+
+
+def _read_verified(out_dir, fname: str, sha: str, run_id: str) -> dict:
+    """The arrays of npz ``fname``, after checking it exists, its sha256 and the run fingerprint."""
+    path = os.path.join(out_dir, fname)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise LongRunError(f"{path}: listed in the manifest but cannot be read ({e.strerror or e})") from e
+    if _sha(data) != sha:
+        raise LongRunError(f"{path}: checksum mismatch (sha256 {_sha(data)[:12]}..., manifest says {sha[:12]}...): "
+                           f"the file is damaged, truncated or from another run")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except Exception as e:  # checksum matched, so only a manifest forged around a bad file gets here
+        raise LongRunError(f"{path}: unreadable npz ({type(e).__name__}: {e})") from e
+    rid = arrays.pop("__run__", None)
+    if rid is None or str(rid) != run_id:
+        raise LongRunError(f"{path}: belongs to another run (fingerprint {str(rid)[:12]}..., this run "
+                           f"{run_id[:12]}...)")
+    return arrays
 
 
 def iter_records(out_dir):
-    """Yield ``{name: array, "time": array}`` for each completed chunk, in order (one chunk in memory)."""
+    """Yield ``{name: array, "time": array}`` for each completed chunk, in order (one chunk in memory); each
+    file is checked against the manifest's checksum (:class:`LongRunError` if damaged)."""
     man = read_manifest(out_dir)
     if man is None:
         raise FileNotFoundError(f"no {MANIFEST} in {out_dir}")
     for c in man["completed"]:
         if c.get("records"):
-            with np.load(os.path.join(out_dir, c["records"])) as z:
-                yield {k: z[k] for k in z.files}
+            yield _read_verified(out_dir, c["records"], c["records_sha256"], man["run_id"])
 
 
 def load_records(out_dir) -> dict:
@@ -170,7 +315,7 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
              record="telemetry", every: int = 1, reducer=None, model="double_track",
              integrator="semi_implicit_euler", substeps: int = 1, driver_axes=None, reducer_axes=None,
              t0: float = 0.0, progress: bool | Any = True, resume: bool = True, overwrite: bool = False,
-             max_chunks: int | None = None, on_chunk: Callable | None = None, mesh=None,
+             max_chunks: int | None = None, on_chunk: Callable | None = None, mesh=None, repair: bool = False,
              compiler_options: dict | None = None) -> LongRunResult:
     """Run ``n_steps`` steps of the fleet ``params`` (chassis batched) in chunks, streaming records to
     ``out_dir`` and resuming from the last completed chunk (see the module docstring).
@@ -179,24 +324,38 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
     ``on_chunk(index, manifest)`` is called after each chunk is safely on disk; ``progress`` is
     ``True`` (a tqdm bar), ``False`` or an object with ``update(n)``; ``mesh`` a
     :func:`sims.run.sharding.fleet_mesh` to split the fleet over devices; ``compiler_options`` XLA options
-    of the chunk program (part of the run's configuration: a resume must use the same).
+    of the chunk program (part of the run's configuration: a resume must use the same); ``repair`` restarts
+    from the last good chunk when a checkpoint file is damaged (otherwise :class:`LongRunError`).
     """
     if isinstance(driver, Controls):
         raise ValueError("long_run needs a driver (wrap controls in sims.drivers.Constant or OpenLoop)")
-    check_steps("long_run", 1, n_steps=n_steps)  # rounded up to whole chunks: every need not divide it
+    check_steps("long_run", 1, n_steps=n_steps)
     check_steps("long_run", every, chunk_steps=chunk_steps)
+    last_steps = n_steps % chunk_steps or chunk_steps  # the last chunk is partial when chunk_steps does not divide
+    check_steps("long_run", every, last_chunk_steps=last_steps)
     dt = check_dt(dt)
     check_substeps(substeps)
     get_model(model)
     rec = record_fn(record)
     validate_params(params)
     n = fleet_size(params)
-    os.makedirs(out_dir, exist_ok=True)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise LongRunError(f"long_run: out_dir {out_dir} exists and is not a directory")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        raise LongRunError(f"long_run: cannot create out_dir {out_dir}: {e.strerror or e}") from e
     t_start = time.perf_counter()
+    _remove_stale_temporaries(out_dir)
 
-    init, chunk = chunk_fns(get_model(model), integrator, substeps, dt, chunk_steps, float(t0), fleet_axes(params),
-                            driver_axes, reducer_axes, record=record, every=every,
-                            options=tuple(sorted((compiler_options or {}).items())))
+    options = tuple(sorted((compiler_options or {}).items()))
+    fns = partial_fns = None
+    fns = chunk_fns(get_model(model), integrator, substeps, dt, chunk_steps, float(t0), fleet_axes(params),
+                    driver_axes, reducer_axes, record=record, every=every, options=options)
+    init, chunk = fns
+    if last_steps != chunk_steps:
+        partial_fns = chunk_fns(get_model(model), integrator, substeps, dt, last_steps, float(t0), fleet_axes(params),
+                                driver_axes, reducer_axes, record=record, every=every, options=options)
     if mesh is not None:
         n_dev = mesh.devices.size
         if n % n_dev:
@@ -208,6 +367,7 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
     dstate0, acc0 = init(params, state0, driver, reducer)
     carry0 = (state0, dstate0, acc0)
     treedef = jax.tree.structure(carry0)
+    like = [np.asarray(jax.device_get(leaf)) for leaf in jax.tree.leaves(carry0)]
 
     # the record layout (names), without running anything
     probe = jax.eval_shape(chunk, params, state0, dstate0, acc0, driver, reducer, jnp.int32(0))[1]
@@ -215,30 +375,91 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
     config = _config(n, n_steps, chunk_steps, dt, every, float(t0), model, integrator, substeps, record,
                      driver_axes, reducer_axes, names)
     config["compiler_options"] = {k: str(v) for k, v in sorted((compiler_options or {}).items())}
+    config["carry_layout"] = [[str(a.dtype), list(a.shape)] for a in like]
     inputs_hash = _digest((params, state0, driver, reducer))
     config_hash = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+    run_id = hashlib.sha256((config_hash + inputs_hash).encode()).hexdigest()
+    man_path = os.path.join(out_dir, MANIFEST)
 
     man = read_manifest(out_dir) if not overwrite else None
     if man is not None and not resume:
         raise ValueError(f"{out_dir} already holds a run (resume=False); use another directory or overwrite=True")
-    if man is not None and (man.get("config_hash") != config_hash or man.get("inputs_hash") != inputs_hash):
-        raise ValueError(f"{out_dir} holds a different run (configuration or inputs differ); "
-                         "use another directory or overwrite=True")
+    if man is not None and (man.get("config_hash") != config_hash or man.get("inputs_hash") != inputs_hash
+                            or man.get("run_id") != run_id):
+        what = "configuration" if man.get("config_hash") != config_hash else "inputs"
+        raise LongRunError(f"{man_path}: {out_dir} holds a different run ({what} differ: params, initial state, "
+                           "driver, dt, steps, chunking, dtype or jax version); use another directory or "
+                           "overwrite=True")
+
+    def load_carry(entry):
+        arrays = _read_verified(out_dir, entry["carry"], entry["carry_sha256"], run_id)
+        path = os.path.join(out_dir, entry["carry"])
+        leaves = []
+        for j, l in enumerate(like):
+            v = arrays.get(f"leaf_{j:05d}")
+            if v is None or v.shape != l.shape or v.dtype != l.dtype:
+                got = None if v is None else (str(v.dtype), v.shape)
+                raise LongRunError(f"{path}: leaf {j} is {got}, this run's carry needs ({l.dtype}, {l.shape})")
+            leaves.append(v)
+        if _nonfinite(leaves) != entry.get("carry_nonfinite"):
+            raise LongRunError(f"{path}: NaN/inf where the run wrote none (non-finite counts per leaf "
+                               f"{_nonfinite(leaves)}, written {entry.get('carry_nonfinite')}); "
+                               "refusing to resume from it")
+        if len(arrays) != len(like):
+            raise LongRunError(f"{path}: {len(arrays)} leaves, this run's carry has {len(like)}")
+        return leaves
+
+    def verify(man):
+        """Raise LongRunError at the first bad file; return the carry leaves of the last chunk (or None)."""
+        for c in man["completed"]:
+            if c.get("records"):
+                _read_verified(out_dir, c["records"], c["records_sha256"], run_id)
+        if not man["completed"]:
+            return None
+        last = man["completed"][-1]
+        if man.get("carry") != last.get("carry"):
+            raise LongRunError(f"{man_path}: current carry {man.get('carry')!r} is not the last chunk's "
+                               f"{last.get('carry')!r}")
+        return load_carry(last)
+
+    def last_good(man):
+        """(chunks to keep, carry leaves) of the longest verified prefix whose carry survives."""
+        good = 0
+        for c in man["completed"]:
+            try:
+                if c.get("records"):
+                    _read_verified(out_dir, c["records"], c["records_sha256"], run_id)
+            except LongRunError:
+                break
+            good += 1
+        for k in range(good, 0, -1):
+            try:
+                return k, load_carry(man["completed"][k - 1])
+            except LongRunError:
+                continue
+        return 0, None
+
+    leaves = None
+    if man is not None:
+        try:
+            leaves = verify(man)
+        except LongRunError as e:
+            if not repair:
+                raise LongRunError(f"{e}; pass repair=True to restart from the last good chunk") from None
+            keep, leaves = last_good(man)
+            done = man["completed"][:keep]
+            man = dict(man, completed=done, carry=done[-1]["carry"] if done else None, done=False)
+            _atomic_json(man_path, man)
     if man is None:
         man = dict(format=FORMAT_VERSION, config=config, config_hash=config_hash, inputs_hash=inputs_hash,
-                   completed=[], carry=None, done=False, created=time.strftime("%Y-%m-%dT%H:%M:%S"))
-        _atomic_json(os.path.join(out_dir, MANIFEST), man)
+                   run_id=run_id, completed=[], carry=None, done=False, created=time.strftime("%Y-%m-%dT%H:%M:%S"))
+        _atomic_json(man_path, man)
 
     start_chunk = len(man["completed"])
-    if man["carry"]:
-        with np.load(os.path.join(out_dir, man["carry"])) as z:
-            leaves = [z[f"leaf_{i:05d}"] for i in range(len(z.files))]
-        like = jax.tree.leaves(carry0)
-        if len(leaves) != len(like):
-            raise ValueError(f"{man['carry']} does not match this run's state layout")
-        leaves = [jnp.asarray(v, dtype=jnp.asarray(l).dtype) for v, l in zip(leaves, like)]
+    if leaves is not None:
+        leaves = [jnp.asarray(v) for v in leaves]
         if mesh is not None:
-            leaves = [jax.device_put(v, l.sharding) for v, l in zip(leaves, like)]
+            leaves = [jax.device_put(v, l.sharding) for v, l in zip(leaves, jax.tree.leaves(carry0))]
         carry = jax.tree.unflatten(treedef, leaves)
     else:
         carry = carry0
@@ -246,7 +467,7 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
     n_chunks = config["n_chunks"]
     bar, own_bar = progress, False
     if progress is True:
-        bar = tqdm(total=n_chunks * chunk_steps, initial=start_chunk * chunk_steps, unit="step",
+        bar = tqdm(total=n_steps, initial=min(start_chunk * chunk_steps, n_steps), unit="step",
                    desc=f"{os.path.basename(os.path.normpath(out_dir))} ({n} vehicles)", smoothing=0.1)
         own_bar = True
     elif progress is False:
@@ -257,27 +478,35 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
             if max_chunks is not None and done_here >= max_chunks:
                 break
             k0 = i * chunk_steps
+            steps_i = min(chunk_steps, n_steps - k0)
+            fn = chunk if steps_i == chunk_steps else partial_fns[1]
             s, d, a = carry
-            (s, d, a), ys = chunk(params, s, d, a, driver, reducer, jnp.int32(k0))
+            (s, d, a), ys = fn(params, s, d, a, driver, reducer, jnp.int32(k0))
             carry = (s, d, a)
-            entry = dict(index=i, steps=[k0, k0 + chunk_steps])
+            entry = dict(index=i, steps=[k0, k0 + steps_i])
             if rec is not None:
                 arrays = {nm: np.asarray(jax.device_get(v)) for nm, v in zip(names, jax.tree.leaves(ys))}
-                arrays["time"] = t0 + (k0 + every * np.arange(chunk_steps // every)) * dt
+                arrays["time"] = t0 + (k0 + every * np.arange(steps_i // every)) * dt
+                arrays["__run__"] = np.array(run_id)
                 fname = f"chunk_{i:06d}.npz"
-                _atomic_savez(os.path.join(out_dir, fname), arrays)
                 entry["records"] = fname
+                entry["records_sha256"] = _atomic_savez(os.path.join(out_dir, fname), arrays)
             cname = f"carry_{i:06d}.npz"
-            _atomic_savez(os.path.join(out_dir, cname),
-                          {f"leaf_{j:05d}": np.asarray(jax.device_get(v)) for j, v in enumerate(jax.tree.leaves(carry))})
-            old = man["carry"]
+            carr = {f"leaf_{j:05d}": np.asarray(jax.device_get(v)) for j, v in enumerate(jax.tree.leaves(carry))}
+            carr["__run__"] = np.array(run_id)
+            entry["carry"] = cname
+            entry["carry_nonfinite"] = _nonfinite([carr[f"leaf_{j:05d}"] for j in range(len(carr) - 1)])
+            entry["carry_sha256"] = _atomic_savez(os.path.join(out_dir, cname), carr)
             man = dict(man, completed=man["completed"] + [entry], carry=cname, done=(i + 1 == n_chunks))
-            _atomic_json(os.path.join(out_dir, MANIFEST), man)
-            if old and old != cname and os.path.exists(os.path.join(out_dir, old)):
-                os.remove(os.path.join(out_dir, old))
+            _atomic_json(man_path, man)
+            # only now (the new manifest on disk) may carries older than the last KEEP_CARRIES go
+            for c in man["completed"][:-KEEP_CARRIES]:
+                old = c.get("carry")
+                if old and os.path.exists(os.path.join(out_dir, old)):
+                    os.remove(os.path.join(out_dir, old))
             done_here += 1
             if bar is not None:
-                bar.update(chunk_steps)
+                bar.update(steps_i)
             if on_chunk is not None:
                 on_chunk(i, man)
     finally:
