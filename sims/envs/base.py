@@ -56,9 +56,10 @@ import numpy as np
 
 from jaxtire.surfaces import preset_table
 from sims.run.chunked import chunked as _chunked
-from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles import double_track, presets
+from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, VehicleState
+
 
 class Box(NamedTuple):
     """A box-shaped space of one observation or action: ``shape`` (tuple), ``dtype`` (numpy dtype) and the
@@ -71,8 +72,9 @@ class Box(NamedTuple):
 
     def sample(self, key):
         """A uniform sample (``jax`` array of ``shape`` and ``dtype``)."""
-        return jax.random.uniform(key, self.shape, self.dtype, jnp.asarray(self.low, self.dtype),
-                                  jnp.asarray(self.high, self.dtype))
+        return jax.random.uniform(
+            key, self.shape, self.dtype, jnp.asarray(self.low, self.dtype), jnp.asarray(self.high, self.dtype)
+        )
 
     def contains(self, x) -> bool:
         """Whether ``x`` (concrete) has the shape and lies within the bounds."""
@@ -82,8 +84,12 @@ class Box(NamedTuple):
 
 def box(n: int, low, high, dtype) -> Box:
     dtype = np.dtype(dtype)
-    return Box((n,), dtype, np.broadcast_to(np.asarray(low, dtype), (n,)).copy(),
-               np.broadcast_to(np.asarray(high, dtype), (n,)).copy())
+    return Box(
+        (n,),
+        dtype,
+        np.broadcast_to(np.asarray(low, dtype), (n,)).copy(),
+        np.broadcast_to(np.asarray(high, dtype), (n,)).copy(),
+    )
 
 
 class Physics(NamedTuple):
@@ -121,8 +127,9 @@ def sample_physics(key, params, surface_ids) -> Physics:
     """Mass and friction scales from ``params.mass_scale`` / ``params.mu_scale`` and the given surface ids."""
     dtype = dtype_of(params)
     k1, k2 = jax.random.split(key)
-    return Physics(uniform(k1, params.mass_scale, dtype), uniform(k2, params.mu_scale, dtype),
-                   jnp.asarray(surface_ids, jnp.int32))
+    return Physics(
+        uniform(k1, params.mass_scale, dtype), uniform(k2, params.mu_scale, dtype), jnp.asarray(surface_ids, jnp.int32)
+    )
 
 
 def vehicle_for(params, phys: Physics) -> VehicleParams:
@@ -130,9 +137,13 @@ def vehicle_for(params, phys: Physics) -> VehicleParams:
     vp = params.vehicle
     ch: Chassis = vp.chassis
     scale = lambda ts: TireScale(ts.mu_x * phys.mu_scale, ts.mu_y * phys.mu_scale, ts.k_x, ts.k_y)  # noqa: E731
-    ch = ch._replace(mass=ch.mass * phys.mass_scale, yaw_inertia=ch.yaw_inertia * phys.mass_scale,
-                     tire_scale_front=scale(ch.tire_scale_front), tire_scale_rear=scale(ch.tire_scale_rear),
-                     surface_ids=phys.surface_ids)
+    ch = ch._replace(
+        mass=ch.mass * phys.mass_scale,
+        yaw_inertia=ch.yaw_inertia * phys.mass_scale,
+        tire_scale_front=scale(ch.tire_scale_front),
+        tire_scale_rear=scale(ch.tire_scale_rear),
+        surface_ids=phys.surface_ids,
+    )
     return vp._replace(chassis=ch)
 
 
@@ -308,8 +319,13 @@ class Environment:
         obs_re, st_re = self.reset_env(k_reset, params)
         new_state = jax.tree.map(lambda a, b: jnp.where(done, a, b), st_re, st)
         obs = jnp.where(done, obs_re, obs_st)
-        info = {"terminated": terminated, "truncated": truncated,
-                "discount": 1.0 - terminated.astype(reward.dtype), "final_observation": obs_st, **info}
+        info = {
+            "terminated": terminated,
+            "truncated": truncated,
+            "discount": 1.0 - terminated.astype(reward.dtype),
+            "final_observation": obs_st,
+            **info,
+        }
         return obs, new_state, reward, terminated, truncated, info
 
     def finish_obs(self, parts, state, params):
@@ -323,8 +339,11 @@ class Environment:
 
     def config(self) -> tuple:
         """The static configuration (what ``jit`` specialises on); equal configs give equal envs."""
-        extra = tuple((k, v if isinstance(v, (str, int, float, bool)) else id(v)) for k, v in sorted(vars(self).items())
-                      if not k.startswith("_"))
+        extra = tuple(
+            (k, v if isinstance(v, (str, int, float, bool)) else id(v))
+            for k, v in sorted(vars(self).items())
+            if not k.startswith("_")
+        )
         return (type(self).__qualname__,) + extra
 
     def __eq__(self, other):

@@ -77,8 +77,9 @@ def _catmull_rom_closed(p: np.ndarray, per_seg: int = 64, alpha: float = 0.5) ->
     return np.concatenate(out)
 
 
-def make_track(points, half_width: float = 6.0, ds: float = 1.0, smooth: bool = True, smooth_curvature: float = 5.0,
-               dtype=None) -> Track:
+def make_track(
+    points, half_width: float = 6.0, ds: float = 1.0, smooth: bool = True, smooth_curvature: float = 5.0, dtype=None
+) -> Track:
     """A closed :class:`Track` through the (x, y) ``points`` [m] (the last point joins the first; do not
     repeat it), resampled every ``ds`` [m] (rounded so the spacing divides the length); the curvature is
     a periodic moving average over ``smooth_curvature`` [m] (0: raw finite differences).
@@ -110,7 +111,7 @@ def make_track(points, half_width: float = 6.0, ds: float = 1.0, smooth: bool = 
     curvature = (d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0]) / np.maximum(np.hypot(d1[:, 0], d1[:, 1]) ** 3, 1e-12)
     if smooth_curvature > 0:  # periodic moving average over about smooth_curvature metres
         w = max(int(round(smooth_curvature / (length / n))) | 1, 1)
-        pad = np.concatenate([curvature[-(w // 2):], curvature, curvature[:w // 2]]) if w > 1 else curvature
+        pad = np.concatenate([curvature[-(w // 2) :], curvature, curvature[: w // 2]]) if w > 1 else curvature
         curvature = np.convolve(pad, np.ones(w) / w, mode="valid")
     f = (lambda v: jnp.asarray(v, dtype)) if dtype is not None else (lambda v: jnp.asarray(v, jnp.result_type(float)))
     return Track(f(xy), f(s), f(heading), f(curvature), f(length), f(half_width), f(length / n))
@@ -137,11 +138,33 @@ def oval_points(straight: float = 200.0, radius: float = 50.0, step: float = 1.0
 
 
 #: Control points of the "twisty" circuit [m], counter-clockwise from the start/finish straight.
-TWISTY_POINTS = np.array([
-    (0, 0), (156, 0), (260, 6), (325, 46), (338, 104), (299, 143), (240, 136), (208, 169), (228, 228),
-    (292, 254), (318, 312), (280, 358), (208, 351), (166, 315), (124, 338), (78, 377), (13, 364),
-    (-26, 312), (13, 260), (-13, 195), (-78, 156), (-78, 65),
-], dtype=np.float64)
+TWISTY_POINTS = np.array(
+    [
+        (0, 0),
+        (156, 0),
+        (260, 6),
+        (325, 46),
+        (338, 104),
+        (299, 143),
+        (240, 136),
+        (208, 169),
+        (228, 228),
+        (292, 254),
+        (318, 312),
+        (280, 358),
+        (208, 351),
+        (166, 315),
+        (124, 338),
+        (78, 377),
+        (13, 364),
+        (-26, 312),
+        (13, 260),
+        (-13, 195),
+        (-78, 156),
+        (-78, 65),
+    ],
+    dtype=np.float64,
+)
 
 
 def twisty_points() -> np.ndarray:
