@@ -110,7 +110,7 @@ def _forces(params, kappa, alpha, gamma, fz, surface=None, combined=False):
     outs = []
     for i in range(0, max(m, 1), CHUNK):
         chunk = [np.zeros(CHUNK) for _ in flat]
-        for c, f in zip(chunk, flat):
+        for c, f in zip(chunk, flat, strict=True):
             c[: len(f[i : i + CHUNK])] = f[i : i + CHUNK]
         chunk[3][len(flat[3][i : i + CHUNK]) :] = 1.0  # padding: a harmless load
         dt = jnp.result_type(float)
@@ -240,11 +240,11 @@ def _draw_family(params, which, x, shown, loads, cambers, surface, ax):
     fig, ax, loads, cambers, pairs, out = _family(params, which, loads, cambers, x, surface, ax)
     ys = _np(getattr(out, which)) * np.ones((len(pairs), len(x)))
     pk = []
-    for (fz, gam), y in zip(pairs, ys):
+    for (fz, gam), y in zip(pairs, ys, strict=True):
         ax.plot(shown, y, label=_label(fz, gam / DEG, loads, cambers))
         i = _peak_index(y)
         pk.append((shown[i], y[i]))
-    ax.scatter(*zip(*pk), s=14, c="k", zorder=3)
+    ax.scatter(*zip(*pk, strict=True), s=14, c="k", zorder=3)
     return fig, ax, tire_summary(params, None, cambers[0], surface)
 
 
@@ -360,7 +360,7 @@ def trail_alpha(
     fig, ax, loads, cambers, pairs, out = _family(params, "mz", loads, cambers, alpha, surface, ax)
     ones = np.ones((len(pairs), n))
     t = trail_values(_np(out.fy) * ones, _np(out.mz) * ones, min_fy_fraction)
-    for (fz, gam), y in zip(pairs, t):
+    for (fz, gam), y in zip(pairs, t, strict=True):
         ax.plot(alpha / DEG, 1e3 * y, label=_label(fz, gam / DEG, loads, cambers))
     s = tire_summary(params, None, cambers[0], surface)
     _finish(
@@ -408,13 +408,13 @@ def friction_ellipse(
         al = np.asarray(alphas_deg, dtype=float)[:, None] * DEG
         o = _forces(params, k[None, :], al, gamma, fz, surface, combined=True)
         fx, fy = _np(o.fx) * np.ones((len(al), n)), _np(o.fy) * np.ones((len(al), n))
-        for i, (x, y) in enumerate(zip(fx, fy)):
+        for i, (x, y) in enumerate(zip(fx, fy, strict=True)):
             ax.plot(y, x, color=cmap(i / max(len(al) - 1, 1)), label=f"α {alphas_deg[i]:+g}°, κ swept")
     if len(kappas):
         kp = np.asarray(kappas, dtype=float)[:, None]
         o = _forces(params, kp, a[None, :], gamma, fz, surface, combined=True)
         fx, fy = _np(o.fx) * np.ones((len(kp), n)), _np(o.fy) * np.ones((len(kp), n))
-        for i, (x, y) in enumerate(zip(fx, fy)):
+        for i, (x, y) in enumerate(zip(fx, fy, strict=True)):
             ax.plot(
                 y,
                 x,
@@ -539,12 +539,12 @@ def spline_plot(params, slip_max: float | None = None, *, n: int = 401, labels: 
     fig, ax = _new_axes(ax)
     s = np.linspace(-slip_max, slip_max, n)
     knots = []
-    for p, lab in zip(plist, labels):
+    for p, lab in zip(plist, labels, strict=True):
         xe, ye, xa, ya, k = (float(np.asarray(v)) for v in p)
         lab = lab or f"extremum ({xe:g}, {ye:g}), asymptote ({xa:g}, {ya:g}), stiffness {k:g}"
         ax.plot(s, _np(spline_curve(p, s)), label=lab)
         knots += [(xe, k * ye), (xa, k * ya), (-xe, -k * ye), (-xa, -k * ya)]
-    ax.scatter(*zip(*knots), s=16, c="k", zorder=3)
+    ax.scatter(*zip(*knots, strict=True), s=16, c="k", zorder=3)
     p0 = plist[0]
     xe, ye, _, _, k = (float(np.asarray(v)) for v in p0)
     _finish(ax, "slip", "force", f"two-piece spline: peak {k * ye:g} at slip {xe:g}, slope at 0 {k * ye / xe:g}")

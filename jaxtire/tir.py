@@ -547,7 +547,7 @@ def _si_factor(key: str, factors: dict[str, float]):
         nonsi = any(abs(f - 1.0) > 0 for q, f in factors.items() if q != "ANGLE")
         return None if nonsi else 1.0
     f = 1.0
-    for q, e in zip(("LENGTH", "FORCE", "MASS", "TIME", "PRESSURE"), dim):
+    for q, e in zip(("LENGTH", "FORCE", "MASS", "TIME", "PRESSURE"), dim, strict=True):
         if e:
             f *= factors.get(q, 1.0) ** e
     return f

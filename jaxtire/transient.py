@@ -141,6 +141,9 @@ def lagged_slips(state: ContactSlip):
 
 
 def steady_slips(vx, vsx, vsy, v_reg: float = 0.0) -> ContactSlip:
-    """The steady state of the lag: ``kappa = -Vsx / |Vx|``, ``tan(alpha) = Vsy / |Vx|`` (``|Vx|`` floored at ``v_reg``)."""
+    """The steady state of the lag: ``kappa = -Vsx / |Vx|``, ``tan(alpha) = Vsy / |Vx|``.
+
+    ``|Vx|`` is floored at ``v_reg`` [m/s]; all inputs in m/s, any broadcastable shapes.
+    """
     avx = jnp.maximum(jnp.abs(vx), v_reg) if v_reg else jnp.abs(vx)
     return ContactSlip(-vsx / avx, vsy / avx)

@@ -234,7 +234,7 @@ def read_tydex(path, *, max_bytes: int = MAX_BYTES) -> TydexFile:
             raise TydexError(f"{path}: no **{need} block; not a TYDEX file")
     header, comments, constants, channels, rows, row_lines = [], [], [], [], [], []
     lineno = 1
-    for (kw_line, body), name in zip(blocks, names):
+    for (kw_line, body), name in zip(blocks, names, strict=True):
         lineno += 1 if kw_line else 0
         for j, line in enumerate(body):
             where = f"{path}, line {lineno + j}"
@@ -253,7 +253,11 @@ def read_tydex(path, *, max_bytes: int = MAX_BYTES) -> TydexFile:
                 constants.append(TydexEntry(c[0], c[1], c[2], c[3], raw=line))
             elif name == "MEASURCHANNELS":
                 c = _cols(s, _WIDTHS[:5])
-                nums = [(_num(t, f"{where}, channel {c[0]}") if t else d) for t, d in zip(c[3:6], (1.0, 0.0, 0.0))]
+                # missing trailing columns (factor, offset) take the defaults 1, 0
+                defaults = (1.0, 0.0, 0.0)
+                nums = [
+                    (_num(t, f"{where}, channel {c[0]}") if t else d) for t, d in zip(c[3:6], defaults, strict=False)
+                ]
                 if nums[0] == 0.0:
                     raise TydexError(f"{where}: channel {c[0]} has conversion factor 0")
                 channels.append(TydexChannel(c[0], c[1], c[2], *nums, raw=line))
@@ -290,7 +294,7 @@ def _fmt_num(v: float) -> str:
 
 
 def _line(fields, widths) -> str:
-    out = "".join(f"{f:<{w}}" for f, w in zip(fields[:-1], widths)) + fields[-1]
+    out = "".join(f"{f:<{w}}" for f, w in zip(fields[:-1], widths, strict=True)) + fields[-1]
     return out.rstrip()
 
 

@@ -178,7 +178,7 @@ class JaxVectorEnv(VectorEnv):
             return None
         state = jax.device_get(self._state)
         return tuple(
-            render_frame(self.env, jax.tree.map(lambda a: a[i], state), self.params) for i in range(self.num_envs)
+            render_frame(self.env, jax.tree.map(lambda a, i=i: a[i], state), self.params) for i in range(self.num_envs)
         )
 
     @property

@@ -72,7 +72,7 @@ MODE_SAMPLE, MODE_MEAN, MODE_RANDOM = 0, 1, 2
 def _mlp_init(key, sizes, last_scale):
     params = []
     keys = jax.random.split(key, len(sizes) - 1)
-    for i, (k, m, n) in enumerate(zip(keys, sizes[:-1], sizes[1:])):
+    for i, (k, m, n) in enumerate(zip(keys, sizes[:-1], sizes[1:], strict=True)):
         scale = last_scale if i == len(sizes) - 2 else np.sqrt(2.0)
         w = jax.nn.initializers.orthogonal(scale)(k, (m, n), jnp.float32)
         params.append((w, jnp.zeros((n,), jnp.float32)))

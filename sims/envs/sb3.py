@@ -124,7 +124,9 @@ class JaxVecEnv(VecEnv):
         if self._state is None:
             return [None] * self.num_envs
         state = jax.device_get(self._state)
-        return [render_frame(self.env, jax.tree.map(lambda a: a[i], state), self.params) for i in range(self.num_envs)]
+        return [
+            render_frame(self.env, jax.tree.map(lambda a, i=i: a[i], state), self.params) for i in range(self.num_envs)
+        ]
 
     @property
     def state(self):

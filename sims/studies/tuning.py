@@ -5,7 +5,8 @@ Both tuners optimise controller gains by gradient descent through a ``lax.scan``
 iteration (stochastic gradient over surfaces, payloads, tire friction / stiffness and speeds), with
 :func:`jaxtire.fit.minimize` (the project's one optimisation loop; Adam, cosine-decayed learning rate,
 global-norm clipping).  Every gain is optimised through the bound transform of :mod:`jaxtire.fit`
-(:func:`jaxtire.fit.pack` / :func:`~jaxtire.fit.unpack`: scaled sigmoid into its ``(lower, upper)`` range), so every iterate is a valid controller.  The result is judged on *held-out*
+(:func:`jaxtire.fit.pack` / :func:`~jaxtire.fit.unpack`: scaled sigmoid into its ``(lower, upper)``
+range), so every iterate is a valid controller.  The result is judged on *held-out*
 fleets (PRNG seeds never used for training), untuned against tuned.
 
 ABS (:func:`tune_abs`).  The gains of :class:`sims.drivers.StraightBraking` (``target_slip``,
@@ -16,8 +17,9 @@ distance (path length ``integral |v| dt``) relative to the ideal ``v0^2 / (2 mu 
 stopped at the end of the fixed horizon adds ``v_T^2 / (2 a_mean)`` (its mean deceleration so far),
 a smooth estimate of the rest.
 
-Lane change (:func:`tune_lateral`).  :class:`sims.drivers.LaneChangeDriver` follows a single lane change of ``width`` [m] over ``length`` [m] (a
-cosine-shaped ``y_ref(x)``) with curvature feed-forward plus preview / heading / yaw-rate feedback::
+Lane change (:func:`tune_lateral`).  :class:`sims.drivers.LaneChangeDriver` follows a single lane
+change of ``width`` [m] over ``length`` [m] (a cosine-shaped ``y_ref(x)``) with curvature feed-forward plus
+preview / heading / yaw-rate feedback::
 
     e_y   = y - y_ref(x),   e_psi = wrap(psi - atan(y_ref'(x))),   kappa_ref = y_ref'' / (1 + y_ref'^2)^1.5
     steer = L kappa_ref - k_y (e_y + t_preview V e_psi) - k_psi e_psi - k_r (r - V kappa_ref)
@@ -335,7 +337,10 @@ def lane_costs(gains: Mapping[str, Any], fleet: VehicleParams, speed, setup: Lan
 
 
 def lane_loss(u: dict, fleet: VehicleParams, draw: FleetDraw, setup: LaneSetup):
-    """``mean(e_y^2) / 0.1^2 + w_effort mean(steer_rate^2) / 0.1^2`` over the fleet; returns ``(loss, (rms_e, rms_rate))``."""
+    """``mean(e_y^2) / 0.1^2 + w_effort mean(steer_rate^2) / 0.1^2`` over the fleet.
+
+    Returns ``(loss, (rms_e, rms_rate))``: scalars, loss dimensionless, ``rms_e`` [m], ``rms_rate`` [rad/s].
+    """
     gains = unpack(u, LANE_BOUNDS)
     e, r = lane_costs(gains, fleet, draw.speed, setup)
     return jnp.mean(e * e) / 0.01 + setup.w_effort * jnp.mean(r * r) / 0.01, (e, r)
