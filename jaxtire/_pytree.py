@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import jax.numpy as jnp
 
@@ -48,7 +48,9 @@ def replace_fields(
         k: v if k in static or not is_concrete(v) else jnp.asarray(v, jnp.result_type(getattr(obj, k)))
         for k, v in changes.items()
     }
-    return dataclasses.replace(obj, **new) if dataclasses.is_dataclass(obj) else obj._replace(**new)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.replace(obj, **new)
+    return obj._replace(**new)
 
 
 class ValidatedReplace:
@@ -67,7 +69,8 @@ class ValidatedReplace:
         """A copy with some fields changed: validated and dtype-preserving when concrete, a plain swap
         of leaves under ``jit`` (works with tracers); an unknown field raises."""
         static = type(self)._STATIC
-        fields = tuple(f.name for f in dataclasses.fields(self) if f.name not in static)
+        # the mixin is only ever mixed into dataclasses (module docstring), which mypy cannot see here
+        fields = tuple(f.name for f in dataclasses.fields(cast(Any, self)) if f.name not in static)
         dtype = jnp.result_type(getattr(self, fields[0]))
         return replace_fields(
             self, changes, fields, lambda v: self._make(v, dtype), static=static, source=type(self).__name__

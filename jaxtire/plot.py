@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -117,7 +118,8 @@ def _forces(params, kappa, alpha, gamma, fz, surface=None, combined=False):
         res = _flat_forces_jit(params, *(jnp.asarray(c, dt) for c in chunk), srf, combined=bool(combined))
         outs.append([np.asarray(r)[: min(CHUNK, m - i)] for r in res])
     fields = [np.concatenate([o[j] for o in outs]).reshape(shape) for j in range(len(TireForces._fields))]
-    return TireForces(*fields)
+    # host-side numpy arrays in the TireForces record (its fields are annotated jax.Array)
+    return TireForces(*cast(list[Any], fields))
 
 
 def evaluate(params, kappa, alpha, gamma=0.0, fz=None, surface=None, *, combined: bool = True):
@@ -533,13 +535,13 @@ def spline_plot(params, slip_max: float | None = None, *, n: int = 401, labels: 
 
     many = isinstance(params, (list, tuple)) and not hasattr(params, "_fields")
     plist = list(params) if many else [params]
-    labels = list(labels) if labels is not None else [None] * len(plist)
+    labs: list[str | None] = list(labels) if labels is not None else [None] * len(plist)
     if slip_max is None:
         slip_max = 1.5 * max(float(np.max(np.asarray(p.asymptote_slip))) for p in plist)
     fig, ax = _new_axes(ax)
     s = np.linspace(-slip_max, slip_max, n)
     knots = []
-    for p, lab in zip(plist, labels, strict=True):
+    for p, lab in zip(plist, labs, strict=True):
         xe, ye, xa, ya, k = (float(np.asarray(v)) for v in p)
         lab = lab or f"extremum ({xe:g}, {ye:g}), asymptote ({xa:g}, {ya:g}), stiffness {k:g}"
         ax.plot(s, _np(spline_curve(p, s)), label=lab)

@@ -48,6 +48,7 @@ import os
 import stat
 import warnings
 from pathlib import Path
+from typing import cast
 
 import jax
 import jax.numpy as jnp
@@ -55,7 +56,7 @@ import numpy as np
 
 from jaxtire import bounds as _bounds
 from jaxtire.params import COEFFICIENT_SECTION, FITTYP_MF52, FITTYP_MF61, KNOWN_TIR_KEYS, MFParams, make_params
-from jaxtire.tir_format import TirDocument, TirError, parse_document, parse_number
+from jaxtire.tir_format import TirDocument, TirError, TirLine, parse_document, parse_number
 from jaxtire.validation import ValidationError, check_finite, check_int, check_range
 
 __all__ = [
@@ -398,6 +399,13 @@ class TirMeta(tuple):
     ``fittyp_declared`` (``FITTYP`` in the file or ``None``).  Equality and hash are the triples'.
     """
 
+    document: TirDocument | None
+    origin: dict[str, tuple[int, float]]
+    loaded: dict[str, float]
+    defaults_used: tuple[str, ...]
+    dialect: str
+    fittyp_declared: int | None
+
     def __new__(
         cls, triples=(), document=None, origin=(), loaded=(), defaults_used=(), dialect="", fittyp_declared=None
     ):
@@ -500,7 +508,8 @@ def _err(path, ln, msg):
 
 def _fmt(x, dtype) -> str:
     """Shortest decimal text that reads back to ``x`` in ``dtype``."""
-    v = np.asarray(x, dtype=dtype)[()]
+    # a numpy scalar of ``dtype`` (not a Python float), so the shortest text is that dtype's
+    v = cast(np.floating, np.asarray(x, dtype=dtype)[()])
     if v == 0:
         return "0"
     if 1e-4 <= abs(v) < 1e8:
@@ -578,7 +587,7 @@ def _detect_fittyp(path, entries: dict, doc) -> tuple[int, str, int | None]:
     fmt = (_unquote(pff.value_text) or pff.value_text).strip().upper() if pff is not None else ""
     if fmt in PAC2002_FORMATS:
         return PAC2002_FITTYP, "PAC2002", None
-    if fmt and fmt not in ("USER", "MF_61", "MF61", "MF_62", "MF62", "MF-TYRE", "MFTYRE"):
+    if pff is not None and fmt and fmt not in ("USER", "MF_61", "MF61", "MF_62", "MF62", "MF-TYRE", "MFTYRE"):
         raise _err(
             path,
             pff,
@@ -617,7 +626,7 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
     doc = read_document(path, max_bytes=max_bytes)
     lines = doc.lines
     index = {id(ln): i for i, ln in enumerate(lines)}
-    entries: dict[str, object] = {}
+    entries: dict[str, TirLine] = {}
     for ln in doc.entries():
         if ln.section == "UNITS":
             continue  # [UNITS] names quantities (MASS, TIME), not values; its own namespace
@@ -637,12 +646,12 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
         if ln.kind == "table":
             triples.append((ln.section, "", ln.text.split("$", 1)[0].strip()))
             continue
-        if ln.kind != "entry" or ln.section == "UNITS" or ln.key == "FITTYP":
-            continue
+        if ln.kind != "entry" or ln.section == "UNITS" or ln.key == "FITTYP" or ln.key is None:
+            continue  # (an entry line always has a key; the last test narrows the type)
         raw = ln.value_text
         if raw == "":
             continue  # blank value: not set
-        key = ln.key
+        key: str = ln.key
         home = META_SECTIONS.get(key)
         if home is not None and ln.section != home:
             raise _err(path, ln, f"{key} belongs in [{home}], found in [{ln.section}]")
@@ -857,6 +866,8 @@ def _coef_changes(params: MFParams, meta: TirMeta):
     changes: dict[int, str] = {}
     inserts: dict[str, list[str]] = {}
     doc = meta.document
+    if doc is None:  # callers pass only metas that came from a file
+        raise ValueError("params without a source document: nothing to update in place")
     entries = {ln.key: i for i, ln in enumerate(doc.lines) if ln.kind == "entry"}
     for k, v in params.coef.items():
         a = np.asarray(v)

@@ -92,8 +92,8 @@ class TirDocument:
             if i in after and not line_eol:
                 line_eol = eol
             out.append(text + line_eol)
-            for new in after.get(i, ()):
-                out.append(new + eol)
+            for added in after.get(i, ()):
+                out.append(added + eol)
         if inserts:
             if out and not out[-1].endswith(("\n", "\r")):
                 out[-1] += eol

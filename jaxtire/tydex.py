@@ -232,7 +232,12 @@ def read_tydex(path, *, max_bytes: int = MAX_BYTES) -> TydexFile:
     for need in ("HEADER", "END"):
         if need not in names:
             raise TydexError(f"{path}: no **{need} block; not a TYDEX file")
-    header, comments, constants, channels, rows, row_lines = [], [], [], [], [], []
+    header: list[TydexEntry] = []
+    comments: list[str] = []
+    constants: list[TydexEntry] = []
+    channels: list[TydexChannel] = []
+    rows: list[list[float]] = []
+    row_lines: tuple[str, ...] = ()
     lineno = 1
     for (kw_line, body), name in zip(blocks, names, strict=True):
         lineno += 1 if kw_line else 0
@@ -253,14 +258,14 @@ def read_tydex(path, *, max_bytes: int = MAX_BYTES) -> TydexFile:
                 constants.append(TydexEntry(c[0], c[1], c[2], c[3], raw=line))
             elif name == "MEASURCHANNELS":
                 c = _cols(s, _WIDTHS[:5])
-                # missing trailing columns (factor, offset) take the defaults 1, 0
-                defaults = (1.0, 0.0, 0.0)
-                nums = [
-                    (_num(t, f"{where}, channel {c[0]}") if t else d) for t, d in zip(c[3:6], defaults, strict=False)
-                ]
-                if nums[0] == 0.0:
+                # blank factor / offset columns take the defaults 1, 0, 0 (_cols gives all six columns)
+                factor, meas_offset, phys_offset = (
+                    (_num(t, f"{where}, channel {c[0]}") if t else d)
+                    for t, d in zip(c[3:6], (1.0, 0.0, 0.0), strict=True)
+                )
+                if factor == 0.0:
                     raise TydexError(f"{where}: channel {c[0]} has conversion factor 0")
-                channels.append(TydexChannel(c[0], c[1], c[2], *nums, raw=line))
+                channels.append(TydexChannel(c[0], c[1], c[2], factor, meas_offset, phys_offset, raw=line))
             elif name == "MEASURDATA":
                 toks = s.split()
                 if len(toks) != len(channels):

@@ -49,7 +49,7 @@ def is_concrete(x: Any) -> bool:
 
 def _stored_max(dtype) -> float:
     if dtype is None:
-        dtype = np.float64 if jax.config.jax_enable_x64 else np.float32
+        dtype = jax.dtypes.canonicalize_dtype(np.float64)  # float64 under jax_enable_x64, else float32
     dt = np.dtype(dtype)
     return float(np.finfo(dt).max) if np.issubdtype(dt, np.floating) else math.inf
 
