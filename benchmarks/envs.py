@@ -31,6 +31,7 @@ import json
 import os
 import platform
 import time
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -180,12 +181,14 @@ def sb3_ppo(total: int, rounds: int = 2, single_env: bool = True) -> dict:
     from sims.envs.sb3 import JaxVecEnv
 
     torch.set_num_threads(1)
-    kw = dict(n_steps=128, batch_size=256, n_epochs=5, learning_rate=3e-4, seed=0, verbose=0, device="cpu")
+    kw: dict[str, Any] = dict(
+        n_steps=128, batch_size=256, n_epochs=5, learning_rate=3e-4, seed=0, verbose=0, device="cpu"
+    )
     venvs = {
         "SB3 PPO, JaxVecEnv braking (16 envs)": lambda: JaxVecEnv("braking", 16),
         "SB3 PPO, CartPole-v1 DummyVecEnv (16 envs)": lambda: make_vec_env("CartPole-v1", n_envs=16, seed=0),
     }
-    res = {k: [] for k in venvs}
+    res: dict[str, list[float]] = {k: [] for k in venvs}
     models = {k: PPO("MlpPolicy", make(), **kw) for k, make in venvs.items()}
     for m in models.values():
         m.learn(2048)  # compile / warm up
@@ -234,7 +237,7 @@ def main(argv=None):
     )
     print(header)
     if args.adapters or args.sb3:
-        result = {"header": header}
+        result: dict[str, Any] = {"header": header}
         if args.adapters:
             result["adapters"] = adapters(
                 args.tasks, args.adapter_size, args.host_envs, steps_for(args.adapter_size, args.steps), args.repeat
@@ -245,7 +248,7 @@ def main(argv=None):
             with open(args.json, "w") as f:
                 json.dump(result, f, indent=1)
         return result
-    rows = {}
+    rows: dict[str, dict[int, float]] = {}
     ref = None if args.no_gymnax else gymnax_cartpole()
     if ref is not None:
         genv, gparams = ref
@@ -255,7 +258,7 @@ def main(argv=None):
             sps, first = measure(make_runner(genv, gparams, n, steps, gymnax_env=True), n, steps, args.repeat)
             rows["gymnax CartPole-v1"][n] = sps
             print(f"  gymnax CartPole-v1  n={n:>7}  {sps:>14,.0f} steps/s  (compile+first {first:.1f} s)", flush=True)
-    chunked_rows = {}
+    chunked_rows: dict[str, dict[int, float]] = {}
     for name in args.tasks:
         env = envs.make(name)
         params = env.default_params

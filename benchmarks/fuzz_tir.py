@@ -151,6 +151,8 @@ def mutate(text: str, rng: random.Random) -> tuple[str | bytes, str]:
     if kind == "rename" and entries:
         i = rng.choice(entries)
         m = re.match(r"^(\s*)([A-Za-z_][A-Za-z0-9_]*)(.*)$", lines[i])
+        if m is None:  # an entry line not starting with a name: nothing to rename
+            return "\n".join(lines), f"rename line {i + 1}: no key"
         new = rng.choice([m.group(2) + "X", m.group(2)[:-1], "PCY1", "FNOMIN", "LMUY", m.group(2).lower()])
         lines[i] = m.group(1) + new + m.group(3)
         return "\n".join(lines), f"rename line {i + 1} to {new}"
@@ -172,12 +174,12 @@ def mutate(text: str, rng: random.Random) -> tuple[str | bytes, str]:
     if kind == "fittyp":
         idx = [i for i, ln in enumerate(lines) if re.match(r"^\s*FITTYP\s*=", ln)]
         if idx:
-            v = rng.choice(["", "1e400", "61.5", "6", "21", "52", "99", "-61", "'61'", None])
-            if v is None:
+            fv = rng.choice(["", "1e400", "61.5", "6", "21", "52", "99", "-61", "'61'", None])
+            if fv is None:
                 del lines[idx[0]]
                 return "\n".join(lines), "delete FITTYP"
-            lines[idx[0]] = f"FITTYP = {v}"
-            return "\n".join(lines), f"FITTYP -> {v!r}"
+            lines[idx[0]] = f"FITTYP = {fv}"
+            return "\n".join(lines), f"FITTYP -> {fv!r}"
     if kind == "truncate":
         n = rng.randrange(len(text) + 1)
         return text[:n], f"truncate at byte {n}"
@@ -212,8 +214,9 @@ def make_cases(n: int, seed: int, workdir: Path) -> list[tuple[str, str]]:
     texts = [(p, p.read_text(encoding="utf-8", errors="replace")) for p in srcs]
     cases = []
     for k in range(n):
-        src, text = texts[k % len(texts)]
-        desc = []
+        src, start = texts[k % len(texts)]
+        text: str | bytes = start
+        desc: list[str] = []
         for _ in range(rng.choice([1, 1, 1, 2, 3])):
             if isinstance(text, bytes):
                 break
@@ -226,23 +229,23 @@ def make_cases(n: int, seed: int, workdir: Path) -> list[tuple[str, str]]:
     # special paths
     fifo = workdir / "fifo.tir"
     os.mkfifo(fifo)
-    d = workdir / "dir.tir"
-    d.mkdir()
+    dpath = workdir / "dir.tir"
+    dpath.mkdir()
     huge = workdir / "huge.tir"
     with open(huge, "wb") as f:
         f.truncate(64 * 1024 * 1024)
     link = workdir / "zero_link.tir"
     os.symlink("/dev/zero", link)
-    for p, desc in [
+    for p, what in [
         (fifo, "FIFO"),
         ("/dev/zero", "/dev/zero"),
         ("/dev/null", "/dev/null"),
-        (d, "directory"),
+        (dpath, "directory"),
         (huge, "64 MiB sparse file"),
         (workdir / "missing.tir", "missing"),
         (link, "symlink to /dev/zero"),
     ]:
-        cases.append((str(p), desc))
+        cases.append((str(p), what))
     return cases
 
 

@@ -382,5 +382,5 @@ def batched(env: Environment, chunk: int | None = None):
         # a strongly typed action of the params' dtype: weakly typed or float64 input would recompile
         return jstep(keys, state, jnp.asarray(actions, dtype_of(params)), params)
 
-    step.jitted = jstep
+    step.jitted = jstep  # type: ignore[attr-defined]  # function attribute: the raw jitted step, for lowering
     return reset, step

@@ -125,7 +125,7 @@ class Braking(Environment):
         phys = sample_physics(k_phys, params, jnp.full((4,), sid, jnp.int32))
         v0 = uniform(k_v, params.speed, dtype)
         vs = double_track.init_state(params.vehicle, v0)
-        mu = params.vehicle.surfaces.grip[sid].astype(dtype) * phys.mu_scale
+        mu = jnp.asarray(params.vehicle.surfaces.grip)[sid].astype(dtype) * phys.mu_scale
         d_ideal = v0 * v0 / (2.0 * G * jnp.maximum(mu, 1e-3))
         zero = jnp.zeros((), dtype)
         return BrakingState(

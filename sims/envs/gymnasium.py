@@ -119,7 +119,10 @@ class JaxVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._core = VectorCore(self.env, self.params, chunk)
-        self._key = self._state = self._obs = self._prev_done = None
+        self._key: jax.Array | None = None
+        self._state: Any = None  # the batched env state pytree, None before reset()
+        self._obs: Any = None  # (num_envs, obs_dim) array, None before reset()
+        self._prev_done: np.ndarray | None = None
 
     @property
     def next_step(self) -> bool:
@@ -205,7 +208,7 @@ class JaxEnv(gymnasium.Env):
         self.action_space = self._vec.single_action_space
         self.render_mode = check_render_mode(render_mode)
         self.metadata = {**type(self).metadata, "render_fps": int(round(1.0 / float(self._vec.params.dt)))}
-        self._final_state = None
+        self._final_state: tuple[Any, Any, np.ndarray] | None = None
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)

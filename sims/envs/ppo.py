@@ -277,7 +277,7 @@ class PPO:
                 flush=True,
             )
         obs, state = self.reset_batch(jax.random.split(k_env, cfg.num_envs), self.params)
-        hist = {"steps": [], "mean_return": [], "episodes": [], "loss": [], "wall_s": []}
+        hist: dict[str, list[float]] = {"steps": [], "mean_return": [], "episodes": [], "loss": [], "wall_s": []}
         t_train = time.perf_counter()
         bar = tqdm(
             total=cfg.num_updates * cfg.num_envs * cfg.num_steps,

@@ -18,7 +18,7 @@ from __future__ import annotations
 try:
     import gymnasium
 except ImportError:  # the rl extra is not installed: nothing to register
-    gymnasium = None
+    gymnasium = None  # type: ignore[assignment]  # the module or None; callers test `is None`
 
 #: The gymnasium namespace of the tasks.
 NAMESPACE = "jaxtire"

@@ -24,6 +24,7 @@ environments share it); ``render_mode="rgb_array"`` gives :func:`sims.envs.rende
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import jax
 import numpy as np
@@ -66,7 +67,8 @@ class JaxVecEnv(VecEnv):
         self._render_mode = render_mode
         self._core = VectorCore(self.env, self.params, chunk)
         self._key = jax.random.key(int(seed))
-        self._state = self._actions = None
+        self._state: Any = None  # the batched env state pytree, None before reset()
+        self._actions: np.ndarray | None = None
         self._t0 = time.perf_counter()
         super().__init__(
             num_envs, _box(self.env.observation_space(self.params)), _box(self.env.action_space(self.params))
@@ -92,7 +94,7 @@ class JaxVecEnv(VecEnv):
             (obs, reward, term, trunc, info["final_observation"], info["episode_return"], info["episode_length"])
         )
         dones = np.logical_or(term, trunc)
-        infos = [{} for _ in range(self.num_envs)]
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         if dones.any():
             t = round(time.perf_counter() - self._t0, 6)
             for i in np.flatnonzero(dones):

@@ -23,6 +23,7 @@ length)``, the signed lateral offset (positive left of the centreline), the head
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax.numpy as jnp
@@ -172,7 +173,7 @@ def twisty_points() -> np.ndarray:
 
 
 #: Built-in tracks: name -> (points, kwargs of :func:`make_track`).
-TRACKS = {
+TRACKS: dict[str, tuple[Callable[[], np.ndarray], dict[str, Any]]] = {
     "oval": (oval_points, dict(half_width=6.0, ds=1.0, smooth=False)),
     "twisty": (twisty_points, dict(half_width=5.0, ds=1.0, smooth=True)),
 }

@@ -408,7 +408,7 @@ def log_loss(params: VehicleParams, log_windows, scales: dict, *, dt: float, mod
         _, (sim, sim_fz) = jax.lax.scan(body, first, ctrl)
     else:
         raise ValueError(f"restart = {restart!r}; allowed 'log' or 'chain'")
-    loss = 0.0
+    loss: jax.Array | float = 0.0
     for c, sc in scales.items():
         if c == "fz":
             if fz is None:
@@ -466,7 +466,7 @@ class IdentifyReport:
         err = self.rel_error
         for k, (a, b) in self.parameters.items():
             row = f"  {k:>{w}} {a:11.5g} {b:11.5g}"
-            if self.true is not None:
+            if self.true is not None and err is not None:
                 row += f" {self.true[k]:11.5g} {100 * err[k]:+8.3f}%"
             lines.append(row)
         return "\n".join(lines)
