@@ -45,6 +45,7 @@ def summary(params, loads=None) -> str:
 
 
 def main(argv=None) -> None:
+    """``python -m jaxtire [file.tir]``: print the tire's pure-slip summary (peaks [N], slips, stiffnesses)."""
     ap = argparse.ArgumentParser(prog="python -m jaxtire", description=__doc__)
     ap.add_argument("tir", nargs="?", default=str(data_path()), help="a .tir file (default: bundled TNO 205/60R15)")
     args = ap.parse_args(argv)

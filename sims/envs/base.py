@@ -83,6 +83,7 @@ class Box(NamedTuple):
 
 
 def box(n: int, low, high, dtype) -> Box:
+    """A ``(n,)`` :class:`Box` space of ``dtype`` between ``low`` and ``high`` (scalars or ``(n,)``)."""
     dtype = np.dtype(dtype)
     return Box(
         (n,),
@@ -185,6 +186,7 @@ def make_env_vehicle(name: str = "hatchback", dtype=None, **overrides) -> Vehicl
 
 
 def as_params_array(x, dtype):
+    """``x`` (a number, sequence or array, in the field's unit) as a JAX array of ``dtype``, same shape."""
     return jnp.asarray(np.asarray(x, dtype=np.float64), dtype)
 
 

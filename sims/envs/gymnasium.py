@@ -81,6 +81,7 @@ def seed_key(seed, np_random) -> Any:
 
 
 def check_render_mode(render_mode):
+    """``render_mode`` unchanged if it is ``None`` or one of :data:`RENDER_MODES`, else a ``ValueError``."""
     if render_mode is not None and render_mode not in RENDER_MODES:
         raise ValueError(f"render_mode = {render_mode!r}; allowed: None, {', '.join(map(repr, RENDER_MODES))}")
     return render_mode

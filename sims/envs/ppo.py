@@ -88,6 +88,7 @@ def _mlp(params, x):
 
 
 def init_network(key, n_obs: int, n_act: int, cfg: PPOConfig):
+    """Initial PPO parameters: ``{"actor", "critic"}`` MLPs (orthogonal init) and the ``(n_act,)`` log std."""
     k1, k2 = jax.random.split(key)
     return {
         "actor": _mlp_init(k1, (n_obs, *cfg.hidden, n_act), 0.01),
@@ -103,6 +104,7 @@ def policy(net, obs):
 
 
 def log_prob(mean, log_std, a):
+    """Log density of actions ``a`` under a diagonal Gaussian, summed over the last (action) axis."""
     return jnp.sum(-0.5 * jnp.square((a - mean) / jnp.exp(log_std)) - log_std - 0.5 * np.log(2 * np.pi), axis=-1)
 
 
@@ -392,6 +394,7 @@ def plot_curve(history: dict, path, title: str = "") -> None:
 
 
 def main(argv=None):
+    """``python -m sims.envs.ppo``: train PPO on a task; ``argv`` the command-line arguments."""
     ap = argparse.ArgumentParser(description="PPO on a sims.envs task; writes the learning curve as JSON, CSV and PNG")
     ap.add_argument("--task", default="braking", choices=list(envs.REGISTRY))
     ap.add_argument("--steps", type=int, default=PPOConfig.total_steps, help="total environment steps")

@@ -169,6 +169,7 @@ TWISTY_POINTS = np.array(
 
 
 def twisty_points() -> np.ndarray:
+    """A copy of the twisty track's control points, ``(N, 2)`` float ``(x, y)`` [m]."""
     return TWISTY_POINTS.copy()
 
 
@@ -195,9 +196,10 @@ def get_track(name, dtype=None) -> Track:
 
 
 def project(track: Track, x, y, hint=None, window: int | None = None):
-    """Nearest point on the centreline polyline to ``(x, y)``: ``(s, lateral, segment index, segment
-    heading)``.  With ``hint`` (a segment index) and ``window`` (Python int), only the segments
-    ``hint - window .. hint + window`` are searched; otherwise all of them."""
+    """Nearest point on the centreline polyline to ``(x, y)`` [m]: ``(s, lateral, segment index, segment
+    heading)`` as ``s`` [m] arc length, ``lateral`` [m] (positive left), int32 index, heading [rad];
+    each of the broadcast shape of ``x, y``.  With ``hint`` (a segment index) and ``window`` (Python
+    int), only the segments ``hint - window .. hint + window`` are searched; otherwise all of them."""
     n = track.xy.shape[0]
     if hint is None or window is None or 2 * window + 1 >= n:
         idx = jnp.arange(n)
@@ -222,7 +224,8 @@ def project(track: Track, x, y, hint=None, window: int | None = None):
 
 
 def track_pose(track: Track, x, y, yaw, hint=None, window: int | None = None) -> TrackPose:
-    """:class:`TrackPose` of a vehicle at ``(x, y)`` with heading ``yaw`` (see :func:`project`)."""
+    """:class:`TrackPose` of a vehicle at ``(x, y)`` [m] with heading ``yaw`` [rad] (see :func:`project`);
+    the heading error is wrapped to ``[-pi, pi)``."""
     s, lat, k, heading = project(track, x, y, hint, window)
     return TrackPose(s, lat, wrap_angle(yaw - heading), k)
 
@@ -243,7 +246,7 @@ def curvature_at(track: Track, s):
 
 
 def point_at(track: Track, s):
-    """``(x, y, heading)`` of the centreline at arc length(s) ``s``."""
+    """``(x, y, heading)`` ([m], [m], [rad]) of the centreline at arc length(s) ``s`` [m]; shape of ``s``."""
     _, i0, i1, w = _interp_periodic(track, track.curvature, s)
     p = track.xy[i0] * (1.0 - w)[..., None] + track.xy[i1] * w[..., None]
     h0 = track.heading[i0]
@@ -252,6 +255,6 @@ def point_at(track: Track, s):
 
 
 def progress_delta(track: Track, s_new, s_old):
-    """Signed arc length travelled from ``s_old`` to ``s_new`` (wrapped across the start line)."""
+    """Signed arc length [m] travelled from ``s_old`` to ``s_new`` [m] (wrapped across the start line)."""
     half = 0.5 * track.length
     return jnp.mod(s_new - s_old + half, track.length) - half
