@@ -125,7 +125,8 @@ def uniform(key, rng, dtype, shape=()):
 
 
 def sample_physics(key, params, surface_ids) -> Physics:
-    """Mass and friction scales from ``params.mass_scale`` / ``params.mu_scale`` and the given surface ids."""
+    """Mass and friction scales [-] drawn uniformly in ``params.mass_scale`` / ``params.mu_scale`` (scalars
+    of the params dtype), with the given surface ids (int32, ``(4,)``: FL, FR, RL, RR)."""
     dtype = dtype_of(params)
     k1, k2 = jax.random.split(key)
     return Physics(
@@ -149,7 +150,7 @@ def vehicle_for(params, phys: Physics) -> VehicleParams:
 
 
 def advance(vp: VehicleParams, vs: VehicleState, controls: Controls, dt, substeps: int):
-    """``substeps`` semi-implicit Euler steps of the double-track model over ``dt`` with the controls held.
+    """``substeps`` semi-implicit Euler steps of the double-track model over ``dt`` [s] with the controls held.
 
     Returns ``(state, telemetry)``, the :class:`~sims.vehicles.core.Telemetry` (slips, loads, forces) of the
     last substep (i.e. ``dt / substeps`` before the end of the step)."""
@@ -168,7 +169,7 @@ def advance(vp: VehicleParams, vs: VehicleState, controls: Controls, dt, substep
 
 
 def safe_vehicle(vs: VehicleState) -> Any:
-    """Whether every number of the vehicle state is finite (a diverged episode is terminated)."""
+    """Whether every number of the vehicle state is finite (a diverged episode is terminated); a scalar bool."""
     leaves = [jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(vs)]
     return functools.reduce(jnp.logical_and, leaves)
 
