@@ -615,7 +615,9 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
       max_bytes: size limit.
 
     Returns:
-      params whose ``meta`` is a :class:`TirMeta` (document, defaults used, dialect).
+      params whose ``meta`` is a :class:`TirMeta` (document, defaults used, dialect); every
+      dimensional value converted to SI ([m], [N], [kg], [s], [Pa]; angles [rad]) from the file's
+      ``[UNITS]``, coefficients dimensionless as in the file; scalar leaves of ``dtype``.
 
     Raises:
       TirError: naming the file, line, key, value and allowed range.

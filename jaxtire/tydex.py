@@ -394,7 +394,11 @@ def write_tydex(t: TydexFile, path) -> None:
 
 
 def channel(t: TydexFile, name: str, *, si: bool = True):
-    """Physical values of channel ``name`` (``factor * (data - meas_offset) + phys_offset``), in SI by default."""
+    """Physical values of channel ``name`` (``factor * (data - meas_offset) + phys_offset``).
+
+    In SI ([m], [N], [N m], [rad], [m/s], [Pa]) by default, else in the channel's file unit;
+    a float64 array of shape ``(n_samples,)``.
+    """
     for k, c in enumerate(t.channels):
         if c.name.upper() == name.upper():
             with np.errstate(over="ignore", invalid="ignore"):
