@@ -31,6 +31,7 @@ import json
 import os
 import platform
 import time
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -180,10 +181,14 @@ def sb3_ppo(total: int, rounds: int = 2, single_env: bool = True) -> dict:
     from sims.envs.sb3 import JaxVecEnv
 
     torch.set_num_threads(1)
-    kw = dict(n_steps=128, batch_size=256, n_epochs=5, learning_rate=3e-4, seed=0, verbose=0, device="cpu")
-    venvs = {"SB3 PPO, JaxVecEnv braking (16 envs)": lambda: JaxVecEnv("braking", 16),
-             "SB3 PPO, CartPole-v1 DummyVecEnv (16 envs)": lambda: make_vec_env("CartPole-v1", n_envs=16, seed=0)}
-    res = {k: [] for k in venvs}
+    kw: dict[str, Any] = dict(
+        n_steps=128, batch_size=256, n_epochs=5, learning_rate=3e-4, seed=0, verbose=0, device="cpu"
+    )
+    venvs = {
+        "SB3 PPO, JaxVecEnv braking (16 envs)": lambda: JaxVecEnv("braking", 16),
+        "SB3 PPO, CartPole-v1 DummyVecEnv (16 envs)": lambda: make_vec_env("CartPole-v1", n_envs=16, seed=0),
+    }
+    res: dict[str, list[float]] = {k: [] for k in venvs}
     models = {k: PPO("MlpPolicy", make(), **kw) for k, make in venvs.items()}
     for m in models.values():
         m.learn(2048)  # compile / warm up
@@ -214,8 +219,9 @@ def main(argv=None):
     ap.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
     ap.add_argument("--steps", type=int, default=100, help="scan steps at 1 and up to 2048 envs (fewer above)")
     ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--chunk", type=int, default=16384,
-                    help="also time batches above this size in chunks of it (0: never)")
+    ap.add_argument(
+        "--chunk", type=int, default=16384, help="also time batches above this size in chunks of it (0: never)"
+    )
     ap.add_argument("--no-gymnax", action="store_true")
     ap.add_argument("--adapters", action="store_true", help="raw / gymnax / Gymnasium vector / SB3 VecEnv table")
     ap.add_argument("--adapter-size", type=int, default=4096)
@@ -225,21 +231,24 @@ def main(argv=None):
     ap.add_argument("--json", default=None, help="write the figures to this JSON file")
     args = ap.parse_args(argv)
 
-    header = (f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}), "
-              f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    header = (
+        f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}), "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+    )
     print(header)
     if args.adapters or args.sb3:
-        result = {"header": header}
+        result: dict[str, Any] = {"header": header}
         if args.adapters:
-            result["adapters"] = adapters(args.tasks, args.adapter_size, args.host_envs,
-                                          steps_for(args.adapter_size, args.steps), args.repeat)
+            result["adapters"] = adapters(
+                args.tasks, args.adapter_size, args.host_envs, steps_for(args.adapter_size, args.steps), args.repeat
+            )
         if args.sb3:
             result["sb3_ppo"] = sb3_ppo(args.sb3_steps)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(result, f, indent=1)
         return result
-    rows = {}
+    rows: dict[str, dict[int, float]] = {}
     ref = None if args.no_gymnax else gymnax_cartpole()
     if ref is not None:
         genv, gparams = ref
@@ -249,7 +258,7 @@ def main(argv=None):
             sps, first = measure(make_runner(genv, gparams, n, steps, gymnax_env=True), n, steps, args.repeat)
             rows["gymnax CartPole-v1"][n] = sps
             print(f"  gymnax CartPole-v1  n={n:>7}  {sps:>14,.0f} steps/s  (compile+first {first:.1f} s)", flush=True)
-    chunked_rows = {}
+    chunked_rows: dict[str, dict[int, float]] = {}
     for name in args.tasks:
         env = envs.make(name)
         params = env.default_params
@@ -262,8 +271,11 @@ def main(argv=None):
             if args.chunk and n > args.chunk:
                 sps_c, first = measure(make_runner(env, params, n, steps, chunk=args.chunk), n, steps, args.repeat)
                 chunked_rows.setdefault(f"{name} (chunks of {args.chunk})", {})[n] = sps_c
-                print(f"  {name:<18} n={n:>7}  {sps_c:>14,.0f} steps/s  in chunks of {args.chunk} "
-                      f"(compile+first {first:.1f} s)", flush=True)
+                print(
+                    f"  {name:<18} n={n:>7}  {sps_c:>14,.0f} steps/s  in chunks of {args.chunk} "
+                    f"(compile+first {first:.1f} s)",
+                    flush=True,
+                )
 
     print()
     head = "| task | " + " | ".join(f"{n:,} envs" for n in args.sizes) + " |"

@@ -38,8 +38,34 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "tir"
 
-_VALUES = ["1e39", "-1e39", "1e400", "-1e400", "9" * 400, "nan", "inf", "-inf", "0", "-0", "1e-300", "1e6", "-1e6",
-           "100", "abc", "", "1.0.0", "0x10", "1,5", "'text'", "1e308", "3.4e38", "-3.5e38", "1d5", "+.5", "1e-45"]
+_VALUES = [
+    "1e39",
+    "-1e39",
+    "1e400",
+    "-1e400",
+    "9" * 400,
+    "nan",
+    "inf",
+    "-inf",
+    "0",
+    "-0",
+    "1e-300",
+    "1e6",
+    "-1e6",
+    "100",
+    "abc",
+    "",
+    "1.0.0",
+    "0x10",
+    "1,5",
+    "'text'",
+    "1e308",
+    "3.4e38",
+    "-3.5e38",
+    "1d5",
+    "+.5",
+    "1e-45",
+]
 _UNITS = ["'mm'", "'kN'", "'degree'", "'furlong'", "12", "'radian'", "''", "'meter'", "'inch'", "'lbf'", "'kpa'"]
 
 
@@ -58,9 +84,29 @@ def mutate(text: str, rng: random.Random) -> tuple[str | bytes, str]:
     """One random mutation of ``text``; returns (new text or bytes, description)."""
     lines = text.split("\n")
     entries = _entry_lines(lines)
-    kind = rng.choice(["value", "value", "value", "scale", "delete_line", "delete_section", "duplicate", "swap",
-                       "rename", "header", "units", "fittyp", "truncate", "garbage", "bom", "crlf", "special_text",
-                       "move_key", "blank"])
+    kind = rng.choice(
+        [
+            "value",
+            "value",
+            "value",
+            "scale",
+            "delete_line",
+            "delete_section",
+            "duplicate",
+            "swap",
+            "rename",
+            "header",
+            "units",
+            "fittyp",
+            "truncate",
+            "garbage",
+            "bom",
+            "crlf",
+            "special_text",
+            "move_key",
+            "blank",
+        ]
+    )
     if kind in ("value", "scale", "blank") and entries:
         i = rng.choice(entries)
         m = re.match(r"^(\s*[A-Za-z_][A-Za-z0-9_]*\s*=\s*)('[^']*'|[^\s$]*)(.*)$", lines[i])
@@ -105,6 +151,8 @@ def mutate(text: str, rng: random.Random) -> tuple[str | bytes, str]:
     if kind == "rename" and entries:
         i = rng.choice(entries)
         m = re.match(r"^(\s*)([A-Za-z_][A-Za-z0-9_]*)(.*)$", lines[i])
+        if m is None:  # an entry line not starting with a name: nothing to rename
+            return "\n".join(lines), f"rename line {i + 1}: no key"
         new = rng.choice([m.group(2) + "X", m.group(2)[:-1], "PCY1", "FNOMIN", "LMUY", m.group(2).lower()])
         lines[i] = m.group(1) + new + m.group(3)
         return "\n".join(lines), f"rename line {i + 1} to {new}"
@@ -126,12 +174,12 @@ def mutate(text: str, rng: random.Random) -> tuple[str | bytes, str]:
     if kind == "fittyp":
         idx = [i for i, ln in enumerate(lines) if re.match(r"^\s*FITTYP\s*=", ln)]
         if idx:
-            v = rng.choice(["", "1e400", "61.5", "6", "21", "52", "99", "-61", "'61'", None])
-            if v is None:
+            fv = rng.choice(["", "1e400", "61.5", "6", "21", "52", "99", "-61", "'61'", None])
+            if fv is None:
                 del lines[idx[0]]
                 return "\n".join(lines), "delete FITTYP"
-            lines[idx[0]] = f"FITTYP = {v}"
-            return "\n".join(lines), f"FITTYP -> {v!r}"
+            lines[idx[0]] = f"FITTYP = {fv}"
+            return "\n".join(lines), f"FITTYP -> {fv!r}"
     if kind == "truncate":
         n = rng.randrange(len(text) + 1)
         return text[:n], f"truncate at byte {n}"
@@ -145,8 +193,17 @@ def mutate(text: str, rng: random.Random) -> tuple[str | bytes, str]:
     if kind == "crlf":
         return text.replace("\n", "\r\n"), "CRLF"
     if kind == "special_text":
-        t = rng.choice(["", "$ comment only\n", "[MDI_HEADER]\n", "\n" * 10, "[UNITS]\nLENGTH='meter'\n",
-                        "FNOMIN = 4000\n", "\x00" * 100])
+        t = rng.choice(
+            [
+                "",
+                "$ comment only\n",
+                "[MDI_HEADER]\n",
+                "\n" * 10,
+                "[UNITS]\nLENGTH='meter'\n",
+                "FNOMIN = 4000\n",
+                "\x00" * 100,
+            ]
+        )
         return t, f"special text {t[:20]!r}"
     return text, "unchanged"
 
@@ -157,8 +214,9 @@ def make_cases(n: int, seed: int, workdir: Path) -> list[tuple[str, str]]:
     texts = [(p, p.read_text(encoding="utf-8", errors="replace")) for p in srcs]
     cases = []
     for k in range(n):
-        src, text = texts[k % len(texts)]
-        desc = []
+        src, start = texts[k % len(texts)]
+        text: str | bytes = start
+        desc: list[str] = []
         for _ in range(rng.choice([1, 1, 1, 2, 3])):
             if isinstance(text, bytes):
                 break
@@ -171,16 +229,23 @@ def make_cases(n: int, seed: int, workdir: Path) -> list[tuple[str, str]]:
     # special paths
     fifo = workdir / "fifo.tir"
     os.mkfifo(fifo)
-    d = workdir / "dir.tir"
-    d.mkdir()
+    dpath = workdir / "dir.tir"
+    dpath.mkdir()
     huge = workdir / "huge.tir"
     with open(huge, "wb") as f:
         f.truncate(64 * 1024 * 1024)
     link = workdir / "zero_link.tir"
     os.symlink("/dev/zero", link)
-    for p, desc in [(fifo, "FIFO"), ("/dev/zero", "/dev/zero"), ("/dev/null", "/dev/null"), (d, "directory"),
-                    (huge, "64 MiB sparse file"), (workdir / "missing.tir", "missing"), (link, "symlink to /dev/zero")]:
-        cases.append((str(p), desc))
+    for p, what in [
+        (fifo, "FIFO"),
+        ("/dev/zero", "/dev/zero"),
+        ("/dev/null", "/dev/null"),
+        (dpath, "directory"),
+        (huge, "64 MiB sparse file"),
+        (workdir / "missing.tir", "missing"),
+        (link, "symlink to /dev/zero"),
+    ]:
+        cases.append((str(p), what))
     return cases
 
 
@@ -204,8 +269,15 @@ def _independent(path: str):
             continue
         k = m.group(1).upper()
         if section == "UNITS":
-            if m.group(2).strip("'\"").lower() not in ("meter", "newton", "radian", "radians", "kg", "second",
-                                                       "pascal"):
+            if m.group(2).strip("'\"").lower() not in (
+                "meter",
+                "newton",
+                "radian",
+                "radians",
+                "kg",
+                "second",
+                "pascal",
+            ):
                 si = False
             continue
         if k in vals:
@@ -218,25 +290,27 @@ def _independent(path: str):
 
 
 def _worker(conn):
+    import dataclasses
     import warnings
 
+    import jax
     import numpy as np
 
     import jaxtire
     from jaxtire.bounds import REQUIRED, REQUIRED_MF6
     from jaxtire.tir import TirError, load_tir
-    import dataclasses
-    import jax
 
     @jax.jit
     def grid(p):
         import jax.numpy as jnp
+
         fz = p.FNOMIN * jnp.array([0.0, 0.05, 0.3, 1.0, 2.0, 3.0])
         k = jnp.linspace(-1.0, 1.0, 21)
         a = jnp.linspace(-0.6, 0.6, 21)
         g = jnp.array([-0.15, 0.0, 0.15])
-        o = jaxtire.mf_forces(p, k[:, None, None, None], a[None, :, None, None], g[None, None, :, None],
-                              fz[None, None, None, :])
+        o = jaxtire.mf_forces(
+            p, k[:, None, None, None], a[None, :, None, None], g[None, None, :, None], fz[None, None, None, :]
+        )
         return jnp.all(jnp.isfinite(jnp.stack([o.fx, o.fy, o.mz, o.mx, o.my])))
 
     while True:
@@ -250,8 +324,13 @@ def _worker(conn):
                 p = load_tir(path)
         except TirError as e:
             named = Path(path).name in str(e) or path in str(e)
-            conn.send(("clean_error" if named else "garbage", f"TirError without the file name: {e}"[:300]
-                       if not named else str(e)[:300], time.perf_counter() - t0))
+            conn.send(
+                (
+                    "clean_error" if named else "garbage",
+                    f"TirError without the file name: {e}"[:300] if not named else str(e)[:300],
+                    time.perf_counter() - t0,
+                )
+            )
             continue
         except Exception as e:  # noqa: BLE001 - classification of the fuzz target
             conn.send(("crash", f"{type(e).__name__}: {e}"[:300], time.perf_counter() - t0))
@@ -319,8 +398,10 @@ def main(argv=None) -> int:
         cases = make_cases(args.n, args.seed, Path(tmp))
         results = run(cases, args.timeout)
     counts = {c: sum(r["class"] == c for r in results) for c in ("crash", "hang", "garbage", "clean_error", "correct")}
-    print(f"fuzz_tir: {len(results)} cases ({args.n} mutated files from {len(seeds())} seeds, "
-          f"{len(results) - args.n} special paths), seed {args.seed}, {time.time() - t0:.0f} s")
+    print(
+        f"fuzz_tir: {len(results)} cases ({args.n} mutated files from {len(seeds())} seeds, "
+        f"{len(results) - args.n} special paths), seed {args.seed}, {time.time() - t0:.0f} s"
+    )
     for c, k in counts.items():
         print(f"  {c:12s} {k}")
     for r in results:

@@ -25,9 +25,11 @@ def summary(params, loads=None) -> str:
     loads = loads or [0.5 * fz0, fz0, 1.5 * fz0, 2.0 * fz0]
     kappa = jnp.linspace(0.0, 0.5, 1001)
     alpha = jnp.linspace(0.0, 0.35, 1001)
-    rows = ["ISO-W signs; peaks on the positive-slip side (kappa >= 0, alpha >= 0)",
-            f"{'Fz [N]':>8} {'Fx peak [N]':>12} {'kappa@pk':>9} {'Kxk [N]':>10} {'Fy peak [N]':>12} "
-            f"{'alpha@pk[deg]':>14} {'Kya [N/deg]':>12} {'Mz peak [Nm]':>13}"]
+    rows = [
+        "ISO-W signs; peaks on the positive-slip side (kappa >= 0, alpha >= 0)",
+        f"{'Fz [N]':>8} {'Fx peak [N]':>12} {'kappa@pk':>9} {'Kxk [N]':>10} {'Fy peak [N]':>12} "
+        f"{'alpha@pk[deg]':>14} {'Kya [N/deg]':>12} {'Mz peak [Nm]':>13}",
+    ]
     for fz in loads:
         fx = np.asarray(tire_forces(params, kappa, 0.0, 0.0, fz, combined=False).fx)
         o = tire_forces(params, 0.0, alpha, 0.0, fz, combined=False)
@@ -35,12 +37,15 @@ def summary(params, loads=None) -> str:
         fy, mz = np.asarray(o.fy), np.asarray(o.mz)
         i, j, m = int(np.argmax(fx)), int(np.argmax(np.abs(fy))), int(np.argmax(np.abs(mz)))
         kya = -ky * np.pi / 180.0  # ISO-W: a positive slip angle gives a negative Fy
-        rows.append(f"{fz:8.0f} {fx[i]:12.1f} {float(kappa[i]):9.3f} {kx:10.0f} "
-                    f"{fy[j]:12.1f} {np.degrees(float(alpha[j])):14.2f} {kya:12.1f} {mz[m]:13.1f}")
+        rows.append(
+            f"{fz:8.0f} {fx[i]:12.1f} {float(kappa[i]):9.3f} {kx:10.0f} "
+            f"{fy[j]:12.1f} {np.degrees(float(alpha[j])):14.2f} {kya:12.1f} {mz[m]:13.1f}"
+        )
     return "\n".join(rows)
 
 
 def main(argv=None) -> None:
+    """``python -m jaxtire [file.tir]``: print the tire's pure-slip summary (peaks [N], slips, stiffnesses)."""
     ap = argparse.ArgumentParser(prog="python -m jaxtire", description=__doc__)
     ap.add_argument("tir", nargs="?", default=str(data_path()), help="a .tir file (default: bundled TNO 205/60R15)")
     args = ap.parse_args(argv)
@@ -48,8 +53,10 @@ def main(argv=None) -> None:
         p = load_tir(args.tir)
     except TirError as e:  # one line, no traceback, exit status 1
         raise SystemExit(f"python -m jaxtire: {e}") from None
-    print(f"{args.tir}  ({model_label(p)}, nominal load {float(nominal_load(p)):.0f} N, "
-          f"R0 {float(unloaded_radius(p)):.4f} m)")
+    print(
+        f"{args.tir}  ({model_label(p)}, nominal load {float(nominal_load(p)):.0f} N, "
+        f"R0 {float(unloaded_radius(p)):.4f} m)"
+    )
     print(summary(p))
 
 

@@ -16,15 +16,23 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 import jax.numpy as jnp
 
 from jaxtire.validation import ValidationError, is_concrete
 
 
-def replace_fields(obj, changes: Mapping[str, Any], fields: Sequence[str], build: Callable[[dict], Any], *,
-                   static: Sequence[str] = (), source: str = "params"):
+def replace_fields(
+    obj,
+    changes: Mapping[str, Any],
+    fields: Sequence[str],
+    build: Callable[[dict], Any],
+    *,
+    static: Sequence[str] = (),
+    source: str = "params",
+):
     """``obj`` with ``changes`` applied under the shared semantics (module docstring).
 
     ``fields``: the array fields; ``static``: the static (metadata) fields; ``build(values)``
@@ -36,9 +44,13 @@ def replace_fields(obj, changes: Mapping[str, Any], fields: Sequence[str], build
         raise ValidationError(f"{source}: unknown field(s) {sorted(unknown)}; allowed {allowed}")
     if is_concrete(obj) and is_concrete(dict(changes)):
         return build({**{f: getattr(obj, f) for f in allowed}, **changes})
-    new = {k: v if k in static or not is_concrete(v) else jnp.asarray(v, jnp.result_type(getattr(obj, k)))
-           for k, v in changes.items()}
-    return dataclasses.replace(obj, **new) if dataclasses.is_dataclass(obj) else obj._replace(**new)
+    new = {
+        k: v if k in static or not is_concrete(v) else jnp.asarray(v, jnp.result_type(getattr(obj, k)))
+        for k, v in changes.items()
+    }
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.replace(obj, **new)
+    return obj._replace(**new)
 
 
 class ValidatedReplace:
@@ -57,7 +69,9 @@ class ValidatedReplace:
         """A copy with some fields changed: validated and dtype-preserving when concrete, a plain swap
         of leaves under ``jit`` (works with tracers); an unknown field raises."""
         static = type(self)._STATIC
-        fields = tuple(f.name for f in dataclasses.fields(self) if f.name not in static)
+        # the mixin is only ever mixed into dataclasses (module docstring), which mypy cannot see here
+        fields = tuple(f.name for f in dataclasses.fields(cast(Any, self)) if f.name not in static)
         dtype = jnp.result_type(getattr(self, fields[0]))
-        return replace_fields(self, changes, fields, lambda v: self._make(v, dtype), static=static,
-                              source=type(self).__name__)
+        return replace_fields(
+            self, changes, fields, lambda v: self._make(v, dtype), static=static, source=type(self).__name__
+        )

@@ -76,9 +76,23 @@ class TireEvaluation(NamedTuple):
     out_of_range: LimitFlags  # which inputs lay outside the file's validity ranges
 
 
-def evaluate(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, vx=None, phi=None, side=None,
-             pressure=None, omega=None, limits: str = "clamp", convention: str = "book", surface=None,
-             combined: bool = True) -> TireEvaluation:
+def evaluate(
+    params: MFParams,
+    kappa,
+    alpha,
+    gamma=0.0,
+    fz=None,
+    *,
+    vx=None,
+    phi=None,
+    side=None,
+    pressure=None,
+    omega=None,
+    limits: str = "clamp",
+    convention: str = "book",
+    surface=None,
+    combined: bool = True,
+) -> TireEvaluation:
     """Forces, moments, radii, contact patch, relaxation lengths and slip stiffnesses of an MF tyre.
 
     Arguments as :func:`jaxtire.mf61.mf_forces` (``kappa`` [-], ``alpha`` [rad], ``gamma`` [rad],
@@ -86,8 +100,22 @@ def evaluate(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, vx=None, phi
     Returns a :class:`TireEvaluation`.
     """
     p = params
-    sol = _solve(p, kappa, alpha, gamma, fz, vx, surface, combined=combined, phi=phi, side=side,
-                 pressure=pressure, omega=omega, limits=limits, convention=convention)
+    sol = _solve(
+        p,
+        kappa,
+        alpha,
+        gamma,
+        fz,
+        vx,
+        surface,
+        combined=combined,
+        phi=phi,
+        side=side,
+        pressure=pressure,
+        omega=omega,
+        limits=limits,
+        convention=convention,
+    )
     f = sol.forces
     v = p.LONGVL if vx is None else jnp.asarray(vx)
     if omega is None:
@@ -108,6 +136,29 @@ def evaluate(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, vx=None, phi
     shape = jnp.broadcast_shapes(*(jnp.shape(x) for x in (f.fx, re, rl, a, sk)))
     b_ = lambda x: jnp.broadcast_to(x, shape)
     return TireEvaluation(
-        b_(f.fx), b_(f.fy), b_(sol.fz), b_(f.mx), b_(f.my), b_(f.mz), b_(re), b_(rl), b_(rho), b_(a), b_(b),
-        b_(sk), b_(sa), b_(sol.t), b_(sol.mirror * sol.mzr), b_(f.mux), b_(f.muy), b_(sol.kxk), b_(sol.kya),
-        b_(cx), b_(cy), b_(cz), b_(w), b_(sol.pressure), LimitFlags(*(b_(x) for x in sol.flags)))
+        b_(f.fx),
+        b_(f.fy),
+        b_(sol.fz),
+        b_(f.mx),
+        b_(f.my),
+        b_(f.mz),
+        b_(re),
+        b_(rl),
+        b_(rho),
+        b_(a),
+        b_(b),
+        b_(sk),
+        b_(sa),
+        b_(sol.t),
+        b_(sol.mirror * sol.mzr),
+        b_(f.mux),
+        b_(f.muy),
+        b_(sol.kxk),
+        b_(sol.kya),
+        b_(cx),
+        b_(cy),
+        b_(cz),
+        b_(w),
+        b_(sol.pressure),
+        LimitFlags(*(b_(x) for x in sol.flags)),
+    )

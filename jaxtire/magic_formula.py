@@ -29,23 +29,37 @@ from jaxtire._trig import cos, sin
 
 
 def magic_formula(x, B, C, D, E, Sh=0.0, Sv=0.0):
-    """General Magic Formula ``D sin(C atan(B x1 - E (B x1 - atan(B x1)))) + Sv``, ``x1 = x + Sh``."""
+    """General Magic Formula ``D sin(C atan(B x1 - E (B x1 - atan(B x1)))) + Sv``, ``x1 = x + Sh``.
+
+    ``x`` and ``Sh`` in the slip's unit (kappa [-] or alpha [rad]), ``B`` in its inverse, ``C`` and
+    ``E`` [-], ``D`` and ``Sv`` in the output's unit ([N] for forces, [N m] for moments).  Arrays of any
+    broadcastable shapes and one float dtype; returns their broadcast shape.
+    """
     bx = B * (x + Sh)
     return D * sin(C * atan(bx - E * (bx - atan(bx)))) + Sv
 
 
 def magic_formula_direct(x, B, C, D, E):
-    """Direct variant ``D sin(C atan(B x - E atan(B x - atan(B x))))``."""
+    """Direct variant ``D sin(C atan(B x - E atan(B x - atan(B x))))``.
+
+    Units and shapes as :func:`magic_formula` (``x`` slip, ``B`` its inverse, ``D`` the output's unit).
+    """
     bx = B * x
     return D * sin(C * atan(bx - E * atan(bx - atan(bx))))
 
 
 def peak_phase(x, B, C, E, Sh=0.0):
-    """The sine's phase ``C atan(B x1 - E (B x1 - atan(B x1)))``; ``|phase| > pi/2`` means past the peak."""
+    """The sine's phase ``C atan(B x1 - E (B x1 - atan(B x1)))`` [rad]; ``|phase| > pi/2`` means past the peak.
+
+    ``x``, ``Sh`` in the slip's unit, ``B`` its inverse, ``C``, ``E`` [-]; broadcast shape of the inputs.
+    """
     bx = B * (x + Sh)
     return C * atan(bx - E * (bx - atan(bx)))
 
 
 def cosine_weight(x, B, C, E, Sh=0.0):
-    """Cosine-form weighting used by combined slip: ``cos(C atan(B x1 - E (B x1 - atan(B x1))))``."""
+    """Cosine-form weighting used by combined slip: ``cos(C atan(B x1 - E (B x1 - atan(B x1))))`` [-].
+
+    Arguments as :func:`peak_phase`; broadcast shape of the inputs.
+    """
     return cos(peak_phase(x, B, C, E, Sh))

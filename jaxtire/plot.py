@@ -38,8 +38,9 @@ with peak values, cornering stiffness and peak slips in the titles.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -60,6 +61,7 @@ PANELS = ("fx_kappa", "fy_alpha", "mz_alpha", "trail", "camber", "friction_ellip
 
 
 # --------------------------------------------------------------------------- helpers
+
 
 def _plt():
     import matplotlib.pyplot as plt
@@ -109,14 +111,15 @@ def _forces(params, kappa, alpha, gamma, fz, surface=None, combined=False):
     outs = []
     for i in range(0, max(m, 1), CHUNK):
         chunk = [np.zeros(CHUNK) for _ in flat]
-        for c, f in zip(chunk, flat):
-            c[: len(f[i:i + CHUNK])] = f[i:i + CHUNK]
-        chunk[3][len(flat[3][i:i + CHUNK]):] = 1.0  # padding: a harmless load
+        for c, f in zip(chunk, flat, strict=True):
+            c[: len(f[i : i + CHUNK])] = f[i : i + CHUNK]
+        chunk[3][len(flat[3][i : i + CHUNK]) :] = 1.0  # padding: a harmless load
         dt = jnp.result_type(float)
         res = _flat_forces_jit(params, *(jnp.asarray(c, dt) for c in chunk), srf, combined=bool(combined))
         outs.append([np.asarray(r)[: min(CHUNK, m - i)] for r in res])
     fields = [np.concatenate([o[j] for o in outs]).reshape(shape) for j in range(len(TireForces._fields))]
-    return TireForces(*fields)
+    # host-side numpy arrays in the TireForces record (its fields are annotated jax.Array)
+    return TireForces(*cast(list[Any], fields))
 
 
 def evaluate(params, kappa, alpha, gamma=0.0, fz=None, surface=None, *, combined: bool = True):
@@ -189,16 +192,25 @@ def tire_summary(params, fz=None, gamma=0.0, surface=None) -> dict[str, float]:
     kk = np.concatenate([kappa, np.zeros(na), [0.0, 0.0]])
     aa = np.concatenate([np.zeros(nk), alpha, [-DEG, DEG]])
     o = _forces(params, kk, aa, gamma, fz, surface)
-    fx, fy, mz = _np(o.fx[:nk]), _np(o.fy[nk:nk + na]), _np(o.mz[nk:nk + na])
+    fx, fy, mz = _np(o.fx[:nk]), _np(o.fy[nk : nk + na]), _np(o.mz[nk : nk + na])
     i, j, k = _peak_index(fx), _peak_index(fy), _peak_index(mz)
-    tail_fy, tail_mz = (_np(v[nk + na:]) for v in (o.fy, o.mz))
+    tail_fy, tail_mz = (_np(v[nk + na :]) for v in (o.fy, o.mz))
     trail0 = float(np.mean(-tail_mz / tail_fy))
     dt = jnp.result_type(float)
     kx, ky = _stiffness_jit(params, jnp.asarray(fz, dt), _surface_arrays(surface), jnp.asarray(gamma, dt))
     kxk, kya = float(kx), -float(ky)  # ISO-W: dFy/dalpha = -Ky
-    return {"fz": fz, "fx_peak": float(fx[i]), "kappa_peak": float(kappa[i]), "kxk": kxk,
-            "fy_peak": float(fy[j]), "alpha_peak": float(alpha[j]), "kya": kya,
-            "mz_peak": float(mz[k]), "alpha_mz_peak": float(alpha[k]), "trail0": trail0}
+    return {
+        "fz": fz,
+        "fx_peak": float(fx[i]),
+        "kappa_peak": float(kappa[i]),
+        "kxk": kxk,
+        "fy_peak": float(fy[j]),
+        "alpha_peak": float(alpha[j]),
+        "kya": kya,
+        "mz_peak": float(mz[k]),
+        "alpha_mz_peak": float(alpha[k]),
+        "trail0": trail0,
+    }
 
 
 def _finish(ax, xlabel, ylabel, title, legend=True):
@@ -230,18 +242,27 @@ def _draw_family(params, which, x, shown, loads, cambers, surface, ax):
     fig, ax, loads, cambers, pairs, out = _family(params, which, loads, cambers, x, surface, ax)
     ys = _np(getattr(out, which)) * np.ones((len(pairs), len(x)))
     pk = []
-    for (fz, gam), y in zip(pairs, ys):
+    for (fz, gam), y in zip(pairs, ys, strict=True):
         ax.plot(shown, y, label=_label(fz, gam / DEG, loads, cambers))
         i = _peak_index(y)
         pk.append((shown[i], y[i]))
-    ax.scatter(*zip(*pk), s=14, c="k", zorder=3)
+    ax.scatter(*zip(*pk, strict=True), s=14, c="k", zorder=3)
     return fig, ax, tire_summary(params, None, cambers[0], surface)
 
 
 # --------------------------------------------------------------------------- pure-slip families
 
-def fy_alpha(params, loads: Sequence[float] | None = None, cambers: Sequence[float] = (0.0,), *,
-             alpha_max_deg: float = 15.0, n: int = 301, surface=None, ax=None):
+
+def fy_alpha(
+    params,
+    loads: Sequence[float] | None = None,
+    cambers: Sequence[float] = (0.0,),
+    *,
+    alpha_max_deg: float = 15.0,
+    n: int = 301,
+    surface=None,
+    ax=None,
+):
     """Lateral force ``Fy(alpha)`` [N], one curve per (load [N], camber [rad]); peaks marked.
 
     The title gives, at the nominal load and the first camber, the peak ``|Fy|``, its slip angle
@@ -249,14 +270,26 @@ def fy_alpha(params, loads: Sequence[float] | None = None, cambers: Sequence[flo
     """
     alpha = np.linspace(-alpha_max_deg, alpha_max_deg, n) * DEG
     fig, ax, s = _draw_family(params, "fy", alpha, alpha / DEG, loads, cambers, surface, ax)
-    _finish(ax, "slip angle α [deg]", "Fy [N]",
-            f"Fy(α) at Fz {s['fz']:.0f} N: peak {abs(s['fy_peak']):.0f} N at α {s['alpha_peak'] / DEG:+.2f}°, "
-            f"Kα {s['kya'] * DEG:.0f} N/deg")
+    _finish(
+        ax,
+        "slip angle α [deg]",
+        "Fy [N]",
+        f"Fy(α) at Fz {s['fz']:.0f} N: peak {abs(s['fy_peak']):.0f} N at α {s['alpha_peak'] / DEG:+.2f}°, "
+        f"Kα {s['kya'] * DEG:.0f} N/deg",
+    )
     return fig
 
 
-def fx_kappa(params, loads: Sequence[float] | None = None, cambers: Sequence[float] = (0.0,), *,
-             kappa_max: float = 0.3, n: int = 301, surface=None, ax=None):
+def fx_kappa(
+    params,
+    loads: Sequence[float] | None = None,
+    cambers: Sequence[float] = (0.0,),
+    *,
+    kappa_max: float = 0.3,
+    n: int = 301,
+    surface=None,
+    ax=None,
+):
     """Longitudinal force ``Fx(kappa)`` [N], one curve per (load [N], camber [rad]); peaks marked.
 
     The title gives, at the nominal load, the peak ``|Fx|``, its slip ratio and the slip
@@ -264,14 +297,26 @@ def fx_kappa(params, loads: Sequence[float] | None = None, cambers: Sequence[flo
     """
     kappa = np.linspace(-kappa_max, kappa_max, n)
     fig, ax, s = _draw_family(params, "fx", kappa, kappa, loads, cambers, surface, ax)
-    _finish(ax, "slip ratio κ [-]", "Fx [N]",
-            f"Fx(κ) at Fz {s['fz']:.0f} N: peak {abs(s['fx_peak']):.0f} N at κ {s['kappa_peak']:+.3f}, "
-            f"Kxκ {s['kxk']:.0f} N")
+    _finish(
+        ax,
+        "slip ratio κ [-]",
+        "Fx [N]",
+        f"Fx(κ) at Fz {s['fz']:.0f} N: peak {abs(s['fx_peak']):.0f} N at κ {s['kappa_peak']:+.3f}, "
+        f"Kxκ {s['kxk']:.0f} N",
+    )
     return fig
 
 
-def mz_alpha(params, loads: Sequence[float] | None = None, cambers: Sequence[float] = (0.0,), *,
-             alpha_max_deg: float = 15.0, n: int = 301, surface=None, ax=None):
+def mz_alpha(
+    params,
+    loads: Sequence[float] | None = None,
+    cambers: Sequence[float] = (0.0,),
+    *,
+    alpha_max_deg: float = 15.0,
+    n: int = 301,
+    surface=None,
+    ax=None,
+):
     """Aligning torque ``Mz(alpha)`` [N m], one curve per (load [N], camber [rad]); peaks marked.
 
     The title gives, at the nominal load, the peak ``|Mz|`` and its slip angle.
@@ -279,8 +324,12 @@ def mz_alpha(params, loads: Sequence[float] | None = None, cambers: Sequence[flo
     """
     alpha = np.linspace(-alpha_max_deg, alpha_max_deg, n) * DEG
     fig, ax, s = _draw_family(params, "mz", alpha, alpha / DEG, loads, cambers, surface, ax)
-    _finish(ax, "slip angle α [deg]", "Mz [N m]",
-            f"Mz(α) at Fz {s['fz']:.0f} N: peak {abs(s['mz_peak']):.1f} N m at α {s['alpha_mz_peak'] / DEG:+.2f}°")
+    _finish(
+        ax,
+        "slip angle α [deg]",
+        "Mz [N m]",
+        f"Mz(α) at Fz {s['fz']:.0f} N: peak {abs(s['mz_peak']):.1f} N m at α {s['alpha_mz_peak'] / DEG:+.2f}°",
+    )
     return fig
 
 
@@ -292,8 +341,17 @@ def trail_values(fy, mz, min_fy_fraction: float = 0.1):
     return np.where(ok, -mz / np.where(ok, fy, 1.0), np.nan)
 
 
-def trail_alpha(params, loads: Sequence[float] | None = None, cambers: Sequence[float] = (0.0,), *,
-                alpha_max_deg: float = 15.0, n: int = 301, surface=None, min_fy_fraction: float = 0.1, ax=None):
+def trail_alpha(
+    params,
+    loads: Sequence[float] | None = None,
+    cambers: Sequence[float] = (0.0,),
+    *,
+    alpha_max_deg: float = 15.0,
+    n: int = 301,
+    surface=None,
+    min_fy_fraction: float = 0.1,
+    ax=None,
+):
     """Trail ``t = -Mz / Fy`` [mm] over slip angle, one curve per (load [N], camber [rad]).
 
     Masked (gaps) where ``|Fy|`` is below ``min_fy_fraction`` of its peak, i.e. around the zero
@@ -304,21 +362,37 @@ def trail_alpha(params, loads: Sequence[float] | None = None, cambers: Sequence[
     fig, ax, loads, cambers, pairs, out = _family(params, "mz", loads, cambers, alpha, surface, ax)
     ones = np.ones((len(pairs), n))
     t = trail_values(_np(out.fy) * ones, _np(out.mz) * ones, min_fy_fraction)
-    for (fz, gam), y in zip(pairs, t):
+    for (fz, gam), y in zip(pairs, t, strict=True):
         ax.plot(alpha / DEG, 1e3 * y, label=_label(fz, gam / DEG, loads, cambers))
     s = tire_summary(params, None, cambers[0], surface)
-    _finish(ax, "slip angle α [deg]", "trail −Mz/Fy [mm]",
-            f"trail at Fz {s['fz']:.0f} N: {1e3 * s['trail0']:.1f} mm at |α| = 1°, "
-            f"zero near α {s['alpha_peak'] / DEG:+.1f}° (Fy peak)")
+    _finish(
+        ax,
+        "slip angle α [deg]",
+        "trail −Mz/Fy [mm]",
+        f"trail at Fz {s['fz']:.0f} N: {1e3 * s['trail0']:.1f} mm at |α| = 1°, "
+        f"zero near α {s['alpha_peak'] / DEG:+.1f}° (Fy peak)",
+    )
     return fig
 
 
 # --------------------------------------------------------------------------- combined slip
 
-def friction_ellipse(params, fz: float | None = None, *, alphas_deg: Sequence[float] = (-10, -5, -2, 2, 5, 10),
-                     kappas: Sequence[float] = (-0.2, -0.05, 0.05, 0.2), gamma: float = 0.0, kappa_max: float = 1.0,
-                     alpha_max_deg: float = 30.0, n: int = 201, ellipse: bool = True,
-                     operating_point: tuple[float, float] | None = None, surface=None, ax=None):
+
+def friction_ellipse(
+    params,
+    fz: float | None = None,
+    *,
+    alphas_deg: Sequence[float] = (-10, -5, -2, 2, 5, 10),
+    kappas: Sequence[float] = (-0.2, -0.05, 0.05, 0.2),
+    gamma: float = 0.0,
+    kappa_max: float = 1.0,
+    alpha_max_deg: float = 30.0,
+    n: int = 201,
+    ellipse: bool = True,
+    operating_point: tuple[float, float] | None = None,
+    surface=None,
+    ax=None,
+):
     """Combined-slip envelope: ``Fx`` against ``Fy`` [N] at one load ``fz`` [N] (default nominal).
 
     One curve per constant slip angle in ``alphas_deg`` (``kappa`` swept over ``±kappa_max``), one
@@ -336,15 +410,20 @@ def friction_ellipse(params, fz: float | None = None, *, alphas_deg: Sequence[fl
         al = np.asarray(alphas_deg, dtype=float)[:, None] * DEG
         o = _forces(params, k[None, :], al, gamma, fz, surface, combined=True)
         fx, fy = _np(o.fx) * np.ones((len(al), n)), _np(o.fy) * np.ones((len(al), n))
-        for i, (x, y) in enumerate(zip(fx, fy)):
+        for i, (x, y) in enumerate(zip(fx, fy, strict=True)):
             ax.plot(y, x, color=cmap(i / max(len(al) - 1, 1)), label=f"α {alphas_deg[i]:+g}°, κ swept")
     if len(kappas):
         kp = np.asarray(kappas, dtype=float)[:, None]
         o = _forces(params, kp, a[None, :], gamma, fz, surface, combined=True)
         fx, fy = _np(o.fx) * np.ones((len(kp), n)), _np(o.fy) * np.ones((len(kp), n))
-        for i, (x, y) in enumerate(zip(fx, fy)):
-            ax.plot(y, x, ls="--", color=matplotlib.colormaps["cool"](i / max(len(kp) - 1, 1)),
-                    label=f"κ {kappas[i]:+g}, α swept")
+        for i, (x, y) in enumerate(zip(fx, fy, strict=True)):
+            ax.plot(
+                y,
+                x,
+                ls="--",
+                color=matplotlib.colormaps["cool"](i / max(len(kp) - 1, 1)),
+                label=f"κ {kappas[i]:+g}, α swept",
+            )
     s = tire_summary(params, fz, gamma, surface)
     fxp, fyp = abs(s["fx_peak"]), abs(s["fy_peak"])
     if ellipse:
@@ -354,19 +433,39 @@ def friction_ellipse(params, fz: float | None = None, *, alphas_deg: Sequence[fl
         ko, ao = operating_point
         o = _forces(params, ko, ao, gamma, fz, surface, combined=True)
         util = float(np.asarray(o.grip_utilisation))
-        ax.plot([float(o.fy)], [float(o.fx)], marker="*", ms=14, ls="none", color="crimson",
-                label=f"κ {ko:+.2f}, α {ao / DEG:+.1f}°: utilisation {util:.2f}")
+        ax.plot(
+            [float(o.fy)],
+            [float(o.fx)],
+            marker="*",
+            ms=14,
+            ls="none",
+            color="crimson",
+            label=f"κ {ko:+.2f}, α {ao / DEG:+.1f}°: utilisation {util:.2f}",
+        )
     ax.set_aspect("equal", adjustable="datalim")
-    _finish(ax, "Fy [N]", "Fx [N]",
-            f"combined slip at Fz {fz:.0f} N: Fx pk {fxp:.0f} N, Fy pk {fyp:.0f} N (μx {fxp / fz:.2f}, μy {fyp / fz:.2f})")
+    _finish(
+        ax,
+        "Fy [N]",
+        "Fx [N]",
+        f"combined slip at Fz {fz:.0f} N: Fx pk {fxp:.0f} N, Fy pk {fyp:.0f} N (μx {fxp / fz:.2f}, μy {fyp / fz:.2f})",
+    )
     ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.02, 0.5))
     return fig
 
 
 # --------------------------------------------------------------------------- surfaces
 
-def surface_comparison(params, names: Sequence[str] = DEFAULT_SURFACES, fz: float | None = None, *,
-                       kappa_max: float = 0.3, alpha_max_deg: float = 15.0, n: int = 301, axes=None):
+
+def surface_comparison(
+    params,
+    names: Sequence[str] = DEFAULT_SURFACES,
+    fz: float | None = None,
+    *,
+    kappa_max: float = 0.3,
+    alpha_max_deg: float = 15.0,
+    n: int = 301,
+    axes=None,
+):
     """``Fx(kappa)`` and ``Fy(alpha)`` at one load on several surface presets (:mod:`jaxtire.surfaces`).
 
     Two panels (``axes``: a pair of Axes to draw into, or None), ``len(names)`` lines each; the
@@ -392,8 +491,16 @@ def surface_comparison(params, names: Sequence[str] = DEFAULT_SURFACES, fz: floa
 
 # --------------------------------------------------------------------------- the standard sheet
 
-def tire_sheet(params, loads: Sequence[float] | None = None, cambers_deg: Sequence[float] = (-4.0, 0.0, 4.0), *,
-               surface=None, title: str | None = None, n: int = 241):
+
+def tire_sheet(
+    params,
+    loads: Sequence[float] | None = None,
+    cambers_deg: Sequence[float] = (-4.0, 0.0, 4.0),
+    *,
+    surface=None,
+    title: str | None = None,
+    n: int = 241,
+):
     """The standard sheet: Fx(κ), Fy(α), Mz(α) and trail over loads, Fy(α) over camber, combined slip.
 
     A 2 x 3 grid of the single-panel plots (their titles carry the peak values, the stiffnesses and
@@ -416,8 +523,8 @@ def tire_sheet(params, loads: Sequence[float] | None = None, cambers_deg: Sequen
 
 # --------------------------------------------------------------------------- spline and load table
 
-def spline_plot(params, slip_max: float | None = None, *, n: int = 401, labels: Sequence[str] | None = None,
-                ax=None):
+
+def spline_plot(params, slip_max: float | None = None, *, n: int = 401, labels: Sequence[str] | None = None, ax=None):
     """The two-piece spline friction curve :func:`jaxtire.spline.spline_curve` over ``±slip_max``.
 
     ``params``: one :class:`jaxtire.spline.SplineParams` or a sequence of them (one line each);
@@ -428,26 +535,27 @@ def spline_plot(params, slip_max: float | None = None, *, n: int = 401, labels: 
 
     many = isinstance(params, (list, tuple)) and not hasattr(params, "_fields")
     plist = list(params) if many else [params]
-    labels = list(labels) if labels is not None else [None] * len(plist)
+    labs: list[str | None] = list(labels) if labels is not None else [None] * len(plist)
     if slip_max is None:
         slip_max = 1.5 * max(float(np.max(np.asarray(p.asymptote_slip))) for p in plist)
     fig, ax = _new_axes(ax)
     s = np.linspace(-slip_max, slip_max, n)
     knots = []
-    for p, lab in zip(plist, labels):
+    for p, lab in zip(plist, labs, strict=True):
         xe, ye, xa, ya, k = (float(np.asarray(v)) for v in p)
         lab = lab or f"extremum ({xe:g}, {ye:g}), asymptote ({xa:g}, {ya:g}), stiffness {k:g}"
         ax.plot(s, _np(spline_curve(p, s)), label=lab)
         knots += [(xe, k * ye), (xa, k * ya), (-xe, -k * ye), (-xa, -k * ya)]
-    ax.scatter(*zip(*knots), s=16, c="k", zorder=3)
+    ax.scatter(*zip(*knots, strict=True), s=16, c="k", zorder=3)
     p0 = plist[0]
     xe, ye, _, _, k = (float(np.asarray(v)) for v in p0)
     _finish(ax, "slip", "force", f"two-piece spline: peak {k * ye:g} at slip {xe:g}, slope at 0 {k * ye / xe:g}")
     return fig
 
 
-def load_table_slices(table, x_max: float = 0.3, loads: Sequence[float] | None = None, *, n: int = 301,
-                      xlabel: str = "slip", ax=None):
+def load_table_slices(
+    table, x_max: float = 0.3, loads: Sequence[float] | None = None, *, n: int = 301, xlabel: str = "slip", ax=None
+):
     """Slices of a :class:`jaxtire.load_table.LoadTable` and curves interpolated between them.
 
     One solid line per table slice (at its own load) and one dashed line per load in ``loads``
@@ -476,9 +584,24 @@ def load_table_slices(table, x_max: float = 0.3, loads: Sequence[float] | None =
 
 # --------------------------------------------------------------------------- the curve explorer
 
-def explorer(B: float = 11.3, C: float = 1.34, D: float = 0.88, E: float = -0.82, fz: float = 4000.0,
-             camber_deg: float = 0.0, *, trail: float = 0.028, k_load: float = 0.0, c_gamma: float = -0.9,
-             fz0: float = 4000.0, alpha_max_deg: float = 20.0, n: int = 401, reference=None, fig=None):
+
+def explorer(
+    B: float = 11.3,
+    C: float = 1.34,
+    D: float = 0.88,
+    E: float = -0.82,
+    fz: float = 4000.0,
+    camber_deg: float = 0.0,
+    *,
+    trail: float = 0.028,
+    k_load: float = 0.0,
+    c_gamma: float = -0.9,
+    fz0: float = 4000.0,
+    alpha_max_deg: float = 20.0,
+    n: int = 401,
+    reference=None,
+    fig=None,
+):
     """Live Pacejka curve explorer: ``Fy(alpha)``, ``Mz(alpha)`` and the trail of a B, C, D, E curve.
 
     The lateral curve of the simple model (:func:`jaxtire.simple.simple_forces` with
@@ -509,16 +632,25 @@ def explorer(B: float = 11.3, C: float = 1.34, D: float = 0.88, E: float = -0.82
         axes[2].plot(a / DEG, 1e3 * trail_values(fy, mz), ls=ls, label=name)
     s = tire_summary(p, fz, gam)
     axes[0].scatter([s["alpha_peak"] / DEG], [s["fy_peak"]], s=20, c="k", zorder=3)
-    _finish(axes[0], "slip angle α [deg]", "Fy [N]",
-            f"Fy: Kα {abs(s['kya']) * DEG:.0f} N/deg, peak {abs(s['fy_peak']):.0f} N at α {s['alpha_peak'] / DEG:+.2f}°")
-    _finish(axes[1], "slip angle α [deg]", "Mz [N m]",
-            f"Mz: peak {abs(s['mz_peak']):.1f} N m at α {s['alpha_mz_peak'] / DEG:+.2f}°")
+    _finish(
+        axes[0],
+        "slip angle α [deg]",
+        "Fy [N]",
+        f"Fy: Kα {abs(s['kya']) * DEG:.0f} N/deg, peak {abs(s['fy_peak']):.0f} N at α {s['alpha_peak'] / DEG:+.2f}°",
+    )
+    _finish(
+        axes[1],
+        "slip angle α [deg]",
+        "Mz [N m]",
+        f"Mz: peak {abs(s['mz_peak']):.1f} N m at α {s['alpha_mz_peak'] / DEG:+.2f}°",
+    )
     _finish(axes[2], "slip angle α [deg]", "trail −Mz/Fy [mm]", f"trail: {1e3 * s['trail0']:.1f} mm at 1°")
     fig.suptitle(f"B {B:.2f}  C {C:.2f}  D {D:.2f}  E {E:.2f}   Fz {fz:.0f} N   γ {camber_deg:+.1f}°")
     return fig
 
 
 # --------------------------------------------------------------------------- helpers for tests and the CLI
+
 
 def count_lines(fig) -> int:
     """Number of ``Line2D`` curves over every Axes of ``fig``."""
@@ -535,8 +667,9 @@ def save(fig, path, dpi: int = 110, close: bool = True) -> Path:
     return path
 
 
-def write_sheet(params, out_dir, *, loads: Sequence[float] | None = None, fmt: str = "png", dpi: int = 110,
-                panels: bool = True) -> list[Path]:
+def write_sheet(
+    params, out_dir, *, loads: Sequence[float] | None = None, fmt: str = "png", dpi: int = 110, panels: bool = True
+) -> list[Path]:
     """Write ``sheet.<fmt>`` (and with ``panels`` the single panels of :data:`PANELS`) into ``out_dir``."""
     out = Path(out_dir)
     written = [save(tire_sheet(params, loads), out / f"sheet.{fmt}", dpi)]
@@ -560,8 +693,9 @@ def main(argv=None) -> int:
     """``python -m jaxtire.plot [TIR_FILE] --out DIR``: the standard sheet of curves of a .tir file."""
     from jaxtire.tir import data_path, load_tir
 
-    ap = argparse.ArgumentParser(prog="python -m jaxtire.plot",
-                                 description="Draw the standard sheet of tire curves of a .tir file.")
+    ap = argparse.ArgumentParser(
+        prog="python -m jaxtire.plot", description="Draw the standard sheet of tire curves of a .tir file."
+    )
     ap.add_argument("tir", nargs="?", default=str(data_path()), help="a .tir file (default: the bundled TNO 205/60R15)")
     ap.add_argument("--out", default="tire_plots", help="output folder (created; default: ./tire_plots)")
     ap.add_argument("--loads", type=float, nargs="+", help="loads [N] (default: 0.5, 1, 1.5, 2 x FNOMIN)")
@@ -573,12 +707,16 @@ def main(argv=None) -> int:
     params = load_tir(args.tir)
     loads = tuple(args.loads) if args.loads else default_loads(params)
     print(f"{args.tir}  (FITTYP {params.fittyp}, FNOMIN {nominal_load(params):.0f} N)")
-    print(f"{'Fz [N]':>8} {'Fx pk [N]':>10} {'kappa@pk':>9} {'Kxk [N]':>9} {'Fy pk [N]':>10} {'alpha@pk':>9} "
-          f"{'Kya [N/deg]':>12} {'Mz pk [Nm]':>11} {'trail [mm]':>11}")
+    print(
+        f"{'Fz [N]':>8} {'Fx pk [N]':>10} {'kappa@pk':>9} {'Kxk [N]':>9} {'Fy pk [N]':>10} {'alpha@pk':>9} "
+        f"{'Kya [N/deg]':>12} {'Mz pk [Nm]':>11} {'trail [mm]':>11}"
+    )
     for fz in loads:
         s = tire_summary(params, fz)
-        print(f"{fz:8.0f} {abs(s['fx_peak']):10.1f} {s['kappa_peak']:9.3f} {s['kxk']:9.0f} {abs(s['fy_peak']):10.1f} "
-              f"{s['alpha_peak'] / DEG:8.2f}° {s['kya'] * DEG:12.1f} {abs(s['mz_peak']):11.1f} {1e3 * s['trail0']:11.1f}")
+        print(
+            f"{fz:8.0f} {abs(s['fx_peak']):10.1f} {s['kappa_peak']:9.3f} {s['kxk']:9.0f} {abs(s['fy_peak']):10.1f} "
+            f"{s['alpha_peak'] / DEG:8.2f}° {s['kya'] * DEG:12.1f} {abs(s['mz_peak']):11.1f} {1e3 * s['trail0']:11.1f}"
+        )
     for path in write_sheet(params, args.out, loads=loads, fmt=args.format, dpi=args.dpi, panels=not args.no_panels):
         print(f"wrote {path}")
     return 0

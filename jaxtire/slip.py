@@ -70,7 +70,9 @@ def turn_slip(yaw_rate, vx, vy=0.0, v_reg=V_REG):
 
 
 def spin(phi_t, omega, gamma, vc, eps_gamma):
-    """Spin ``phi = -(1/Vc)(psi_dot - (1 - eps_gamma) Omega sin(gamma)) = phi_t + (1 - eps_gamma) Omega sin(gamma) / Vc``.
+    """Spin ``phi = -(1/Vc)(psi_dot - (1 - eps_gamma) Omega sin(gamma))``.
+
+    Equivalently ``phi = phi_t + (1 - eps_gamma) Omega sin(gamma) / Vc``.
 
     ``phi_t`` [1/m] turn slip, ``omega`` wheel spin rate [rad/s], ``gamma`` camber [rad], ``vc``
     contact speed [m/s] (nonzero), ``eps_gamma`` the camber reduction factor (Pacejka 2012 eq. 4.76).

@@ -48,46 +48,120 @@ import os
 import stat
 import warnings
 from pathlib import Path
+from typing import cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxtire import bounds as _bounds
-from jaxtire.params import (COEFFICIENT_SECTION, FITTYP_MF52, FITTYP_MF61,
-                            KNOWN_TIR_KEYS, MFParams, make_params)
-from jaxtire.tir_format import TirDocument, TirError, parse_document, parse_number
+from jaxtire.params import COEFFICIENT_SECTION, FITTYP_MF52, FITTYP_MF61, KNOWN_TIR_KEYS, MFParams, make_params
+from jaxtire.tir_format import TirDocument, TirError, TirLine, parse_document, parse_number
 from jaxtire.validation import ValidationError, check_finite, check_int, check_range
 
-__all__ = ["TirError", "TirMeta", "load_tir", "save_tir", "read_document", "data_path", "default_tire",
-           "MAX_BYTES", "SECTION_ORDER", "UNIT_FACTORS"]
+__all__ = [
+    "TirError",
+    "TirMeta",
+    "load_tir",
+    "save_tir",
+    "read_document",
+    "data_path",
+    "default_tire",
+    "MAX_BYTES",
+    "SECTION_ORDER",
+    "UNIT_FACTORS",
+]
 
 #: Largest file :func:`load_tir` reads (real files are 10-40 kB).
 MAX_BYTES = 1024 * 1024
 
 #: Section order of a canonical file written without a source document.
 SECTION_ORDER = (
-    "MDI_HEADER", "UNITS", "MODEL", "DIMENSION", "OPERATING_CONDITIONS", "INERTIA", "VERTICAL",
-    "STRUCTURAL", "CONTACT_PATCH", "INFLATION_PRESSURE_RANGE", "VERTICAL_FORCE_RANGE",
-    "LONG_SLIP_RANGE", "SLIP_ANGLE_RANGE", "INCLINATION_ANGLE_RANGE", "SCALING_COEFFICIENTS",
-    "LONGITUDINAL_COEFFICIENTS", "OVERTURNING_COEFFICIENTS", "LATERAL_COEFFICIENTS",
-    "ROLLING_COEFFICIENTS", "ALIGNING_COEFFICIENTS", "TURNSLIP_COEFFICIENTS",
+    "MDI_HEADER",
+    "UNITS",
+    "MODEL",
+    "DIMENSION",
+    "OPERATING_CONDITIONS",
+    "INERTIA",
+    "VERTICAL",
+    "STRUCTURAL",
+    "CONTACT_PATCH",
+    "INFLATION_PRESSURE_RANGE",
+    "VERTICAL_FORCE_RANGE",
+    "LONG_SLIP_RANGE",
+    "SLIP_ANGLE_RANGE",
+    "INCLINATION_ANGLE_RANGE",
+    "SCALING_COEFFICIENTS",
+    "LONGITUDINAL_COEFFICIENTS",
+    "OVERTURNING_COEFFICIENTS",
+    "LATERAL_COEFFICIENTS",
+    "ROLLING_COEFFICIENTS",
+    "ALIGNING_COEFFICIENTS",
+    "TURNSLIP_COEFFICIENTS",
 )
 
 #: [UNITS] quantity -> unit name (lower case) -> factor to SI.
 UNIT_FACTORS: dict[str, dict[str, float]] = {
-    "LENGTH": {"meter": 1.0, "meters": 1.0, "metre": 1.0, "m": 1.0, "mm": 1e-3, "millimeter": 1e-3,
-               "millimetre": 1e-3, "cm": 1e-2, "centimeter": 1e-2, "km": 1e3, "kilometer": 1e3,
-               "inch": 0.0254, "in": 0.0254, "foot": 0.3048, "ft": 0.3048},
-    "FORCE": {"newton": 1.0, "n": 1.0, "kn": 1e3, "kilonewton": 1e3, "kilo_newton": 1e3,
-              "lbf": 4.4482216152605, "pound_force": 4.4482216152605},
+    "LENGTH": {
+        "meter": 1.0,
+        "meters": 1.0,
+        "metre": 1.0,
+        "m": 1.0,
+        "mm": 1e-3,
+        "millimeter": 1e-3,
+        "millimetre": 1e-3,
+        "cm": 1e-2,
+        "centimeter": 1e-2,
+        "km": 1e3,
+        "kilometer": 1e3,
+        "inch": 0.0254,
+        "in": 0.0254,
+        "foot": 0.3048,
+        "ft": 0.3048,
+    },
+    "FORCE": {
+        "newton": 1.0,
+        "n": 1.0,
+        "kn": 1e3,
+        "kilonewton": 1e3,
+        "kilo_newton": 1e3,
+        "lbf": 4.4482216152605,
+        "pound_force": 4.4482216152605,
+    },
     "ANGLE": {"radian": 1.0, "radians": 1.0, "rad": 1.0},
-    "MASS": {"kg": 1.0, "kilogram": 1.0, "g": 1e-3, "gram": 1e-3, "tonne": 1e3, "ton": 1e3,
-             "lbm": 0.45359237, "pound_mass": 0.45359237},
-    "TIME": {"second": 1.0, "seconds": 1.0, "sec": 1.0, "s": 1.0, "millisecond": 1e-3, "ms": 1e-3,
-             "minute": 60.0, "min": 60.0, "hour": 3600.0, "h": 3600.0},
-    "PRESSURE": {"pascal": 1.0, "pa": 1.0, "kpa": 1e3, "kilopascal": 1e3, "mpa": 1e6, "bar": 1e5,
-                 "psi": 6894.757293168361, "n/m2": 1.0, "n/m^2": 1.0},
+    "MASS": {
+        "kg": 1.0,
+        "kilogram": 1.0,
+        "g": 1e-3,
+        "gram": 1e-3,
+        "tonne": 1e3,
+        "ton": 1e3,
+        "lbm": 0.45359237,
+        "pound_mass": 0.45359237,
+    },
+    "TIME": {
+        "second": 1.0,
+        "seconds": 1.0,
+        "sec": 1.0,
+        "s": 1.0,
+        "millisecond": 1e-3,
+        "ms": 1e-3,
+        "minute": 60.0,
+        "min": 60.0,
+        "hour": 3600.0,
+        "h": 3600.0,
+    },
+    "PRESSURE": {
+        "pascal": 1.0,
+        "pa": 1.0,
+        "kpa": 1e3,
+        "kilopascal": 1e3,
+        "mpa": 1e6,
+        "bar": 1e5,
+        "psi": 6894.757293168361,
+        "n/m2": 1.0,
+        "n/m^2": 1.0,
+    },
 }
 _ANGLE_UNITS_REFUSED = ("degree", "degrees", "deg")
 
@@ -104,84 +178,212 @@ def _dim(**e) -> tuple[int, int, int, int, int]:
 
 _NONE = _dim()
 DIMENSIONS: dict[str, tuple[int, ...]] = {
-    "FNOMIN": _dim(F=1), "FZMIN": _dim(F=1), "FZMAX": _dim(F=1),
-    "UNLOADED_RADIUS": _dim(L=1), "WIDTH": _dim(L=1), "RIM_RADIUS": _dim(L=1), "RIM_WIDTH": _dim(L=1),
-    "BOTTOMING_RADIUS": _dim(L=1), "BOTTOM_OFFST": _dim(L=1), "ROAD_INCREMENT": _dim(L=1),
-    "LONGVL": _dim(L=1, T=-1), "VXLOW": _dim(L=1, T=-1),
-    "NOMPRES": _dim(P=1), "INFLPRES": _dim(P=1), "PRESMIN": _dim(P=1), "PRESMAX": _dim(P=1),
-    "IP": _dim(P=1), "IP_NOM": _dim(P=1),
-    "MASS": _dim(M=1), "BELT_MASS": _dim(M=1), "MBELT": _dim(M=1),
-    "IXX": _dim(M=1, L=2), "IYY": _dim(M=1, L=2), "BELT_IXX": _dim(M=1, L=2), "BELT_IYY": _dim(M=1, L=2),
-    "VERTICAL_STIFFNESS": _dim(F=1, L=-1), "LONGITUDINAL_STIFFNESS": _dim(F=1, L=-1),
-    "LATERAL_STIFFNESS": _dim(F=1, L=-1), "BOTTOM_STIFF": _dim(F=1, L=-1),
-    "VERTICAL_DAMPING": _dim(F=1, L=-1, T=1), "YAW_STIFFNESS": _dim(F=1, L=1),
-    "GRAVITY": _dim(L=1, T=-2), "HMAX_LOCAL": _dim(T=1), "TIME_SWITCH_INTEG": _dim(T=1),
-    "FREQ_LONG": _dim(T=-1), "FREQ_LAT": _dim(T=-1), "FREQ_YAW": _dim(T=-1), "FREQ_WINDUP": _dim(T=-1),
-    **{k: _NONE for k in ("ALPMIN", "ALPMAX", "CAMMIN", "CAMMAX", "KPUMIN", "KPUMAX", "FILE_VERSION",
-                          "USE_MODE", "N_TIRE_STATES", "USER_SUB_ID", "ROAD_DIRECTION", "ASPECT_RATIO",
-                          "SWITCH_INTEG", "FITTYP")},
+    "FNOMIN": _dim(F=1),
+    "FZMIN": _dim(F=1),
+    "FZMAX": _dim(F=1),
+    "UNLOADED_RADIUS": _dim(L=1),
+    "WIDTH": _dim(L=1),
+    "RIM_RADIUS": _dim(L=1),
+    "RIM_WIDTH": _dim(L=1),
+    "BOTTOMING_RADIUS": _dim(L=1),
+    "BOTTOM_OFFST": _dim(L=1),
+    "ROAD_INCREMENT": _dim(L=1),
+    "LONGVL": _dim(L=1, T=-1),
+    "VXLOW": _dim(L=1, T=-1),
+    "NOMPRES": _dim(P=1),
+    "INFLPRES": _dim(P=1),
+    "PRESMIN": _dim(P=1),
+    "PRESMAX": _dim(P=1),
+    "IP": _dim(P=1),
+    "IP_NOM": _dim(P=1),
+    "MASS": _dim(M=1),
+    "BELT_MASS": _dim(M=1),
+    "MBELT": _dim(M=1),
+    "IXX": _dim(M=1, L=2),
+    "IYY": _dim(M=1, L=2),
+    "BELT_IXX": _dim(M=1, L=2),
+    "BELT_IYY": _dim(M=1, L=2),
+    "VERTICAL_STIFFNESS": _dim(F=1, L=-1),
+    "LONGITUDINAL_STIFFNESS": _dim(F=1, L=-1),
+    "LATERAL_STIFFNESS": _dim(F=1, L=-1),
+    "BOTTOM_STIFF": _dim(F=1, L=-1),
+    "VERTICAL_DAMPING": _dim(F=1, L=-1, T=1),
+    "YAW_STIFFNESS": _dim(F=1, L=1),
+    "GRAVITY": _dim(L=1, T=-2),
+    "HMAX_LOCAL": _dim(T=1),
+    "TIME_SWITCH_INTEG": _dim(T=1),
+    "FREQ_LONG": _dim(T=-1),
+    "FREQ_LAT": _dim(T=-1),
+    "FREQ_YAW": _dim(T=-1),
+    "FREQ_WINDUP": _dim(T=-1),
+    **{
+        k: _NONE
+        for k in (
+            "ALPMIN",
+            "ALPMAX",
+            "CAMMIN",
+            "CAMMAX",
+            "KPUMIN",
+            "KPUMAX",
+            "FILE_VERSION",
+            "USE_MODE",
+            "N_TIRE_STATES",
+            "USER_SUB_ID",
+            "ROAD_DIRECTION",
+            "ASPECT_RATIO",
+            "SWITCH_INTEG",
+            "FITTYP",
+        )
+    },
 }
 
 #: Sections a coefficient may also sit in besides its home section (files in circulation).
 ALT_SECTIONS: dict[str, tuple[str, ...]] = {
-    "LONGVL": ("MODEL",), "VXLOW": ("MODEL",),
-    "INFLPRES": ("OPERATING_CONDITIONS", "TIRE_CONDITIONS"), "NOMPRES": ("OPERATING_CONDITIONS", "TIRE_CONDITIONS"),
-    "FNOMIN": ("VERTICAL",), "UNLOADED_RADIUS": ("DIMENSION",),
+    "LONGVL": ("MODEL",),
+    "VXLOW": ("MODEL",),
+    "INFLPRES": ("OPERATING_CONDITIONS", "TIRE_CONDITIONS"),
+    "NOMPRES": ("OPERATING_CONDITIONS", "TIRE_CONDITIONS"),
+    "FNOMIN": ("VERTICAL",),
+    "UNLOADED_RADIUS": ("DIMENSION",),
 }
 #: Keys whose value is text (quoted or not); every other key jaxtire knows must be a number.
-STRING_KEYS = frozenset({"FILE_TYPE", "FILE_FORMAT", "TYRESIDE", "PROPERTY_FILE_FORMAT", "FUNCTION_NAME",
-                         "BELT_DYNAMICS", "CONTACT_MODEL", "FE_METHOD", "LOCAL_SOLVER", "LOCAL_SOLVER_HP"})
+STRING_KEYS = frozenset(
+    {
+        "FILE_TYPE",
+        "FILE_FORMAT",
+        "TYRESIDE",
+        "PROPERTY_FILE_FORMAT",
+        "FUNCTION_NAME",
+        "BELT_DYNAMICS",
+        "CONTACT_MODEL",
+        "FE_METHOD",
+        "LOCAL_SOLVER",
+        "LOCAL_SOLVER_HP",
+    }
+)
 
 #: Home section of the non-coefficient keys of MF-Tyre / MFeval / PAC2002 files (each sits in
 #: exactly this section in every real file we have); a known key elsewhere is an error.
-META_SECTIONS: dict[str, str] = {k: sec for sec, keys in {
-    "MDI_HEADER": "FILE_FORMAT FILE_TYPE FILE_VERSION",
-    "MODEL": "BELT_DYNAMICS CONTACT_MODEL FE_METHOD FITTYP FUNCTION_NAME HMAX_LOCAL LOCAL_SOLVER LOCAL_SOLVER_HP "
-             "N_TIRE_STATES PROPERTY_FILE_FORMAT ROAD_DIRECTION ROAD_INCREMENT SWITCH_INTEG TIME_SWITCH_INTEG "
-             "TYRESIDE USER_SUB_ID USE_MODE",
-    "DIMENSION": "ASPECT_RATIO BOTTOMING_RADIUS RIM_RADIUS RIM_WIDTH WIDTH",
-    "INERTIA": "BELT_IXX BELT_IYY BELT_MASS GRAVITY IXX IYY MASS",
-    "VERTICAL": "BOTTOM_OFFST BOTTOM_STIFF BREFF DREFF DYNAMIC_DAMPING DYNAMIC_STIFFNESS FREFF MC_CONTOUR_A "
-                "MC_CONTOUR_B PFZ1 Q_CAM Q_CAM1 Q_CAM2 Q_CAM3 Q_FCX Q_FCY Q_FCY2 Q_FYS1 Q_FYS2 Q_FYS3 Q_FZ2 Q_RE0 "
-                "Q_V1 Q_V2 VERTICAL_DAMPING VERTICAL_STIFFNESS",
-    "STRUCTURAL": "DAMP_LAT DAMP_LONG DAMP_RESIDUAL DAMP_VLOW DAMP_WINDUP DAMP_YAW FREQ_LAT FREQ_LONG FREQ_WINDUP "
-                  "FREQ_YAW LATERAL_STIFFNESS LONGITUDINAL_STIFFNESS PCFX1 PCFX2 PCFX3 PCFY1 PCFY2 PCFY3 PCMZ1 "
-                  "Q_BVT Q_BVX YAW_STIFFNESS",
-    "CONTACT_PATCH": "ELLIPS_HEIGHT ELLIPS_LENGTH ELLIPS_MAX_STEP ELLIPS_NLENGTH ELLIPS_NWIDTH ELLIPS_ORDER "
-                     "ELLIPS_SHIFT ENV_C1 ENV_C2 Q_RA1 Q_RA2 Q_RB1 Q_RB2",
-    "INFLATION_PRESSURE_RANGE": "PRESMAX PRESMIN", "VERTICAL_FORCE_RANGE": "FZMAX FZMIN",
-    "LONG_SLIP_RANGE": "KPUMAX KPUMIN", "SLIP_ANGLE_RANGE": "ALPMAX ALPMIN",
-    "INCLINATION_ANGLE_RANGE": "CAMMAX CAMMIN",
-    "SCALING_COEFFICIENTS": "LCZ LGYR LIP LKG LSGAL LSGKP",
-    "LONGITUDINAL_COEFFICIENTS": "PTX1 PTX2 PTX3 PTX4", "LATERAL_COEFFICIENTS": "PTY1 PTY2 PTY3",
-    "OVERTURNING_COEFFICIENTS": "QPX1", "ALIGNING_COEFFICIENTS": "MBELT QPZ1 QPZ2 QTZ1",
-    "TIRE_CONDITIONS": "IP IP_NOM",
-    "TURNSLIP_COEFFICIENTS": "PDXP1 PDXP2 PDXP3 PDYP1 PDYP2 PDYP3 PDYP4 PECP1 PECP2 PHYP1 PHYP2 PHYP3 PHYP4 "
-                             "PKYP1 QBRP1 QCRP1 QCRP2 QDRP1 QDTP1",
-}.items() for k in keys.split()}
+META_SECTIONS: dict[str, str] = {
+    k: sec
+    for sec, keys in {
+        "MDI_HEADER": "FILE_FORMAT FILE_TYPE FILE_VERSION",
+        "MODEL": "BELT_DYNAMICS CONTACT_MODEL FE_METHOD FITTYP FUNCTION_NAME HMAX_LOCAL LOCAL_SOLVER LOCAL_SOLVER_HP "
+        "N_TIRE_STATES PROPERTY_FILE_FORMAT ROAD_DIRECTION ROAD_INCREMENT SWITCH_INTEG TIME_SWITCH_INTEG "
+        "TYRESIDE USER_SUB_ID USE_MODE",
+        "DIMENSION": "ASPECT_RATIO BOTTOMING_RADIUS RIM_RADIUS RIM_WIDTH WIDTH",
+        "INERTIA": "BELT_IXX BELT_IYY BELT_MASS GRAVITY IXX IYY MASS",
+        "VERTICAL": "BOTTOM_OFFST BOTTOM_STIFF BREFF DREFF DYNAMIC_DAMPING DYNAMIC_STIFFNESS FREFF MC_CONTOUR_A "
+        "MC_CONTOUR_B PFZ1 Q_CAM Q_CAM1 Q_CAM2 Q_CAM3 Q_FCX Q_FCY Q_FCY2 Q_FYS1 Q_FYS2 Q_FYS3 Q_FZ2 Q_RE0 "
+        "Q_V1 Q_V2 VERTICAL_DAMPING VERTICAL_STIFFNESS",
+        "STRUCTURAL": "DAMP_LAT DAMP_LONG DAMP_RESIDUAL DAMP_VLOW DAMP_WINDUP DAMP_YAW FREQ_LAT FREQ_LONG FREQ_WINDUP "
+        "FREQ_YAW LATERAL_STIFFNESS LONGITUDINAL_STIFFNESS PCFX1 PCFX2 PCFX3 PCFY1 PCFY2 PCFY3 PCMZ1 "
+        "Q_BVT Q_BVX YAW_STIFFNESS",
+        "CONTACT_PATCH": "ELLIPS_HEIGHT ELLIPS_LENGTH ELLIPS_MAX_STEP ELLIPS_NLENGTH ELLIPS_NWIDTH ELLIPS_ORDER "
+        "ELLIPS_SHIFT ENV_C1 ENV_C2 Q_RA1 Q_RA2 Q_RB1 Q_RB2",
+        "INFLATION_PRESSURE_RANGE": "PRESMAX PRESMIN",
+        "VERTICAL_FORCE_RANGE": "FZMAX FZMIN",
+        "LONG_SLIP_RANGE": "KPUMAX KPUMIN",
+        "SLIP_ANGLE_RANGE": "ALPMAX ALPMIN",
+        "INCLINATION_ANGLE_RANGE": "CAMMAX CAMMIN",
+        "SCALING_COEFFICIENTS": "LCZ LGYR LIP LKG LSGAL LSGKP",
+        "LONGITUDINAL_COEFFICIENTS": "PTX1 PTX2 PTX3 PTX4",
+        "LATERAL_COEFFICIENTS": "PTY1 PTY2 PTY3",
+        "OVERTURNING_COEFFICIENTS": "QPX1",
+        "ALIGNING_COEFFICIENTS": "MBELT QPZ1 QPZ2 QTZ1",
+        "TIRE_CONDITIONS": "IP IP_NOM",
+        "TURNSLIP_COEFFICIENTS": "PDXP1 PDXP2 PDXP3 PDYP1 PDYP2 PDYP3 PDYP4 PECP1 PECP2 PHYP1 PHYP2 PHYP3 PHYP4 "
+        "PKYP1 QBRP1 QCRP1 QCRP2 QDRP1 QDTP1",
+    }.items()
+    for k in keys.split()
+}
 #: [TIRE_CONDITIONS] keys of PAC2002 files -> the coefficient they give.
 ALIASES = {"IP": "INFLPRES", "IP_NOM": "NOMPRES"}
 
 #: PROPERTY_FILE_FORMAT values that mean MF 5.2 / PAC2002 equations.
 PAC2002_FORMATS = ("PAC2002", "MF_05", "MF05", "MF52", "MF_52", "PAC_TIME", "PAC2002_TIME")
 #: Keys only MF 6.1 / 6.2 define (their presence without FITTYP means MF 6.1).
-MF6_ONLY_KEYS = frozenset({"PKY4", "PKY5", "PKY6", "PKY7", "PEY5", "PPX1", "PPX2", "PPX3", "PPX4", "PPY1", "PPY2",
-                           "PPY3", "PPY4", "PPY5", "PPZ1", "PPZ2", "PPMX1", "QSX12", "QSX13", "QSX14",
-                           "NOMPRES", "INFLPRES", "LKYC", "LKZC"})
+MF6_ONLY_KEYS = frozenset(
+    {
+        "PKY4",
+        "PKY5",
+        "PKY6",
+        "PKY7",
+        "PEY5",
+        "PPX1",
+        "PPX2",
+        "PPX3",
+        "PPX4",
+        "PPY1",
+        "PPY2",
+        "PPY3",
+        "PPY4",
+        "PPY5",
+        "PPZ1",
+        "PPZ2",
+        "PPMX1",
+        "QSX12",
+        "QSX13",
+        "QSX14",
+        "NOMPRES",
+        "INFLPRES",
+        "LKYC",
+        "LKZC",
+    }
+)
 #: MF 6.x-only coefficients the PAC2002 equations lack, with the value that means "absent".
-PAC2002_UNUSED = {"PKY4": 2.0, "PKY5": 0.0, "PKY6": 0.0, "PKY7": 0.0, "PEY5": 0.0, "PPZ1": 0.0, "PPZ2": 0.0,
-                  "PPMX1": 0.0, "LKYC": 1.0, "LKZC": 1.0}
+PAC2002_UNUSED = {
+    "PKY4": 2.0,
+    "PKY5": 0.0,
+    "PKY6": 0.0,
+    "PKY7": 0.0,
+    "PEY5": 0.0,
+    "PPZ1": 0.0,
+    "PPZ2": 0.0,
+    "PPMX1": 0.0,
+    "LKYC": 1.0,
+    "LKZC": 1.0,
+}
 # Defaults not worth a warning: coefficients the dialect's equations do not have (MF 5.2-only camber
 # scalings in MF 6.x, MF 6.x-only terms in PAC2002) and LMUV (speed decay, rarely in files; 0 = none).
 _QUIET_MF6 = frozenset({"LGAX", "LGAY", "LGAZ", "PHY3", "LMUV"})
-_QUIET_MF52 = MF6_ONLY_KEYS | {"LMUV", "RBX3", "RBY4", "QSX4", "QSX5", "QSX6", "QSX7", "QSX8", "QSX9", "QSX10",
-                               "QSX11", "QSY5", "QSY6", "QSY7", "QSY8", "QDZ10", "QDZ11", "LMP"}
+_QUIET_MF52 = MF6_ONLY_KEYS | {
+    "LMUV",
+    "RBX3",
+    "RBY4",
+    "QSX4",
+    "QSX5",
+    "QSX6",
+    "QSX7",
+    "QSX8",
+    "QSX9",
+    "QSX10",
+    "QSX11",
+    "QSY5",
+    "QSY6",
+    "QSY7",
+    "QSY8",
+    "QDZ10",
+    "QDZ11",
+    "LMP",
+}
 #: Sections whose keys are optional model extensions (vertical model, structure, contact patch,
 #: turn slip, validity ranges, dimensions): their MFeval defaults are recorded in
 #: ``meta.defaults_used`` but not warned about, as most published files omit some of them.
-_QUIET_SECTIONS = frozenset({"VERTICAL", "STRUCTURAL", "CONTACT_PATCH", "TURNSLIP_COEFFICIENTS", "DIMENSION",
-                             "INFLATION_PRESSURE_RANGE", "VERTICAL_FORCE_RANGE", "LONG_SLIP_RANGE",
-                             "SLIP_ANGLE_RANGE", "INCLINATION_ANGLE_RANGE"})
+_QUIET_SECTIONS = frozenset(
+    {
+        "VERTICAL",
+        "STRUCTURAL",
+        "CONTACT_PATCH",
+        "TURNSLIP_COEFFICIENTS",
+        "DIMENSION",
+        "INFLATION_PRESSURE_RANGE",
+        "VERTICAL_FORCE_RANGE",
+        "LONG_SLIP_RANGE",
+        "SLIP_ANGLE_RANGE",
+        "INCLINATION_ANGLE_RANGE",
+    }
+)
 _QUIET_OPTIONAL = frozenset({"LSGKP", "LSGAL", "PTX1", "PTX2", "PTX3", "PTY1", "PTY2"})
 #: FITTYP assigned to a PAC2002 / MF 5.2 file that has none (MFeval: 6 and 21 are MF 5.2).
 PAC2002_FITTYP = 6
@@ -197,8 +399,16 @@ class TirMeta(tuple):
     ``fittyp_declared`` (``FITTYP`` in the file or ``None``).  Equality and hash are the triples'.
     """
 
-    def __new__(cls, triples=(), document=None, origin=(), loaded=(), defaults_used=(), dialect="",
-                fittyp_declared=None):
+    document: TirDocument | None
+    origin: dict[str, tuple[int, float]]
+    loaded: dict[str, float]
+    defaults_used: tuple[str, ...]
+    dialect: str
+    fittyp_declared: int | None
+
+    def __new__(
+        cls, triples=(), document=None, origin=(), loaded=(), defaults_used=(), dialect="", fittyp_declared=None
+    ):
         self = super().__new__(cls, triples)
         self.document = document
         self.origin = dict(origin)
@@ -209,8 +419,18 @@ class TirMeta(tuple):
         return self
 
     def __reduce__(self):
-        return (TirMeta, (tuple(self), self.document, tuple(self.origin.items()), tuple(self.loaded.items()),
-                          self.defaults_used, self.dialect, self.fittyp_declared))
+        return (
+            TirMeta,
+            (
+                tuple(self),
+                self.document,
+                tuple(self.origin.items()),
+                tuple(self.loaded.items()),
+                self.defaults_used,
+                self.dialect,
+                self.fittyp_declared,
+            ),
+        )
 
 
 # ----------------------------------------------------------------------------- reading
@@ -223,8 +443,15 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
     except (OSError, ValueError) as e:  # ValueError: embedded NUL in the path
         raise TirError(f"{path!s}: cannot read: {getattr(e, 'strerror', None) or e}") from None
     if not stat.S_ISREG(st.st_mode):
-        kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
-                else "a device" if (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)) else "not a regular file")
+        kind = (
+            "a directory"
+            if stat.S_ISDIR(st.st_mode)
+            else "a FIFO"
+            if stat.S_ISFIFO(st.st_mode)
+            else "a device"
+            if (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode))
+            else "not a regular file"
+        )
         raise TirError(f"{path}: is {kind}; a .tir file must be a regular file")
     if st.st_size > max_bytes:
         raise TirError(f"{path}: {st.st_size} bytes is larger than the {max_bytes}-byte limit of a .tir file")
@@ -274,12 +501,15 @@ def _unquote(raw: str):
 
 
 def _err(path, ln, msg):
-    return TirError(f"{path}, line {ln.lineno}, {ln.key or ''}{' in [' + ln.section + ']' if ln.section else ''}: {msg}")
+    return TirError(
+        f"{path}, line {ln.lineno}, {ln.key or ''}{' in [' + ln.section + ']' if ln.section else ''}: {msg}"
+    )
 
 
 def _fmt(x, dtype) -> str:
     """Shortest decimal text that reads back to ``x`` in ``dtype``."""
-    v = np.asarray(x, dtype=dtype)[()]
+    # a numpy scalar of ``dtype`` (not a Python float), so the shortest text is that dtype's
+    v = cast(np.floating, np.asarray(x, dtype=dtype)[()])
     if v == 0:
         return "0"
     if 1e-4 <= abs(v) < 1e8:
@@ -302,14 +532,17 @@ def _units(path, doc: TirDocument) -> dict[str, float]:
             raise _err(path, ln, f"a unit must be a name such as 'meter', got {ln.value_text}")
         unit = name.strip().lower()
         if ln.key == "ANGLE" and unit in _ANGLE_UNITS_REFUSED:
-            raise _err(path, ln, f"ANGLE unit {ln.value_text} is not supported: MF coefficients are defined per "
-                                 f"radian; convert the file to ANGLE = 'radian'")
+            raise _err(
+                path,
+                ln,
+                f"ANGLE unit {ln.value_text} is not supported: MF coefficients are defined per "
+                f"radian; convert the file to ANGLE = 'radian'",
+            )
         if ln.key not in UNIT_FACTORS:
             raise _err(path, ln, f"unit quantity {ln.key} is not supported (known: {', '.join(UNIT_FACTORS)})")
         table = UNIT_FACTORS[ln.key]
         if unit not in table:
-            raise _err(path, ln, f"{ln.key} unit {ln.value_text} is not supported; known: "
-                                 f"{', '.join(sorted(table))}")
+            raise _err(path, ln, f"{ln.key} unit {ln.value_text} is not supported; known: {', '.join(sorted(table))}")
         factors[ln.key] = table[unit]
     return factors
 
@@ -323,7 +556,7 @@ def _si_factor(key: str, factors: dict[str, float]):
         nonsi = any(abs(f - 1.0) > 0 for q, f in factors.items() if q != "ANGLE")
         return None if nonsi else 1.0
     f = 1.0
-    for q, e in zip(("LENGTH", "FORCE", "MASS", "TIME", "PRESSURE"), dim):
+    for q, e in zip(("LENGTH", "FORCE", "MASS", "TIME", "PRESSURE"), dim, strict=True):
         if e:
             f *= factors.get(q, 1.0) ** e
     return f
@@ -343,21 +576,30 @@ def _detect_fittyp(path, entries: dict, doc) -> tuple[int, str, int | None]:
         except ValidationError:
             raise _err(path, ln, f"FITTYP must be one of {allowed}, got {ln.value_text!r}") from None
         if v not in allowed:
-            raise _err(path, ln, f"FITTYP = {v} is not supported; allowed {allowed} "
-                                 f"(61/62: MF 6.1/6.2; 5, 6, 21, 52: MF 5.2 / PAC2002)")
+            raise _err(
+                path,
+                ln,
+                f"FITTYP = {v} is not supported; allowed {allowed} (61/62: MF 6.1/6.2; 5, 6, 21, 52: MF 5.2 / PAC2002)",
+            )
         name = {61: "MF 6.1", 62: "MF 6.2"}.get(v, "MF 5.2 / PAC2002")
         return v, name, v
     pff = entries.get("PROPERTY_FILE_FORMAT")
     fmt = (_unquote(pff.value_text) or pff.value_text).strip().upper() if pff is not None else ""
     if fmt in PAC2002_FORMATS:
         return PAC2002_FITTYP, "PAC2002", None
-    if fmt and fmt not in ("USER", "MF_61", "MF61", "MF_62", "MF62", "MF-TYRE", "MFTYRE"):
-        raise _err(path, pff, f"PROPERTY_FILE_FORMAT {pff.value_text} without FITTYP is not a Magic Formula "
-                              f"dialect jaxtire evaluates (PAC2002, MF 5.2, MF 6.1, MF 6.2)")
+    if pff is not None and fmt and fmt not in ("USER", "MF_61", "MF61", "MF_62", "MF62", "MF-TYRE", "MFTYRE"):
+        raise _err(
+            path,
+            pff,
+            f"PROPERTY_FILE_FORMAT {pff.value_text} without FITTYP is not a Magic Formula "
+            f"dialect jaxtire evaluates (PAC2002, MF 5.2, MF 6.1, MF 6.2)",
+        )
     if any(k in MF6_ONLY_KEYS for k in entries):
         return 61, "MF 6.1 (no FITTYP; from the coefficient set)", None
-    raise TirError(f"{path}: no FITTYP and no PROPERTY_FILE_FORMAT, and the coefficient set is not MF 6.x; "
-                   f"add FITTYP (61/62 for MF 6.1/6.2, 6 for MF 5.2 / PAC2002)")
+    raise TirError(
+        f"{path}: no FITTYP and no PROPERTY_FILE_FORMAT, and the coefficient set is not MF 6.x; "
+        f"add FITTYP (61/62 for MF 6.1/6.2, 6 for MF 5.2 / PAC2002)"
+    )
 
 
 def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_bytes: int = MAX_BYTES) -> MFParams:
@@ -373,7 +615,9 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
       max_bytes: size limit.
 
     Returns:
-      params whose ``meta`` is a :class:`TirMeta` (document, defaults used, dialect).
+      params whose ``meta`` is a :class:`TirMeta` (document, defaults used, dialect); every
+      dimensional value converted to SI ([m], [N], [kg], [s], [Pa]; angles [rad]) from the file's
+      ``[UNITS]``, coefficients dimensionless as in the file; scalar leaves of ``dtype``.
 
     Raises:
       TirError: naming the file, line, key, value and allowed range.
@@ -384,7 +628,7 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
     doc = read_document(path, max_bytes=max_bytes)
     lines = doc.lines
     index = {id(ln): i for i, ln in enumerate(lines)}
-    entries: dict[str, object] = {}
+    entries: dict[str, TirLine] = {}
     for ln in doc.entries():
         if ln.section == "UNITS":
             continue  # [UNITS] names quantities (MASS, TIME), not values; its own namespace
@@ -404,12 +648,12 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
         if ln.kind == "table":
             triples.append((ln.section, "", ln.text.split("$", 1)[0].strip()))
             continue
-        if ln.kind != "entry" or ln.section == "UNITS" or ln.key == "FITTYP":
-            continue
+        if ln.kind != "entry" or ln.section == "UNITS" or ln.key == "FITTYP" or ln.key is None:
+            continue  # (an entry line always has a key; the last test narrows the type)
         raw = ln.value_text
         if raw == "":
             continue  # blank value: not set
-        key = ln.key
+        key: str = ln.key
         home = META_SECTIONS.get(key)
         if home is not None and ln.section != home:
             raise _err(path, ln, f"{key} belongs in [{home}], found in [{ln.section}]")
@@ -432,8 +676,12 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
             raise _err(path, ln, f"{key} gives {target}, which the file also sets on line {entries[target].lineno}")
         factor = _si_factor(key, factors)
         if factor is None:
-            raise _err(path, ln, f"the unit of {key} is not known to jaxtire, so it cannot be converted from the "
-                                 f"file's [UNITS] ({', '.join(f'{q}' for q, f in factors.items() if f != 1.0)} not SI)")
+            raise _err(
+                path,
+                ln,
+                f"the unit of {key} is not known to jaxtire, so it cannot be converted from the "
+                f"file's [UNITS] ({', '.join(f'{q}' for q, f in factors.items() if f != 1.0)} not SI)",
+            )
         v = num * factor
         try:
             check_finite(key, v, source=f"{path}, line {ln.lineno}", dtype=dtype)
@@ -444,9 +692,11 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
             try:
                 check_range(key, v, rng[0], rng[1], source=f"{path}, line {ln.lineno}", dtype=dtype)
             except ValidationError as e:
-                raise TirError(f"{e} (file text {raw!r} in [{ln.section}]{'; SI after [UNITS]' if factor != 1.0 else ''}"
-                               f"); if this exotic tire really has it, pass bounds={{'{coef or key}': (lo, hi)}} "
-                               f"to load_tir") from None
+                raise TirError(
+                    f"{e} (file text {raw!r} in [{ln.section}]{'; SI after [UNITS]' if factor != 1.0 else ''}"
+                    f"); if this exotic tire really has it, pass bounds={{'{coef or key}': (lo, hi)}} "
+                    f"to load_tir"
+                ) from None
         stored = float(np.asarray(v, dtype=dtype))
         if v != 0 and stored == 0 and (coef or key) in _bounds.BOUNDS and _bounds.BOUNDS[coef or key][0] > 0:
             raise _err(path, ln, f"{key} = {raw} underflows to 0 in {dtype.name}")
@@ -461,21 +711,31 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
         extra = [k for k in PAC2002_UNUSED if values.get(k, PAC2002_UNUSED[k]) != PAC2002_UNUSED[k]]
         if extra:
             ln = doc.lines[origin[extra[0]][0]]
-            raise _err(path, ln, f"{extra[0]} = {ln.value_text} has no term in the MF 5.2 / PAC2002 equations this "
-                                 f"{dialect} file declares; it cannot be evaluated faithfully (set FITTYP = 61/62 "
-                                 f"if the file is MF 6.x)")
+            raise _err(
+                path,
+                ln,
+                f"{extra[0]} = {ln.value_text} has no term in the MF 5.2 / PAC2002 equations this "
+                f"{dialect} file declares; it cannot be evaluated faithfully (set FITTYP = 61/62 "
+                f"if the file is MF 6.x)",
+            )
     if fittyp in FITTYP_MF61 and "PKY5" in values and "PKY2" in values:
-        g2 = _bounds.CAMBER_LIMIT ** 2
+        g2 = _bounds.CAMBER_LIMIT**2
         if values["PKY2"] + values["PKY5"] * g2 <= 0:
             ln = doc.lines[origin["PKY5"][0]]
-            raise _err(path, ln, f"PKY2 + PKY5 gamma^2 (the load at peak Kya) must stay > 0 for |gamma| <= "
-                                 f"{_bounds.CAMBER_LIMIT} rad; PKY2 = {values['PKY2']}, PKY5 = {values['PKY5']}")
+            raise _err(
+                path,
+                ln,
+                f"PKY2 + PKY5 gamma^2 (the load at peak Kya) must stay > 0 for |gamma| <= "
+                f"{_bounds.CAMBER_LIMIT} rad; PKY2 = {values['PKY2']}, PKY5 = {values['PKY5']}",
+            )
     required = _bounds.REQUIRED + (_bounds.REQUIRED_MF6 if fittyp in FITTYP_MF61 else ())
     missing = [k for k in required if k not in values]
     if missing:
         shown = ", ".join(missing[:15]) + (f" and {len(missing) - 15} more" if len(missing) > 15 else "")
-        raise TirError(f"{path}: required key(s) missing or blank: {shown} "
-                       f"({dialect}; see jaxtire.bounds.REQUIRED for why each is needed)")
+        raise TirError(
+            f"{path}: required key(s) missing or blank: {shown} "
+            f"({dialect}; see jaxtire.bounds.REQUIRED for why each is needed)"
+        )
     try:
         params = make_params(values, fittyp=fittyp, meta=tuple(triples), dtype=dtype, source=str(path))
     except ValueError as e:
@@ -483,22 +743,42 @@ def load_tir(path, *, dtype=None, bounds=None, check_forces: bool = True, max_by
     present = set(values) | {k for _, k, _ in triples if k}  # (make_params may take keys from meta)
     defaults_used = tuple(k for k in params.coef if k not in present)
     loaded = {k: np.asarray(v, dtype=np.float64).copy() for k, v in params.coef.items()}
-    meta = TirMeta(params.meta, document=doc, origin=origin, loaded=loaded, defaults_used=defaults_used,
-                   dialect=dialect, fittyp_declared=declared)
+    meta = TirMeta(
+        params.meta,
+        document=doc,
+        origin=origin,
+        loaded=loaded,
+        defaults_used=defaults_used,
+        dialect=dialect,
+        fittyp_declared=declared,
+    )
     params = dataclasses.replace(params, meta=meta)
     if check_forces:
         _check_forces(path, params)
     unknown = sorted({k for _, k, _ in triples if k and k not in KNOWN_TIR_KEYS})
     if unknown:
-        warnings.warn(f"{path}: keys not defined by MF-Tyre/PAC2002 kept but unused: {', '.join(unknown)}",
-                      UserWarning, stacklevel=2)
+        warnings.warn(
+            f"{path}: keys not defined by MF-Tyre/PAC2002 kept but unused: {', '.join(unknown)}",
+            UserWarning,
+            stacklevel=2,
+        )
     quiet = _QUIET_MF6 if fittyp in FITTYP_MF61 else _QUIET_MF52
-    used = [k for k in defaults_used if k not in quiet and COEFFICIENT_SECTION.get(k) not in _QUIET_SECTIONS
-            and k not in _QUIET_OPTIONAL and (k != "INFLPRES" or "NOMPRES" not in values)]
+    used = [
+        k
+        for k in defaults_used
+        if k not in quiet
+        and COEFFICIENT_SECTION.get(k) not in _QUIET_SECTIONS
+        and k not in _QUIET_OPTIONAL
+        and (k != "INFLPRES" or "NOMPRES" not in values)
+    ]
     if used:
         shown = ", ".join(used[:12]) + (f" and {len(used) - 12} more" if len(used) > 12 else "")
-        warnings.warn(f"{path}: {len(used)} coefficient(s) not in the file take MFeval defaults: {shown} "
-                      f"(params.meta.defaults_used)", UserWarning, stacklevel=2)
+        warnings.warn(
+            f"{path}: {len(used)} coefficient(s) not in the file take MFeval defaults: {shown} "
+            f"(params.meta.defaults_used)",
+            UserWarning,
+            stacklevel=2,
+        )
     return params
 
 
@@ -519,8 +799,14 @@ def _grid(params: MFParams):
     k = jnp.asarray(_KAPPA, fz.dtype)
     a = jnp.asarray(_ALPHA, fz.dtype)
     g = jnp.asarray(_GAMMA, fz.dtype)
-    out = mf_forces(params, k[:, None, None, None], a[None, :, None, None], g[None, None, :, None],
-                    fz[None, None, None, :], combined=True)
+    out = mf_forces(
+        params,
+        k[:, None, None, None],
+        a[None, :, None, None],
+        g[None, None, :, None],
+        fz[None, None, None, :],
+        combined=True,
+    )
     finite = jnp.array(True)
     for leaf in (out.fx, out.fy, out.mz, out.mx, out.my):
         finite &= jnp.all(jnp.isfinite(leaf))
@@ -538,16 +824,19 @@ def _check_forces(path, params: MFParams) -> None:
     probe = dataclasses.replace(params, fittyp=family, meta=())
     finite, cfx, cfy, fz = (np.asarray(x, dtype=np.float64) for x in _grid(probe))
     if not bool(finite):
-        raise TirError(f"{path}: the coefficients give NaN or inf forces/moments on the check grid "
-                       f"(Fz = {', '.join(f'{f:g}' for f in _bounds.SANITY_LOADS)} x FNOMIN, |kappa| <= 1, "
-                       f"|alpha| <= 0.5 rad, |gamma| <= 0.2 rad)")
+        raise TirError(
+            f"{path}: the coefficients give NaN or inf forces/moments on the check grid "
+            f"(Fz = {', '.join(f'{f:g}' for f in _bounds.SANITY_LOADS)} x FNOMIN, |kappa| <= 1, "
+            f"|alpha| <= 0.5 rad, |gamma| <= 0.2 rad)"
+        )
     lim = _bounds.FORCE_LIMIT
     fnom = float(fz[3])
     tol = 1e-3 * fnom
     for name, f in (("Fx", cfx), ("Fy", cfy)):
         if np.any(np.abs(f) > lim * fz + tol):
-            raise TirError(f"{path}: |{name}| reaches {np.max(np.abs(f)):.4g} N, more than {lim:g} Fz: "
-                           f"implausible coefficients")
+            raise TirError(
+                f"{path}: |{name}| reaches {np.max(np.abs(f)):.4g} N, more than {lim:g} Fz: implausible coefficients"
+            )
     i0a, i0k, i0g = int(np.argmin(np.abs(_ALPHA))), int(np.argmin(np.abs(_KAPPA))), 0
     fx = cfx[:, i0a, i0g, :]
     fy = cfy[i0k, :, i0g, :]
@@ -555,16 +844,20 @@ def _check_forces(path, params: MFParams) -> None:
     sx = np.abs(_KAPPA) >= 0.1
     sy = np.abs(_ALPHA) >= 0.08
     if (np.sign(fx[sx][:, ok_load]) != np.sign(_KAPPA[sx])[:, None]).any():
-        raise TirError(f"{path}: Fx has the wrong ISO-W sign (must follow the slip ratio) at |kappa| >= 0.1: "
-                       f"check PKX1, PDX1, PHX*, PVX*")
+        raise TirError(
+            f"{path}: Fx has the wrong ISO-W sign (must follow the slip ratio) at |kappa| >= 0.1: "
+            f"check PKX1, PDX1, PHX*, PVX*"
+        )
     # with camber |gamma| <= 0.1 rad the slip angle still rules at |alpha| >= 0.2 rad
     ig = [i for i, g in enumerate(_GAMMA) if abs(g) <= 0.1 + 1e-12]
     big = np.abs(_ALPHA) >= 0.2
     fyg = cfy[i0k][big][:, ig][..., ok_load]
     wrong_cambered = (np.sign(fyg) != -np.sign(_ALPHA[big])[:, None, None]).any()
     if wrong_cambered or (np.sign(fy[sy][:, ok_load]) != -np.sign(_ALPHA[sy])[:, None]).any():
-        raise TirError(f"{path}: Fy has the wrong ISO-W sign (must oppose the slip angle) at |alpha| >= 0.08 rad: "
-                       f"check PKY1 (< 0), PDY1, PHY*, PVY*")
+        raise TirError(
+            f"{path}: Fy has the wrong ISO-W sign (must oppose the slip angle) at |alpha| >= 0.08 rad: "
+            f"check PKY1 (< 0), PDY1, PHY*, PVY*"
+        )
 
 
 # ----------------------------------------------------------------------------- writing
@@ -575,6 +868,8 @@ def _coef_changes(params: MFParams, meta: TirMeta):
     changes: dict[int, str] = {}
     inserts: dict[str, list[str]] = {}
     doc = meta.document
+    if doc is None:  # callers pass only metas that came from a file
+        raise ValueError("params without a source document: nothing to update in place")
     entries = {ln.key: i for i, ln in enumerate(doc.lines) if ln.kind == "entry"}
     for k, v in params.coef.items():
         a = np.asarray(v)
@@ -605,14 +900,31 @@ def _implied(meta: TirMeta):
 
 _TEMPLATE: dict[str, tuple[tuple[str, str], ...]] = {
     "MDI_HEADER": (("FILE_TYPE", "'tir'"), ("FILE_VERSION", "3.0"), ("FILE_FORMAT", "'ASCII'")),
-    "UNITS": (("LENGTH", "'meter'"), ("FORCE", "'newton'"), ("ANGLE", "'radians'"), ("MASS", "'kg'"),
-              ("TIME", "'second'")),
+    "UNITS": (
+        ("LENGTH", "'meter'"),
+        ("FORCE", "'newton'"),
+        ("ANGLE", "'radians'"),
+        ("MASS", "'kg'"),
+        ("TIME", "'second'"),
+    ),
     "MODEL": (("TYRESIDE", "'LEFT'"),),
     "DIMENSION": (("WIDTH", "0.205"), ("ASPECT_RATIO", "0.6"), ("RIM_RADIUS", "0.1905"), ("RIM_WIDTH", "0.152")),
-    "INERTIA": (("MASS", "9.3"), ("IXX", "0.391"), ("IYY", "0.736"), ("BELT_MASS", "7"), ("BELT_IXX", "0.34"),
-                ("BELT_IYY", "0.6"), ("GRAVITY", "-9.81")),
-    "VERTICAL": (("VERTICAL_STIFFNESS", "200000"), ("VERTICAL_DAMPING", "50"), ("BREFF", "8.4"),
-                 ("DREFF", "0.27"), ("FREFF", "0.07")),
+    "INERTIA": (
+        ("MASS", "9.3"),
+        ("IXX", "0.391"),
+        ("IYY", "0.736"),
+        ("BELT_MASS", "7"),
+        ("BELT_IXX", "0.34"),
+        ("BELT_IYY", "0.6"),
+        ("GRAVITY", "-9.81"),
+    ),
+    "VERTICAL": (
+        ("VERTICAL_STIFFNESS", "200000"),
+        ("VERTICAL_DAMPING", "50"),
+        ("BREFF", "8.4"),
+        ("DREFF", "0.27"),
+        ("FREFF", "0.07"),
+    ),
     "INFLATION_PRESSURE_RANGE": (("PRESMIN", "{PRESMIN}"), ("PRESMAX", "{PRESMAX}")),
     "VERTICAL_FORCE_RANGE": (("FZMIN", "{FZMIN}"), ("FZMAX", "{FZMAX}")),
     "LONG_SLIP_RANGE": (("KPUMIN", "-1.5"), ("KPUMAX", "1.5")),
@@ -631,8 +943,12 @@ def _canonical(params: MFParams, header: str | None) -> bytes:
         coef[k] = a
     fz0 = float(coef["FNOMIN"])
     nom = float(coef["NOMPRES"])
-    fill = {"PRESMIN": _fmt(0.5 * nom, np.float64), "PRESMAX": _fmt(1.5 * nom, np.float64),
-            "FZMIN": "0", "FZMAX": _fmt(2.0 * fz0, np.float64)}
+    fill = {
+        "PRESMIN": _fmt(0.5 * nom, np.float64),
+        "PRESMAX": _fmt(1.5 * nom, np.float64),
+        "FZMIN": "0",
+        "FZMAX": _fmt(2.0 * fz0, np.float64),
+    }
     given = {k: (s, raw) for s, k, raw in params.meta if k}
     body: dict[str, list[str]] = {s: [] for s in SECTION_ORDER}
     written = set()
@@ -652,8 +968,12 @@ def _canonical(params: MFParams, header: str | None) -> bytes:
             if key in given:
                 add(sec, key, given[key][1])
             else:
-                add(sec, key, raw.format(**fill), "jaxtire template value, not from data" if sec not in
-                    ("MDI_HEADER", "UNITS") else "")
+                add(
+                    sec,
+                    key,
+                    raw.format(**fill),
+                    "jaxtire template value, not from data" if sec not in ("MDI_HEADER", "UNITS") else "",
+                )
     for k, a in coef.items():
         if params.fittyp in FITTYP_MF52 and k in PAC2002_UNUSED:
             continue  # not a PAC2002 coefficient: the equations ignore it and a PAC2002 file has none
@@ -663,9 +983,11 @@ def _canonical(params: MFParams, header: str | None) -> bytes:
             add(sec, k, raw)
         elif not k:
             body.setdefault(sec, []).append(raw)
-    out = ["$" + "-" * 70 + "jaxtire",
-           f"$ written by jaxtire.save_tir: {header or 'params built without a source file'}",
-           f"$ FITTYP {params.fittyp}; SI units; coefficients not set by the user hold MFeval defaults"]
+    out = [
+        "$" + "-" * 70 + "jaxtire",
+        f"$ written by jaxtire.save_tir: {header or 'params built without a source file'}",
+        f"$ FITTYP {params.fittyp}; SI units; coefficients not set by the user hold MFeval defaults",
+    ]
     order = list(SECTION_ORDER) + [s for s in body if s not in SECTION_ORDER]
     for sec in order:
         if body.get(sec):

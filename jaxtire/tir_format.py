@@ -53,7 +53,7 @@ class TirLine:
     @property
     def value_text(self) -> str:
         """The raw value text of an entry (``''`` for a blank value, quotes kept for strings)."""
-        return self.text[self.vstart:self.vend]
+        return self.text[self.vstart : self.vend]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,8 +92,8 @@ class TirDocument:
             if i in after and not line_eol:
                 line_eol = eol
             out.append(text + line_eol)
-            for new in after.get(i, ()):
-                out.append(new + eol)
+            for added in after.get(i, ()):
+                out.append(added + eol)
         if inserts:
             if out and not out[-1].endswith(("\n", "\r")):
                 out[-1] += eol
@@ -106,7 +106,7 @@ class TirDocument:
 
 def replace_value(ln: TirLine, new: str) -> str:
     """The entry line with its value text replaced, keeping a trailing ``$`` comment's column if it can."""
-    head, tail = ln.text[:ln.vstart], ln.text[ln.vend:]
+    head, tail = ln.text[: ln.vstart], ln.text[ln.vend :]
     if not ln.value_text:  # a blank value ("KEY =   "): write it one space after "="
         pad = len(head) - len(head.rstrip())
         head = head.rstrip() + " "
@@ -138,7 +138,7 @@ def _split_value(rest: str, offset: int):
         end = rest.find(q, i + 1)
         if end < 0:
             return None
-        tail = rest[end + 1:].strip()
+        tail = rest[end + 1 :].strip()
         if tail and not tail.startswith("$"):
             return None
         return offset + i, offset + end + 1
@@ -168,7 +168,7 @@ def parse_document(text: str, source: str = "", bom: bool = False, encoding: str
         raise TirError(f"{source}: {len(raw_lines)} lines; a .tir file has at most {MAX_LINES}")
     for lineno, raw in enumerate(raw_lines, start=1):
         body = raw.rstrip("\r\n")
-        eol = raw[len(body):]
+        eol = raw[len(body) :]
         s = body.strip()
         if not s or s[0] in "$!#":
             lines.append(TirLine("blank" if not s else "comment", body, eol, lineno, section))
@@ -176,12 +176,15 @@ def parse_document(text: str, source: str = "", bom: bool = False, encoding: str
         if s.startswith("["):
             m = _SECTION.match(s)
             if not m:
-                raise TirError(f"{source}, line {lineno}: malformed section header {s!r} "
-                               f"(expected [NAME] with a letter first)")
+                raise TirError(
+                    f"{source}, line {lineno}: malformed section header {s!r} (expected [NAME] with a letter first)"
+                )
             section = m.group(1).upper()
             if section in seen_sections:
-                raise TirError(f"{source}, line {lineno}: section [{section}] appears twice "
-                               f"(first on line {seen_sections[section]})")
+                raise TirError(
+                    f"{source}, line {lineno}: section [{section}] appears twice "
+                    f"(first on line {seen_sections[section]})"
+                )
             seen_sections[section] = lineno
             lines.append(TirLine("section", body, eol, lineno, section))
             continue
@@ -191,10 +194,12 @@ def parse_document(text: str, source: str = "", bom: bool = False, encoding: str
                 raise TirError(f"{source}, line {lineno}: entry {m.group(1)} before any [SECTION]")
             lead = len(body) - len(body.lstrip())
             eq = body.index("=", lead)
-            span = _split_value(body[eq + 1:], eq + 1)
+            span = _split_value(body[eq + 1 :], eq + 1)
             if span is None:
-                raise TirError(f"{source}, line {lineno}: malformed value of {m.group(1).upper()} in [{section}]: "
-                               f"{s!r} (one number or one quoted string, then an optional $ comment)")
+                raise TirError(
+                    f"{source}, line {lineno}: malformed value of {m.group(1).upper()} in [{section}]: "
+                    f"{s!r} (one number or one quoted string, then an optional $ comment)"
+                )
             lines.append(TirLine("entry", body, eol, lineno, section, m.group(1).upper(), span[0], span[1]))
             continue
         if section is None:
@@ -202,16 +207,19 @@ def parse_document(text: str, source: str = "", bom: bool = False, encoding: str
         core = s.split("$", 1)[0].strip()
         if core.startswith("{") and core.endswith("}"):
             if section not in TABLE_SECTIONS:
-                raise TirError(f"{source}, line {lineno}: table header {core!r} in [{section}], which is not a "
-                               f"table section ({', '.join(sorted(TABLE_SECTIONS))}); a section header "
-                               f"must be written [NAME]")
+                raise TirError(
+                    f"{source}, line {lineno}: table header {core!r} in [{section}], which is not a "
+                    f"table section ({', '.join(sorted(TABLE_SECTIONS))}); a section header "
+                    f"must be written [NAME]"
+                )
             lines.append(TirLine("table", body, eol, lineno, section))
             continue
         if core and all(_NUMBER.match(t) for t in core.split()):
             prev = next((ln for ln in reversed(lines) if ln.kind not in ("blank", "comment")), None)
             if prev is None or prev.kind != "table":
-                raise TirError(f"{source}, line {lineno}: row of numbers {core!r} in [{section}] outside a "
-                               f"{{header}} table")
+                raise TirError(
+                    f"{source}, line {lineno}: row of numbers {core!r} in [{section}] outside a {{header}} table"
+                )
             lines.append(TirLine("table", body, eol, lineno, section))
             continue
         raise TirError(f"{source}, line {lineno}: cannot parse line in [{section}]: {s!r}")

@@ -81,8 +81,9 @@ def relaxation_lengths(params: MFParams, fz, gamma=0.0, pressure=None):
         dfz = (fz - fz0p) / fz0p
         r0 = p.UNLOADED_RADIUS
         sk = (p.PTX1 + p.PTX2 * dfz) * jnp.exp(-p.PTX3 * dfz) * p.LSGKP * r0 * fz / p.FNOMIN
-        sa = (p.PTY1 * jnp.sin(2.0 * atan(fz / (p.PTY2 * fz0p))) * (1.0 - p.PKY3 * jnp.abs(gamma))
-              * r0 * p.LFZO * p.LSGAL)
+        sa = (
+            p.PTY1 * jnp.sin(2.0 * atan(fz / (p.PTY2 * fz0p))) * (1.0 - p.PKY3 * jnp.abs(gamma)) * r0 * p.LFZO * p.LSGAL
+        )
         return sk, sa
     pres = None if pressure is None else jnp.asarray(pressure)
     c = _common(p, fz, gamma, None, 1.0, 0.0, pres)
@@ -140,6 +141,9 @@ def lagged_slips(state: ContactSlip):
 
 
 def steady_slips(vx, vsx, vsy, v_reg: float = 0.0) -> ContactSlip:
-    """The steady state of the lag: ``kappa = -Vsx / |Vx|``, ``tan(alpha) = Vsy / |Vx|`` (``|Vx|`` floored at ``v_reg``)."""
+    """The steady state of the lag: ``kappa = -Vsx / |Vx|``, ``tan(alpha) = Vsy / |Vx|``.
+
+    ``|Vx|`` is floored at ``v_reg`` [m/s]; all inputs in m/s, any broadcastable shapes.
+    """
     avx = jnp.maximum(jnp.abs(vx), v_reg) if v_reg else jnp.abs(vx)
     return ContactSlip(-vsx / avx, vsy / avx)

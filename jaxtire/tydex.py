@@ -37,8 +37,17 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["TydexError", "TydexEntry", "TydexChannel", "TydexFile", "read_tydex", "write_tydex", "channel",
-           "to_measurements", "UNIT_TO_SI"]
+__all__ = [
+    "TydexError",
+    "TydexEntry",
+    "TydexChannel",
+    "TydexFile",
+    "read_tydex",
+    "write_tydex",
+    "channel",
+    "to_measurements",
+    "UNIT_TO_SI",
+]
 
 MAX_BYTES = 256 * 1024 * 1024
 _WIDTHS = (10, 30, 10, 10, 10, 10)
@@ -50,23 +59,52 @@ class TydexError(ValueError):
 
 #: TYDEX unit string (lower case) -> (factor, offset) so that SI = factor * value + offset.
 UNIT_TO_SI: dict[str, tuple[float, float]] = {
-    "-": (1.0, 0.0), "": (1.0, 0.0), "1": (1.0, 0.0), "%": (0.01, 0.0),
-    "rad": (1.0, 0.0), "deg": (math.pi / 180.0, 0.0), "grad": (math.pi / 180.0, 0.0),
-    "n": (1.0, 0.0), "kn": (1e3, 0.0), "nm": (1.0, 0.0), "n.m": (1.0, 0.0), "knm": (1e3, 0.0),
-    "m": (1.0, 0.0), "mm": (1e-3, 0.0), "cm": (1e-2, 0.0),
-    "m/s": (1.0, 0.0), "km/h": (1.0 / 3.6, 0.0), "kph": (1.0 / 3.6, 0.0),
-    "rad/s": (1.0, 0.0), "rpm": (2.0 * math.pi / 60.0, 0.0), "1/min": (2.0 * math.pi / 60.0, 0.0),
+    "-": (1.0, 0.0),
+    "": (1.0, 0.0),
+    "1": (1.0, 0.0),
+    "%": (0.01, 0.0),
+    "rad": (1.0, 0.0),
+    "deg": (math.pi / 180.0, 0.0),
+    "grad": (math.pi / 180.0, 0.0),
+    "n": (1.0, 0.0),
+    "kn": (1e3, 0.0),
+    "nm": (1.0, 0.0),
+    "n.m": (1.0, 0.0),
+    "knm": (1e3, 0.0),
+    "m": (1.0, 0.0),
+    "mm": (1e-3, 0.0),
+    "cm": (1e-2, 0.0),
+    "m/s": (1.0, 0.0),
+    "km/h": (1.0 / 3.6, 0.0),
+    "kph": (1.0 / 3.6, 0.0),
+    "rad/s": (1.0, 0.0),
+    "rpm": (2.0 * math.pi / 60.0, 0.0),
+    "1/min": (2.0 * math.pi / 60.0, 0.0),
     "deg/s": (math.pi / 180.0, 0.0),
-    "pa": (1.0, 0.0), "kpa": (1e3, 0.0), "bar": (1e5, 0.0), "mbar": (1e2, 0.0), "mpa": (1e6, 0.0),
+    "pa": (1.0, 0.0),
+    "kpa": (1e3, 0.0),
+    "bar": (1e5, 0.0),
+    "mbar": (1e2, 0.0),
+    "mpa": (1e6, 0.0),
     "psi": (6894.757293168361, 0.0),
-    "s": (1.0, 0.0), "ms": (1e-3, 0.0), "kg": (1.0, 0.0), "hz": (1.0, 0.0),
-    "k": (1.0, 0.0), "degc": (1.0, 273.15), "c": (1.0, 273.15),
+    "s": (1.0, 0.0),
+    "ms": (1e-3, 0.0),
+    "kg": (1.0, 0.0),
+    "hz": (1.0, 0.0),
+    "k": (1.0, 0.0),
+    "degc": (1.0, 273.15),
+    "c": (1.0, 273.15),
 }
 
 #: jaxtire quantity -> accepted TYDEX channel names (first match wins).
 CHANNEL_NAMES: dict[str, tuple[str, ...]] = {
-    "kappa": ("LONGSLIP",), "alpha": ("SLIPANGL",), "gamma": ("INCLANGL",),
-    "fz": ("FZW", "FZ"), "fx": ("FXW", "FX"), "fy": ("FYW", "FY"), "mz": ("MZW", "MZ"),
+    "kappa": ("LONGSLIP",),
+    "alpha": ("SLIPANGL",),
+    "gamma": ("INCLANGL",),
+    "fz": ("FZW", "FZ"),
+    "fx": ("FXW", "FX"),
+    "fy": ("FYW", "FY"),
+    "mz": ("MZW", "MZ"),
 }
 
 
@@ -139,7 +177,7 @@ def _to_si(v, unit: str, where: str):
 def _cols(line: str, widths) -> list[str]:
     out, pos = [], 0
     for w in widths:
-        out.append(line[pos:pos + w].strip())
+        out.append(line[pos : pos + w].strip())
         pos += w
     out.append(line[pos:].strip())
     return out
@@ -194,9 +232,14 @@ def read_tydex(path, *, max_bytes: int = MAX_BYTES) -> TydexFile:
     for need in ("HEADER", "END"):
         if need not in names:
             raise TydexError(f"{path}: no **{need} block; not a TYDEX file")
-    header, comments, constants, channels, rows, row_lines = [], [], [], [], [], []
+    header: list[TydexEntry] = []
+    comments: list[str] = []
+    constants: list[TydexEntry] = []
+    channels: list[TydexChannel] = []
+    rows: list[list[float]] = []
+    row_lines: tuple[str, ...] = ()
     lineno = 1
-    for (kw_line, body), name in zip(blocks, names):
+    for (kw_line, body), name in zip(blocks, names, strict=True):
         lineno += 1 if kw_line else 0
         for j, line in enumerate(body):
             where = f"{path}, line {lineno + j}"
@@ -215,15 +258,20 @@ def read_tydex(path, *, max_bytes: int = MAX_BYTES) -> TydexFile:
                 constants.append(TydexEntry(c[0], c[1], c[2], c[3], raw=line))
             elif name == "MEASURCHANNELS":
                 c = _cols(s, _WIDTHS[:5])
-                nums = [(_num(t, f"{where}, channel {c[0]}") if t else d) for t, d in zip(c[3:6], (1.0, 0.0, 0.0))]
-                if nums[0] == 0.0:
+                # blank factor / offset columns take the defaults 1, 0, 0 (_cols gives all six columns)
+                factor, meas_offset, phys_offset = (
+                    (_num(t, f"{where}, channel {c[0]}") if t else d)
+                    for t, d in zip(c[3:6], (1.0, 0.0, 0.0), strict=True)
+                )
+                if factor == 0.0:
                     raise TydexError(f"{where}: channel {c[0]} has conversion factor 0")
-                channels.append(TydexChannel(c[0], c[1], c[2], *nums, raw=line))
+                channels.append(TydexChannel(c[0], c[1], c[2], factor, meas_offset, phys_offset, raw=line))
             elif name == "MEASURDATA":
                 toks = s.split()
                 if len(toks) != len(channels):
-                    raise TydexError(f"{where}: {len(toks)} values, but **MEASURCHANNELS lists {len(channels)} "
-                                     f"channels")
+                    raise TydexError(
+                        f"{where}: {len(toks)} values, but **MEASURCHANNELS lists {len(channels)} channels"
+                    )
                 rows.append([_num(t, f"{where}, column {k + 1}") for k, t in enumerate(toks)])
         lineno += len(body)
         if name == "MEASURDATA":
@@ -232,8 +280,17 @@ def read_tydex(path, *, max_bytes: int = MAX_BYTES) -> TydexFile:
     if dup:
         raise TydexError(f"{path}: channel(s) {', '.join(sorted(dup))} listed twice in **MEASURCHANNELS")
     data = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(channels))
-    return TydexFile(tuple(header), tuple(comments), tuple(constants), tuple(channels), data,
-                     tuple((kw, tuple(body)) for kw, body in blocks), str(path), row_lines, data.copy())
+    return TydexFile(
+        tuple(header),
+        tuple(comments),
+        tuple(constants),
+        tuple(channels),
+        data,
+        tuple((kw, tuple(body)) for kw, body in blocks),
+        str(path),
+        row_lines,
+        data.copy(),
+    )
 
 
 def _fmt_num(v: float) -> str:
@@ -242,15 +299,16 @@ def _fmt_num(v: float) -> str:
 
 
 def _line(fields, widths) -> str:
-    out = "".join(f"{f:<{w}}" for f, w in zip(fields[:-1], widths)) + fields[-1]
+    out = "".join(f"{f:<{w}}" for f, w in zip(fields[:-1], widths, strict=True)) + fields[-1]
     return out.rstrip()
 
 
 def render_tydex(t: TydexFile) -> str:
     """The text :func:`write_tydex` writes: original lines where nothing changed, fixed columns elsewhere."""
     out: list[str] = []
-    blocks = t.blocks or tuple((f"**{n}", ()) for n in ("HEADER", "COMMENTS", "CONSTANTS", "MEASURCHANNELS",
-                                                         "MEASURDATA", "END"))
+    blocks = t.blocks or tuple(
+        (f"**{n}", ()) for n in ("HEADER", "COMMENTS", "CONSTANTS", "MEASURCHANNELS", "MEASURDATA", "END")
+    )
     for kw, body in blocks:
         name = kw[2:].strip().upper()
         if kw:
@@ -260,15 +318,34 @@ def render_tydex(t: TydexFile) -> str:
         elif name == "COMMENTS":
             out.extend(t.comments if t.comments or not body else body)
         elif name == "CONSTANTS":
-            out.extend(_block_lines(body, t.constants,
-                                    lambda e: _line([e.name, e.description, e.unit, e.value], (10, 30, 10))))
+            out.extend(
+                _block_lines(body, t.constants, lambda e: _line([e.name, e.description, e.unit, e.value], (10, 30, 10)))
+            )
         elif name == "MEASURCHANNELS":
-            out.extend(_block_lines(body, t.channels, lambda c: _line(
-                [c.name, c.description, c.unit, _fmt_num(c.factor), _fmt_num(c.meas_offset), _fmt_num(c.phys_offset)],
-                _WIDTHS[:5])))
+            out.extend(
+                _block_lines(
+                    body,
+                    t.channels,
+                    lambda c: _line(
+                        [
+                            c.name,
+                            c.description,
+                            c.unit,
+                            _fmt_num(c.factor),
+                            _fmt_num(c.meas_offset),
+                            _fmt_num(c.phys_offset),
+                        ],
+                        _WIDTHS[:5],
+                    ),
+                )
+            )
         elif name == "MEASURDATA":
-            same = (t._data_orig is not None and t._data_orig.shape == np.shape(t.data)
-                    and np.array_equal(t._data_orig, t.data) and t._data_lines)
+            same = (
+                t._data_orig is not None
+                and t._data_orig.shape == np.shape(t.data)
+                and np.array_equal(t._data_orig, t.data)
+                and t._data_lines
+            )
             if same:
                 out.extend(t._data_lines)
             else:
@@ -317,7 +394,11 @@ def write_tydex(t: TydexFile, path) -> None:
 
 
 def channel(t: TydexFile, name: str, *, si: bool = True):
-    """Physical values of channel ``name`` (``factor * (data - meas_offset) + phys_offset``), in SI by default."""
+    """Physical values of channel ``name`` (``factor * (data - meas_offset) + phys_offset``).
+
+    In SI ([m], [N], [N m], [rad], [m/s], [Pa]) by default, else in the channel's file unit;
+    a float64 array of shape ``(n_samples,)``.
+    """
     for k, c in enumerate(t.channels):
         if c.name.upper() == name.upper():
             with np.errstate(over="ignore", invalid="ignore"):

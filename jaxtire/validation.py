@@ -16,7 +16,8 @@ so ``1e39`` is refused instead of becoming ``inf``.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import jax
 import numpy as np
@@ -48,7 +49,7 @@ def is_concrete(x: Any) -> bool:
 
 def _stored_max(dtype) -> float:
     if dtype is None:
-        dtype = np.float64 if jax.config.jax_enable_x64 else np.float32
+        dtype = jax.dtypes.canonicalize_dtype(np.float64)  # float64 under jax_enable_x64, else float32
     dt = np.dtype(dtype)
     return float(np.finfo(dt).max) if np.issubdtype(dt, np.floating) else math.inf
 
@@ -80,9 +81,17 @@ def check_finite(name: str, value: Any, source: str = "value", dtype=None) -> np
     return arr
 
 
-def check_range(name: str, value: Any, lo: float = -math.inf, hi: float = math.inf,
-                lo_incl: bool = True, hi_incl: bool = True, source: str = "value", dtype=None,
-                allow_inf: bool = False) -> np.ndarray:
+def check_range(
+    name: str,
+    value: Any,
+    lo: float = -math.inf,
+    hi: float = math.inf,
+    lo_incl: bool = True,
+    hi_incl: bool = True,
+    source: str = "value",
+    dtype=None,
+    allow_inf: bool = False,
+) -> np.ndarray:
     """Raise :class:`ValidationError` unless every element of ``value`` lies in the range.
 
     ``value`` may be a scalar or an array (every element is checked; the first bad one is
@@ -101,15 +110,16 @@ def check_range(name: str, value: Any, lo: float = -math.inf, hi: float = math.i
     if not ok.all():
         bad = arr[~ok].ravel()[0] if arr.ndim else float(arr)
         if not np.isfinite(bad) or abs(bad) > big:
-            raise ValidationError(f"{source}: {name} = {bad} is not finite (allowed range "
-                                  f"{format_range(lo, hi, lo_incl, hi_incl)})")
-        raise ValidationError(f"{source}: {name} = {bad} is outside the allowed range "
-                              f"{format_range(lo, hi, lo_incl, hi_incl)}")
+            raise ValidationError(
+                f"{source}: {name} = {bad} is not finite (allowed range {format_range(lo, hi, lo_incl, hi_incl)})"
+            )
+        raise ValidationError(
+            f"{source}: {name} = {bad} is outside the allowed range {format_range(lo, hi, lo_incl, hi_incl)}"
+        )
     return arr
 
 
-def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = None,
-              source: str = "value") -> int:
+def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = None, source: str = "value") -> int:
     """A Python integer (or integral number) in ``[lo, hi]``; returns it as ``int``."""
     if isinstance(value, bool) or value is None:
         raise ValidationError(f"{source}: {name} = {value!r} is not an integer")
@@ -121,8 +131,10 @@ def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = Non
         raise ValidationError(f"{source}: {name} = {value!r} is not an integer")
     iv = int(value) if isinstance(value, int) else int(f)
     if (lo is not None and iv < lo) or (hi is not None and iv > hi):
-        raise ValidationError(f"{source}: {name} = {iv} is outside the allowed range "
-                              f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]")
+        raise ValidationError(
+            f"{source}: {name} = {iv} is outside the allowed range "
+            f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
+        )
     return iv
 
 

@@ -88,14 +88,17 @@ def _force_62(p: MFParams, rho, r_omega, omega, gamma, fx, fy, dpi):
     rho_z = jnp.maximum(rho_zfr + rho_g, 1e-12)
     x = rho_z / r0
     fy_term = safe_pow(x, p.Q_FCY2) * p.Q_FCY * (fy - sfyg) / fz0
-    fcorr = (1.0 + p.Q_V2 * (r0 / p.LONGVL) * jnp.abs(omega) - (p.Q_FCX * fx / fz0) ** 2 - fy_term**2) * (1.0 + p.PFZ1 * dpi)
+    fcorr = (1.0 + p.Q_V2 * (r0 / p.LONGVL) * jnp.abs(omega) - (p.Q_FCX * fx / fz0) ** 2 - fy_term**2) * (
+        1.0 + p.PFZ1 * dpi
+    )
     return fcorr * (_q_fz1(p) * x + p.Q_FZ2 * x * x) * fz0
 
 
 def _fcorr_61(p: MFParams, omega, fx, fy, dpi):
     r0, fz0 = p.UNLOADED_RADIUS, p.FNOMIN
-    return (1.0 + p.Q_V2 * (r0 / p.LONGVL) * jnp.abs(omega) - (p.Q_FCX * fx / fz0) ** 2
-            - (p.Q_FCY * fy / fz0) ** 2) * (1.0 + p.PFZ1 * dpi)
+    return (1.0 + p.Q_V2 * (r0 / p.LONGVL) * jnp.abs(omega) - (p.Q_FCX * fx / fz0) ** 2 - (p.Q_FCY * fy / fz0) ** 2) * (
+        1.0 + p.PFZ1 * dpi
+    )
 
 
 def vertical_force(params: MFParams, deflection, omega, gamma=0.0, fx=0.0, fy=0.0, pressure=None):
@@ -137,8 +140,10 @@ def deflection(params: MFParams, fz, omega, gamma=0.0, fx=0.0, fy=0.0, pressure=
     rho = _deflection_61(p, fz, omega, fx, fy, dpi)
     r_omega = free_radius(p, omega)
     if p.is_mf62:
+
         def resid(r):
             return _force_62(p, r, r_omega, omega, gamma, fx, fy, dpi) - fz
+
         for _ in range(NEWTON_ITERATIONS):
             f, df = jax.jvp(resid, (rho,), (jnp.ones_like(rho),))
             rho = jnp.maximum(rho - safe_div(f, df), 0.0)

@@ -41,8 +41,11 @@ class _MovedLoader(importlib.abc.Loader):
     """Loads an old module name as the already-imported new module (the same module object)."""
 
     def create_module(self, spec):
-        warnings.warn(f"{spec.name} moved to {MOVED[spec.name]}; the old name goes in the next release",
-                      DeprecationWarning, stacklevel=3)
+        warnings.warn(
+            f"{spec.name} moved to {MOVED[spec.name]}; the old name goes in the next release",
+            DeprecationWarning,
+            stacklevel=3,
+        )
         return importlib.import_module(MOVED[spec.name])
 
     def exec_module(self, module):

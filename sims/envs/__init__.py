@@ -33,11 +33,18 @@ register()
 
 #: attribute -> module that defines it (loaded on first access, PEP 562)
 _LAZY = {
-    "REGISTRY": "sims.envs.catalog", "make": "sims.envs.catalog", "registered": "sims.envs.catalog",
-    "Box": "sims.envs.base", "Environment": "sims.envs.base", "Physics": "sims.envs.base",
-    "Braking": "sims.envs.braking", "BrakingParams": "sims.envs.braking",
-    "Drift": "sims.envs.drift", "DriftParams": "sims.envs.drift",
-    "Race": "sims.envs.race", "RaceParams": "sims.envs.race",
+    "REGISTRY": "sims.envs.catalog",
+    "make": "sims.envs.catalog",
+    "registered": "sims.envs.catalog",
+    "Box": "sims.envs.base",
+    "Environment": "sims.envs.base",
+    "Physics": "sims.envs.base",
+    "Braking": "sims.envs.braking",
+    "BrakingParams": "sims.envs.braking",
+    "Drift": "sims.envs.drift",
+    "DriftParams": "sims.envs.drift",
+    "Race": "sims.envs.race",
+    "RaceParams": "sims.envs.race",
 }
 _SUBMODULES = ("base", "braking", "catalog", "drift", "race", "tracks")
 
@@ -57,5 +64,20 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
 
 
-__all__ = ["Box", "Braking", "BrakingParams", "Drift", "DriftParams", "Environment", "GYM_IDS", "Physics", "REGISTRY",
-           "Race", "RaceParams", "make", "register", "registered", "tracks"]
+__all__ = [
+    "Box",
+    "Braking",
+    "BrakingParams",
+    "Drift",
+    "DriftParams",
+    "Environment",
+    "GYM_IDS",
+    "Physics",
+    "REGISTRY",
+    "Race",
+    "RaceParams",
+    "make",
+    "register",
+    "registered",
+    "tracks",
+]

@@ -56,9 +56,10 @@ import numpy as np
 
 from jaxtire.surfaces import preset_table
 from sims.run.chunked import chunked as _chunked
-from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles import double_track, presets
+from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, VehicleState
+
 
 class Box(NamedTuple):
     """A box-shaped space of one observation or action: ``shape`` (tuple), ``dtype`` (numpy dtype) and the
@@ -71,8 +72,9 @@ class Box(NamedTuple):
 
     def sample(self, key):
         """A uniform sample (``jax`` array of ``shape`` and ``dtype``)."""
-        return jax.random.uniform(key, self.shape, self.dtype, jnp.asarray(self.low, self.dtype),
-                                  jnp.asarray(self.high, self.dtype))
+        return jax.random.uniform(
+            key, self.shape, self.dtype, jnp.asarray(self.low, self.dtype), jnp.asarray(self.high, self.dtype)
+        )
 
     def contains(self, x) -> bool:
         """Whether ``x`` (concrete) has the shape and lies within the bounds."""
@@ -81,9 +83,14 @@ class Box(NamedTuple):
 
 
 def box(n: int, low, high, dtype) -> Box:
+    """A ``(n,)`` :class:`Box` space of ``dtype`` between ``low`` and ``high`` (scalars or ``(n,)``)."""
     dtype = np.dtype(dtype)
-    return Box((n,), dtype, np.broadcast_to(np.asarray(low, dtype), (n,)).copy(),
-               np.broadcast_to(np.asarray(high, dtype), (n,)).copy())
+    return Box(
+        (n,),
+        dtype,
+        np.broadcast_to(np.asarray(low, dtype), (n,)).copy(),
+        np.broadcast_to(np.asarray(high, dtype), (n,)).copy(),
+    )
 
 
 class Physics(NamedTuple):
@@ -118,11 +125,13 @@ def uniform(key, rng, dtype, shape=()):
 
 
 def sample_physics(key, params, surface_ids) -> Physics:
-    """Mass and friction scales from ``params.mass_scale`` / ``params.mu_scale`` and the given surface ids."""
+    """Mass and friction scales [-] drawn uniformly in ``params.mass_scale`` / ``params.mu_scale`` (scalars
+    of the params dtype), with the given surface ids (int32, ``(4,)``: FL, FR, RL, RR)."""
     dtype = dtype_of(params)
     k1, k2 = jax.random.split(key)
-    return Physics(uniform(k1, params.mass_scale, dtype), uniform(k2, params.mu_scale, dtype),
-                   jnp.asarray(surface_ids, jnp.int32))
+    return Physics(
+        uniform(k1, params.mass_scale, dtype), uniform(k2, params.mu_scale, dtype), jnp.asarray(surface_ids, jnp.int32)
+    )
 
 
 def vehicle_for(params, phys: Physics) -> VehicleParams:
@@ -130,14 +139,18 @@ def vehicle_for(params, phys: Physics) -> VehicleParams:
     vp = params.vehicle
     ch: Chassis = vp.chassis
     scale = lambda ts: TireScale(ts.mu_x * phys.mu_scale, ts.mu_y * phys.mu_scale, ts.k_x, ts.k_y)  # noqa: E731
-    ch = ch._replace(mass=ch.mass * phys.mass_scale, yaw_inertia=ch.yaw_inertia * phys.mass_scale,
-                     tire_scale_front=scale(ch.tire_scale_front), tire_scale_rear=scale(ch.tire_scale_rear),
-                     surface_ids=phys.surface_ids)
+    ch = ch._replace(
+        mass=ch.mass * phys.mass_scale,
+        yaw_inertia=ch.yaw_inertia * phys.mass_scale,
+        tire_scale_front=scale(ch.tire_scale_front),
+        tire_scale_rear=scale(ch.tire_scale_rear),
+        surface_ids=phys.surface_ids,
+    )
     return vp._replace(chassis=ch)
 
 
 def advance(vp: VehicleParams, vs: VehicleState, controls: Controls, dt, substeps: int):
-    """``substeps`` semi-implicit Euler steps of the double-track model over ``dt`` with the controls held.
+    """``substeps`` semi-implicit Euler steps of the double-track model over ``dt`` [s] with the controls held.
 
     Returns ``(state, telemetry)``, the :class:`~sims.vehicles.core.Telemetry` (slips, loads, forces) of the
     last substep (i.e. ``dt / substeps`` before the end of the step)."""
@@ -156,7 +169,7 @@ def advance(vp: VehicleParams, vs: VehicleState, controls: Controls, dt, substep
 
 
 def safe_vehicle(vs: VehicleState) -> Any:
-    """Whether every number of the vehicle state is finite (a diverged episode is terminated)."""
+    """Whether every number of the vehicle state is finite (a diverged episode is terminated); a scalar bool."""
     leaves = [jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(vs)]
     return functools.reduce(jnp.logical_and, leaves)
 
@@ -174,6 +187,7 @@ def make_env_vehicle(name: str = "hatchback", dtype=None, **overrides) -> Vehicl
 
 
 def as_params_array(x, dtype):
+    """``x`` (a number, sequence or array, in the field's unit) as a JAX array of ``dtype``, same shape."""
     return jnp.asarray(np.asarray(x, dtype=np.float64), dtype)
 
 
@@ -308,8 +322,13 @@ class Environment:
         obs_re, st_re = self.reset_env(k_reset, params)
         new_state = jax.tree.map(lambda a, b: jnp.where(done, a, b), st_re, st)
         obs = jnp.where(done, obs_re, obs_st)
-        info = {"terminated": terminated, "truncated": truncated,
-                "discount": 1.0 - terminated.astype(reward.dtype), "final_observation": obs_st, **info}
+        info = {
+            "terminated": terminated,
+            "truncated": truncated,
+            "discount": 1.0 - terminated.astype(reward.dtype),
+            "final_observation": obs_st,
+            **info,
+        }
         return obs, new_state, reward, terminated, truncated, info
 
     def finish_obs(self, parts, state, params):
@@ -323,8 +342,11 @@ class Environment:
 
     def config(self) -> tuple:
         """The static configuration (what ``jit`` specialises on); equal configs give equal envs."""
-        extra = tuple((k, v if isinstance(v, (str, int, float, bool)) else id(v)) for k, v in sorted(vars(self).items())
-                      if not k.startswith("_"))
+        extra = tuple(
+            (k, v if isinstance(v, (str, int, float, bool)) else id(v))
+            for k, v in sorted(vars(self).items())
+            if not k.startswith("_")
+        )
         return (type(self).__qualname__,) + extra
 
     def __eq__(self, other):
@@ -363,5 +385,5 @@ def batched(env: Environment, chunk: int | None = None):
         # a strongly typed action of the params' dtype: weakly typed or float64 input would recompile
         return jstep(keys, state, jnp.asarray(actions, dtype_of(params)), params)
 
-    step.jitted = jstep
+    step.jitted = jstep  # type: ignore[attr-defined]  # function attribute: the raw jitted step, for lowering
     return reset, step

@@ -36,8 +36,18 @@ import jax.numpy as jnp
 
 from jaxtire.constants import GRAVITY as G
 from jaxtire.surfaces import surface_id
-from sims.envs.base import Environment, Physics, Transition, advance, as_params_array, dtype_of, \
-    make_env_vehicle, sample_physics, uniform, vehicle_for
+from sims.envs.base import (
+    Environment,
+    Physics,
+    Transition,
+    advance,
+    as_params_array,
+    dtype_of,
+    make_env_vehicle,
+    sample_physics,
+    uniform,
+    vehicle_for,
+)
 from sims.vehicles import double_track
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
@@ -48,25 +58,25 @@ class BrakingParams(NamedTuple):
     """Physics and task settings (every leaf an array; vmap over it for per-env physics)."""
 
     vehicle: VehicleParams
-    dt: Any            # env step [s]
-    max_steps: Any     # int32 time limit [steps]
-    mass_scale: Any    # (2,) range of the mass / yaw-inertia scale
-    mu_scale: Any      # (2,) range of the tire friction scale
-    speed: Any         # (2,) range of the initial speed [m/s]
-    surface_ids: Any   # (k,) int32 candidate surface ids (one drawn per episode)
-    v_stop: Any        # speed below which the car counts as stopped [m/s]
-    spin_yaw: Any      # |yaw| beyond which the episode ends as a spin [rad]
+    dt: Any  # env step [s]
+    max_steps: Any  # int32 time limit [steps]
+    mass_scale: Any  # (2,) range of the mass / yaw-inertia scale
+    mu_scale: Any  # (2,) range of the tire friction scale
+    speed: Any  # (2,) range of the initial speed [m/s]
+    surface_ids: Any  # (k,) int32 candidate surface ids (one drawn per episode)
+    v_stop: Any  # speed below which the car counts as stopped [m/s]
+    spin_yaw: Any  # |yaw| beyond which the episode ends as a spin [rad]
     spin_penalty: Any  # reward on a spin
 
 
 class BrakingState(NamedTuple):
     vehicle: VehicleState
     phys: Physics
-    kappa: Any         # (4,) slip ratios of the last substep
-    v0: Any            # initial speed [m/s]
-    d_ideal: Any       # ideal stopping distance [m]
-    x0: Any            # start position [m]
-    last_action: Any   # (2,)
+    kappa: Any  # (4,) slip ratios of the last substep
+    v0: Any  # initial speed [m/s]
+    d_ideal: Any  # ideal stopping distance [m]
+    x0: Any  # start position [m]
+    last_action: Any  # (2,)
     t: Any
     ret: Any
 
@@ -77,16 +87,36 @@ class Braking(Environment):
     name = "braking"
     num_actions = 2
     action_names = ("brake_front", "brake_rear")
-    obs_names = ("vx", "speed_fraction", "ax", "wheel_speed_fl", "wheel_speed_fr", "wheel_speed_rl", "wheel_speed_rr",
-                 "kappa_fl", "kappa_fr", "kappa_rl", "kappa_rr", "last_brake_front", "last_brake_rear")
+    obs_names = (
+        "vx",
+        "speed_fraction",
+        "ax",
+        "wheel_speed_fl",
+        "wheel_speed_fr",
+        "wheel_speed_rl",
+        "wheel_speed_rr",
+        "kappa_fl",
+        "kappa_fr",
+        "kappa_rl",
+        "kappa_rr",
+        "last_brake_front",
+        "last_brake_rear",
+    )
 
     def init_params(self, dtype) -> BrakingParams:
         f = lambda v: as_params_array(v, dtype)  # noqa: E731
         return BrakingParams(
-            vehicle=make_env_vehicle("hatchback", dtype=dtype), dt=f(0.05), max_steps=jnp.asarray(400, jnp.int32),
-            mass_scale=f([1.0, 1.0]), mu_scale=f([1.0, 1.0]), speed=f([15.0, 25.0]),
+            vehicle=make_env_vehicle("hatchback", dtype=dtype),
+            dt=f(0.05),
+            max_steps=jnp.asarray(400, jnp.int32),
+            mass_scale=f([1.0, 1.0]),
+            mu_scale=f([1.0, 1.0]),
+            speed=f([15.0, 25.0]),
             surface_ids=jnp.asarray([surface_id(n) for n in DEFAULT_SURFACES], jnp.int32),
-            v_stop=f(0.5), spin_yaw=f(0.5), spin_penalty=f(1.0))
+            v_stop=f(0.5),
+            spin_yaw=f(0.5),
+            spin_penalty=f(1.0),
+        )
 
     def reset_state(self, key, params: BrakingParams) -> BrakingState:
         dtype = dtype_of(params)
@@ -95,11 +125,20 @@ class Braking(Environment):
         phys = sample_physics(k_phys, params, jnp.full((4,), sid, jnp.int32))
         v0 = uniform(k_v, params.speed, dtype)
         vs = double_track.init_state(params.vehicle, v0)
-        mu = params.vehicle.surfaces.grip[sid].astype(dtype) * phys.mu_scale
+        mu = jnp.asarray(params.vehicle.surfaces.grip)[sid].astype(dtype) * phys.mu_scale
         d_ideal = v0 * v0 / (2.0 * G * jnp.maximum(mu, 1e-3))
         zero = jnp.zeros((), dtype)
-        return BrakingState(vs, phys, jnp.zeros((4,), dtype), v0, d_ideal, vs.x, jnp.full((2,), -1.0, dtype),
-                            jnp.zeros((), jnp.int32), zero)
+        return BrakingState(
+            vs,
+            phys,
+            jnp.zeros((4,), dtype),
+            v0,
+            d_ideal,
+            vs.x,
+            jnp.full((2,), -1.0, dtype),
+            jnp.zeros((), jnp.int32),
+            zero,
+        )
 
     def controls(self, action, params: BrakingParams) -> Controls:
         """Pedals ``(a + 1) / 2`` per axle (FL, FR front; RL, RR rear), no steering or throttle."""
@@ -114,8 +153,8 @@ class Braking(Environment):
         stopped = vs.vx < params.v_stop
         spin = jnp.abs(vs.yaw) > params.spin_yaw
         # distance lost against an ideal stop at mu g: -(dx - (v^2 - v'^2) / (2 mu g)) / d_ideal
-        v2_old = state.vehicle.vx ** 2 + state.vehicle.vy ** 2
-        v2_new = vs.vx ** 2 + vs.vy ** 2
+        v2_old = state.vehicle.vx**2 + state.vehicle.vy**2
+        v2_new = vs.vx**2 + vs.vy**2
         reward = (v2_old - v2_new) / (state.v0 * state.v0) - dist / state.d_ideal
         reward = reward - jnp.where(spin, params.spin_penalty, 0.0)
         st = state._replace(vehicle=vs, kappa=tel.kappa.astype(reward.dtype), last_action=action)
@@ -126,9 +165,11 @@ class Braking(Environment):
         vs = state.vehicle
         ch = params.vehicle.chassis
         radii = jnp.stack([ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_radius_rear])
-        return self.finish_obs([vs.vx / 30.0, vs.vx / state.v0, vs.ax / G, vs.omega * radii / 30.0, state.kappa,
-                                state.last_action],
-                               state, params)
+        return self.finish_obs(
+            [vs.vx / 30.0, vs.vx / state.v0, vs.ax / G, vs.omega * radii / 30.0, state.kappa, state.last_action],
+            state,
+            params,
+        )
 
 
 def ideal_brake(params: BrakingParams, mu=1.0, margin: float = 0.9):

@@ -35,8 +35,18 @@ import jax.numpy as jnp
 
 from jaxtire.constants import wrap_angle
 from jaxtire.surfaces import surface_id
-from sims.envs.base import Environment, Physics, Transition, advance, as_params_array, dtype_of, make_env_vehicle, \
-    sample_physics, uniform, vehicle_for
+from sims.envs.base import (
+    Environment,
+    Physics,
+    Transition,
+    advance,
+    as_params_array,
+    dtype_of,
+    make_env_vehicle,
+    sample_physics,
+    uniform,
+    vehicle_for,
+)
 from sims.envs.race import pedal_controls
 from sims.vehicles import double_track
 from sims.vehicles.params import VehicleParams, VehicleState
@@ -48,15 +58,15 @@ class DriftParams(NamedTuple):
     max_steps: Any
     mass_scale: Any
     mu_scale: Any
-    surface_id: Any         # int32 surface under all wheels
-    radius: Any             # circle radius [m]
-    target_speed: Any       # [m/s]
-    target_beta: Any        # target sideslip [rad] (negative: tail out in a left turn)
-    weights: Any            # (3,) reward weights of beta, yaw rate, radius
-    sigmas: Any             # (3,) reward widths [rad, rad/s, m]
-    max_beta: Any           # |beta| of a spin [rad]
-    max_radial_error: Any   # [m]
-    min_speed: Any          # [m/s]
+    surface_id: Any  # int32 surface under all wheels
+    radius: Any  # circle radius [m]
+    target_speed: Any  # [m/s]
+    target_beta: Any  # target sideslip [rad] (negative: tail out in a left turn)
+    weights: Any  # (3,) reward weights of beta, yaw rate, radius
+    sigmas: Any  # (3,) reward widths [rad, rad/s, m]
+    max_beta: Any  # |beta| of a spin [rad]
+    max_radial_error: Any  # [m]
+    min_speed: Any  # [m/s]
 
 
 class DriftState(NamedTuple):
@@ -80,10 +90,32 @@ class Drift(Environment):
     name = "drift"
     num_actions = 2
     action_names = ("steer", "pedal")
-    obs_names = ("vx", "vy", "yaw_rate", "beta", "beta_error", "yaw_rate_error", "wheel_speed_fl", "wheel_speed_fr",
-                 "wheel_speed_rl", "wheel_speed_rr", "kappa_fl", "kappa_fr", "kappa_rl", "kappa_rr", "alpha_fl",
-                 "alpha_fr", "alpha_rl", "alpha_rr", "radial_error", "sin_course_error", "cos_course_error",
-                 "speed_error", "last_steer", "last_pedal")
+    obs_names = (
+        "vx",
+        "vy",
+        "yaw_rate",
+        "beta",
+        "beta_error",
+        "yaw_rate_error",
+        "wheel_speed_fl",
+        "wheel_speed_fr",
+        "wheel_speed_rl",
+        "wheel_speed_rr",
+        "kappa_fl",
+        "kappa_fr",
+        "kappa_rl",
+        "kappa_rr",
+        "alpha_fl",
+        "alpha_fr",
+        "alpha_rl",
+        "alpha_rr",
+        "radial_error",
+        "sin_course_error",
+        "cos_course_error",
+        "speed_error",
+        "last_steer",
+        "last_pedal",
+    )
 
     def __init__(self, vehicle: str = "sports_car", substeps: int = 10, privileged: bool = False):
         super().__init__(substeps, privileged)
@@ -92,11 +124,21 @@ class Drift(Environment):
     def init_params(self, dtype) -> DriftParams:
         f = lambda v: as_params_array(v, dtype)  # noqa: E731
         return DriftParams(
-            vehicle=make_env_vehicle(self.vehicle, dtype=dtype), dt=f(0.05), max_steps=jnp.asarray(400, jnp.int32),
-            mass_scale=f([1.0, 1.0]), mu_scale=f([1.0, 1.0]),
-            surface_id=jnp.asarray(surface_id("asphalt_dry"), jnp.int32), radius=f(15.0), target_speed=f(10.0),
-            target_beta=f(-0.35), weights=f([0.6, 0.2, 0.2]), sigmas=f([0.2, 0.3, 2.0]), max_beta=f(1.2),
-            max_radial_error=f(8.0), min_speed=f(2.0))
+            vehicle=make_env_vehicle(self.vehicle, dtype=dtype),
+            dt=f(0.05),
+            max_steps=jnp.asarray(400, jnp.int32),
+            mass_scale=f([1.0, 1.0]),
+            mu_scale=f([1.0, 1.0]),
+            surface_id=jnp.asarray(surface_id("asphalt_dry"), jnp.int32),
+            radius=f(15.0),
+            target_speed=f(10.0),
+            target_beta=f(-0.35),
+            weights=f([0.6, 0.2, 0.2]),
+            sigmas=f([0.2, 0.3, 2.0]),
+            max_beta=f(1.2),
+            max_radial_error=f(8.0),
+            min_speed=f(2.0),
+        )
 
     def reset_state(self, key, params: DriftParams) -> DriftState:
         dtype = dtype_of(params)
@@ -107,8 +149,15 @@ class Drift(Environment):
         beta = params.target_beta * jax.random.uniform(k_b, (), dtype)
         R = params.radius
         yaw = theta + 0.5 * jnp.pi - beta  # velocity along the counter-clockwise tangent
-        vs = double_track.init_state(params.vehicle, v * jnp.cos(beta), x=R * jnp.cos(theta), y=R * jnp.sin(theta),
-                                     yaw=yaw, vy=v * jnp.sin(beta), yaw_rate=v / R)
+        vs = double_track.init_state(
+            params.vehicle,
+            v * jnp.cos(beta),
+            x=R * jnp.cos(theta),
+            y=R * jnp.sin(theta),
+            yaw=yaw,
+            vy=v * jnp.sin(beta),
+            yaw_rate=v / R,
+        )
         z4 = jnp.zeros((4,), dtype)
         return DriftState(vs, phys, z4, z4, jnp.zeros((2,), dtype), jnp.zeros((), jnp.int32), jnp.zeros((), dtype))
 
@@ -132,13 +181,18 @@ class Drift(Environment):
         vs, tel = advance(vp, state.vehicle, controls, params.dt, self.substeps)
         beta, eb, er, radial, course, speed = self.errors(vs, params)
         w, sg = params.weights, params.sigmas
-        reward = (w[0] * jnp.exp(-jnp.square(eb / sg[0])) + w[1] * jnp.exp(-jnp.square(er / sg[1]))
-                  + w[2] * jnp.exp(-jnp.square(radial / sg[2])))
-        terminated = ((jnp.abs(beta) > params.max_beta) | (jnp.abs(radial) > params.max_radial_error)
-                      | (speed < params.min_speed))
+        reward = (
+            w[0] * jnp.exp(-jnp.square(eb / sg[0]))
+            + w[1] * jnp.exp(-jnp.square(er / sg[1]))
+            + w[2] * jnp.exp(-jnp.square(radial / sg[2]))
+        )
+        terminated = (
+            (jnp.abs(beta) > params.max_beta) | (jnp.abs(radial) > params.max_radial_error) | (speed < params.min_speed)
+        )
         dtype = reward.dtype
-        st = state._replace(vehicle=vs, kappa=tel.kappa.astype(dtype), alpha=tel.alpha.astype(dtype),
-                            last_action=action)
+        st = state._replace(
+            vehicle=vs, kappa=tel.kappa.astype(dtype), alpha=tel.alpha.astype(dtype), last_action=action
+        )
         metrics = {"speed": speed, "beta": beta, "yaw_rate": vs.yaw_rate, "radial_error": radial}
         return Transition(st, reward, terminated, metrics)
 
@@ -147,6 +201,23 @@ class Drift(Environment):
         ch = params.vehicle.chassis
         radii = jnp.stack([ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_radius_rear])
         beta, eb, er, radial, course, speed = self.errors(vs, params)
-        return self.finish_obs([vs.vx / 20.0, vs.vy / 10.0, vs.yaw_rate / 2.0, beta, eb, er, vs.omega * radii / 20.0,
-                                state.kappa, 5.0 * state.alpha, radial / 5.0, jnp.sin(course), jnp.cos(course),
-                                (speed - params.target_speed) / 5.0, state.last_action], state, params)
+        return self.finish_obs(
+            [
+                vs.vx / 20.0,
+                vs.vy / 10.0,
+                vs.yaw_rate / 2.0,
+                beta,
+                eb,
+                er,
+                vs.omega * radii / 20.0,
+                state.kappa,
+                5.0 * state.alpha,
+                radial / 5.0,
+                jnp.sin(course),
+                jnp.cos(course),
+                (speed - params.target_speed) / 5.0,
+                state.last_action,
+            ],
+            state,
+            params,
+        )

@@ -53,8 +53,9 @@ RENDER_MODES = ["rgb_array"]
 
 def to_gym_box(space) -> spaces.Box:
     """A :class:`sims.envs.base.Box` as a float32 :class:`gymnasium.spaces.Box`."""
-    return spaces.Box(np.asarray(space.low, np.float32), np.asarray(space.high, np.float32), tuple(space.shape),
-                      np.float32)
+    return spaces.Box(
+        np.asarray(space.low, np.float32), np.asarray(space.high, np.float32), tuple(space.shape), np.float32
+    )
 
 
 def as_env(env, kwargs) -> Environment:
@@ -80,6 +81,7 @@ def seed_key(seed, np_random) -> Any:
 
 
 def check_render_mode(render_mode):
+    """``render_mode`` unchanged if it is ``None`` or one of :data:`RENDER_MODES`, else a ``ValueError``."""
     if render_mode is not None and render_mode not in RENDER_MODES:
         raise ValueError(f"render_mode = {render_mode!r}; allowed: None, {', '.join(map(repr, RENDER_MODES))}")
     return render_mode
@@ -96,8 +98,16 @@ class JaxVectorEnv(VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": RENDER_MODES}
 
-    def __init__(self, env="braking", num_envs: int = 8, params=None, chunk: int | None = None,
-                 autoreset_mode=AutoresetMode.NEXT_STEP, render_mode: str | None = None, **make_kwargs):
+    def __init__(
+        self,
+        env="braking",
+        num_envs: int = 8,
+        params=None,
+        chunk: int | None = None,
+        autoreset_mode=AutoresetMode.NEXT_STEP,
+        render_mode: str | None = None,
+        **make_kwargs,
+    ):
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs = {num_envs!r} must be a positive integer")
         self.env = as_env(env, make_kwargs)
@@ -110,7 +120,10 @@ class JaxVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._core = VectorCore(self.env, self.params, chunk)
-        self._key = self._state = self._obs = self._prev_done = None
+        self._key: jax.Array | None = None
+        self._state: Any = None  # the batched env state pytree, None before reset()
+        self._obs: Any = None  # (num_envs, obs_dim) array, None before reset()
+        self._prev_done: np.ndarray | None = None
 
     @property
     def next_step(self) -> bool:
@@ -134,8 +147,9 @@ class JaxVectorEnv(VectorEnv):
             raise RuntimeError("call reset() before step()")
         actions = self._actions(actions)
         if self.next_step:
-            (self._key, obs, self._obs, self._state, reward, term, trunc,
-             info) = self._core.step_next(self._key, self._state, self._obs, self._prev_done, actions)
+            (self._key, obs, self._obs, self._state, reward, term, trunc, info) = self._core.step_next(
+                self._key, self._state, self._obs, self._prev_done, actions
+            )
         else:
             self._key, obs, self._state, reward, term, trunc, info = self._core.step(self._key, self._state, actions)
             self._obs = obs
@@ -167,8 +181,9 @@ class JaxVectorEnv(VectorEnv):
         if self.render_mode is None or self._state is None:
             return None
         state = jax.device_get(self._state)
-        return tuple(render_frame(self.env, jax.tree.map(lambda a: a[i], state), self.params)
-                     for i in range(self.num_envs))
+        return tuple(
+            render_frame(self.env, jax.tree.map(lambda a, i=i: a[i], state), self.params) for i in range(self.num_envs)
+        )
 
     @property
     def state(self):
@@ -176,8 +191,10 @@ class JaxVectorEnv(VectorEnv):
         return self._state
 
     def __repr__(self):
-        return (f"JaxVectorEnv({self.env.name!r}, num_envs={self.num_envs}, "
-                f"autoreset_mode={self.metadata['autoreset_mode'].value!r})")
+        return (
+            f"JaxVectorEnv({self.env.name!r}, num_envs={self.num_envs}, "
+            f"autoreset_mode={self.metadata['autoreset_mode'].value!r})"
+        )
 
 
 class JaxEnv(gymnasium.Env):
@@ -192,7 +209,7 @@ class JaxEnv(gymnasium.Env):
         self.action_space = self._vec.single_action_space
         self.render_mode = check_render_mode(render_mode)
         self.metadata = {**type(self).metadata, "render_fps": int(round(1.0 / float(self._vec.params.dt)))}
-        self._final_state = None
+        self._final_state: tuple[Any, Any, np.ndarray] | None = None
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
@@ -207,8 +224,9 @@ class JaxEnv(gymnasium.Env):
         action = np.asarray(action, np.float32)
         obs, reward, term, trunc, info = jax.device_get(self._vec.step_arrays(action[None]))
         done = bool(term[0] or trunc[0])
-        out = {k: np.asarray(v[0]) for k, v in info.items() if k not in ("final_observation", "terminated",
-                                                                          "truncated")}
+        out = {
+            k: np.asarray(v[0]) for k, v in info.items() if k not in ("final_observation", "terminated", "truncated")
+        }
         # the episode is over: return its last observation; keep what recomputes its last state for render()
         self._final_state = (key, jax.tree.map(lambda a: a[0], before), action) if done else None
         obs = info["final_observation"] if done else obs

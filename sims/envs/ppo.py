@@ -72,7 +72,7 @@ MODE_SAMPLE, MODE_MEAN, MODE_RANDOM = 0, 1, 2
 def _mlp_init(key, sizes, last_scale):
     params = []
     keys = jax.random.split(key, len(sizes) - 1)
-    for i, (k, m, n) in enumerate(zip(keys, sizes[:-1], sizes[1:])):
+    for i, (k, m, n) in enumerate(zip(keys, sizes[:-1], sizes[1:], strict=True)):
         scale = last_scale if i == len(sizes) - 2 else np.sqrt(2.0)
         w = jax.nn.initializers.orthogonal(scale)(k, (m, n), jnp.float32)
         params.append((w, jnp.zeros((n,), jnp.float32)))
@@ -88,10 +88,13 @@ def _mlp(params, x):
 
 
 def init_network(key, n_obs: int, n_act: int, cfg: PPOConfig):
+    """Initial PPO parameters: ``{"actor", "critic"}`` MLPs (orthogonal init) and the ``(n_act,)`` log std."""
     k1, k2 = jax.random.split(key)
-    return {"actor": _mlp_init(k1, (n_obs, *cfg.hidden, n_act), 0.01),
-            "critic": _mlp_init(k2, (n_obs, *cfg.hidden, 1), 1.0),
-            "log_std": jnp.full((n_act,), cfg.init_log_std, jnp.float32)}
+    return {
+        "actor": _mlp_init(k1, (n_obs, *cfg.hidden, n_act), 0.01),
+        "critic": _mlp_init(k2, (n_obs, *cfg.hidden, 1), 1.0),
+        "log_std": jnp.full((n_act,), cfg.init_log_std, jnp.float32),
+    }
 
 
 def policy(net, obs):
@@ -101,6 +104,7 @@ def policy(net, obs):
 
 
 def log_prob(mean, log_std, a):
+    """Log density of actions ``a`` under a diagonal Gaussian, summed over the last (action) axis."""
     return jnp.sum(-0.5 * jnp.square((a - mean) / jnp.exp(log_std)) - log_std - 0.5 * np.log(2 * np.pi), axis=-1)
 
 
@@ -112,7 +116,7 @@ class Trajectory(NamedTuple):
     action: Any
     logp: Any
     value: Any
-    reward: Any   # reward + gamma V(final_observation) on truncation
+    reward: Any  # reward + gamma V(final_observation) on truncation
     done: Any
     discount: Any  # 0 on termination, else 1
     episode_return: Any
@@ -149,15 +153,24 @@ class PPO:
             sampled = mean + jnp.exp(log_std) * noise
             uniform = jax.random.uniform(k_r, mean.shape, minval=-1.0, maxval=1.0)
             action = jnp.where(mode == MODE_SAMPLE, sampled, jnp.where(mode == MODE_MEAN, mean, uniform))
-            obs2, state2, reward, term, trunc, info = step(jax.random.split(k_s, cfg.num_envs), state,
-                                                           action.astype(dtype), params)
+            obs2, state2, reward, term, trunc, info = step(
+                jax.random.split(k_s, cfg.num_envs), state, action.astype(dtype), params
+            )
             done = term | trunc
             _, _, v_final = policy(net, info["final_observation"])
             reward = reward.astype(jnp.float32)
             reward_b = reward + cfg.gamma * v_final * info["truncated"]
-            tr = Trajectory(obs.astype(jnp.float32), action, log_prob(mean, log_std, action), value, reward_b,
-                            done, info["discount"].astype(jnp.float32), info["episode_return"].astype(jnp.float32),
-                            done)
+            tr = Trajectory(
+                obs.astype(jnp.float32),
+                action,
+                log_prob(mean, log_std, action),
+                value,
+                reward_b,
+                done,
+                info["discount"].astype(jnp.float32),
+                info["episode_return"].astype(jnp.float32),
+                done,
+            )
             return (state2, obs2), tr
 
         (state, obs), traj = jax.lax.scan(body, (state, obs), jax.random.split(key, cfg.num_steps))
@@ -242,8 +255,9 @@ class PPO:
             scores.append(first)
         return float(np.mean(np.concatenate(scores)))
 
-    def train(self, verbose: bool = True, log_every: int = 1, evaluate_initial: bool = True,
-              progress: bool = False) -> dict:
+    def train(
+        self, verbose: bool = True, log_every: int = 1, evaluate_initial: bool = True, progress: bool = False
+    ) -> dict:
         """Train; returns the history: per update ``steps``, ``mean_return``, ``episodes``, ``loss``,
         ``wall_s`` (lists), and ``random_score``, ``initial_score``, ``final_score``, ``sample_score``,
         ``wall_s_total``, ``compile_s``.  ``progress``: a tqdm bar over the updates (with ``verbose``
@@ -258,14 +272,23 @@ class PPO:
         initial_score = self.evaluate(net, MODE_MEAN) if evaluate_initial else float("nan")
         compile_s = time.perf_counter() - t0
         if verbose:
-            print(f"[ppo] {cfg.task}: {cfg.num_updates} updates x {cfg.num_envs} envs x {cfg.num_steps} steps; "
-                  f"random score {random_score:.3f}, initial policy {initial_score:.3f} "
-                  f"(compile + eval {compile_s:.1f} s)", flush=True)
+            print(
+                f"[ppo] {cfg.task}: {cfg.num_updates} updates x {cfg.num_envs} envs x {cfg.num_steps} steps; "
+                f"random score {random_score:.3f}, initial policy {initial_score:.3f} "
+                f"(compile + eval {compile_s:.1f} s)",
+                flush=True,
+            )
         obs, state = self.reset_batch(jax.random.split(k_env, cfg.num_envs), self.params)
-        hist = {"steps": [], "mean_return": [], "episodes": [], "loss": [], "wall_s": []}
+        hist: dict[str, list[float]] = {"steps": [], "mean_return": [], "episodes": [], "loss": [], "wall_s": []}
         t_train = time.perf_counter()
-        bar = tqdm(total=cfg.num_updates * cfg.num_envs * cfg.num_steps, unit="step", unit_scale=True,
-                   desc=f"ppo {cfg.task}", disable=not progress, dynamic_ncols=True)
+        bar = tqdm(
+            total=cfg.num_updates * cfg.num_envs * cfg.num_steps,
+            unit="step",
+            unit_scale=True,
+            desc=f"ppo {cfg.task}",
+            disable=not progress,
+            dynamic_ncols=True,
+        )
         say = tqdm.write if progress else print
         for u in range(cfg.num_updates):
             key, k_roll, k_learn = jax.random.split(key, 3)
@@ -281,19 +304,31 @@ class PPO:
             bar.update(cfg.num_envs * cfg.num_steps)
             bar.set_postfix(mean_return=f"{mr:.3f}")
             if verbose and (u % log_every == 0 or u == cfg.num_updates - 1):
-                say(f"[ppo] update {u + 1:4d}  steps {steps:9d}  mean return {mr:9.3f}  "
+                say(
+                    f"[ppo] update {u + 1:4d}  steps {steps:9d}  mean return {mr:9.3f}  "
                     f"episodes {int(m['episodes']):5d}  loss {float(m['loss']):8.4f}  "
-                    f"{hist['wall_s'][-1]:6.1f} s")
+                    f"{hist['wall_s'][-1]:6.1f} s"
+                )
         bar.close()
         final_score = self.evaluate(net, MODE_MEAN)
         sample_score = self.evaluate(net, MODE_SAMPLE)
         wall = time.perf_counter() - t0
         if verbose:
-            print(f"[ppo] done: random {random_score:.3f} -> learned {final_score:.3f} (mean action; sampled "
-                  f"{sample_score:.3f}; initial {initial_score:.3f}); {wall:.1f} s wall", flush=True)
+            print(
+                f"[ppo] done: random {random_score:.3f} -> learned {final_score:.3f} (mean action; sampled "
+                f"{sample_score:.3f}; initial {initial_score:.3f}); {wall:.1f} s wall",
+                flush=True,
+            )
         self.net = net
-        return {**hist, "random_score": random_score, "initial_score": initial_score, "final_score": final_score,
-                "sample_score": sample_score, "wall_s_total": wall, "compile_s": compile_s}
+        return {
+            **hist,
+            "random_score": random_score,
+            "initial_score": initial_score,
+            "final_score": final_score,
+            "sample_score": sample_score,
+            "wall_s_total": wall,
+            "compile_s": compile_s,
+        }
 
 
 CSV_COLUMNS = ("update", "steps", "mean_return", "episodes", "loss", "wall_s")
@@ -345,7 +380,7 @@ def plot_curve(history: dict, path, title: str = "") -> None:
     if ok.sum() >= 5:
         w = max(ok.sum() // 20, 1)
         smooth = np.convolve(ret[ok], np.ones(w) / w, mode="valid")
-        ax.plot(steps[ok][w - 1:], smooth, color="C0", lw=2.0)
+        ax.plot(steps[ok][w - 1 :], smooth, color="C0", lw=2.0)
     ax.axhline(history["random_score"], color="C3", ls="--", label=f"random policy {history['random_score']:.2f}")
     ax.axhline(history["final_score"], color="C2", ls="-.", label=f"learned (mean action) {history['final_score']:.2f}")
     ax.set_xlabel("environment steps")
@@ -359,8 +394,8 @@ def plot_curve(history: dict, path, title: str = "") -> None:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="PPO on a sims.envs task; writes the learning curve as JSON, CSV "
-                                             "and PNG")
+    """``python -m sims.envs.ppo``: train PPO on a task; ``argv`` the command-line arguments."""
+    ap = argparse.ArgumentParser(description="PPO on a sims.envs task; writes the learning curve as JSON, CSV and PNG")
     ap.add_argument("--task", default="braking", choices=list(envs.REGISTRY))
     ap.add_argument("--steps", type=int, default=PPOConfig.total_steps, help="total environment steps")
     ap.add_argument("--num-envs", type=int, default=PPOConfig.num_envs)
@@ -368,15 +403,24 @@ def main(argv=None):
     ap.add_argument("--lr", type=float, default=PPOConfig.lr)
     ap.add_argument("--minibatches", type=int, default=PPOConfig.minibatches)
     ap.add_argument("--seed", type=int, default=PPOConfig.seed)
-    ap.add_argument("--out", default=None,
-                    help="output stem: <out>.json, <out>.csv, <out>.png (default out/ppo_<task>)")
+    ap.add_argument(
+        "--out", default=None, help="output stem: <out>.json, <out>.csv, <out>.png (default out/ppo_<task>)"
+    )
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     ap.add_argument("--no-initial", action="store_true", help="skip scoring the untrained policy")
     args = ap.parse_args(argv)
-    cfg = PPOConfig(task=args.task, total_steps=args.steps, num_envs=args.num_envs, num_steps=args.num_steps,
-                    lr=args.lr, minibatches=args.minibatches, seed=args.seed)
-    hist = PPO(cfg).train(log_every=max(cfg.num_updates // 40, 1), progress=not args.no_progress,
-                          evaluate_initial=not args.no_initial)
+    cfg = PPOConfig(
+        task=args.task,
+        total_steps=args.steps,
+        num_envs=args.num_envs,
+        num_steps=args.num_steps,
+        lr=args.lr,
+        minibatches=args.minibatches,
+        seed=args.seed,
+    )
+    hist = PPO(cfg).train(
+        log_every=max(cfg.num_updates // 40, 1), progress=not args.no_progress, evaluate_initial=not args.no_initial
+    )
     stem = args.out or os.path.join("out", f"ppo_{args.task}")
     stem = stem[:-4] if stem.endswith((".png", ".csv")) else stem[:-5] if stem.endswith(".json") else stem
     paths = write_results(hist, cfg, stem)

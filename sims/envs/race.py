@@ -29,8 +29,18 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from sims.envs.base import Environment, Physics, Transition, advance, as_params_array, dtype_of, make_env_vehicle, \
-    sample_physics, uniform, vehicle_for
+from sims.envs.base import (
+    Environment,
+    Physics,
+    Transition,
+    advance,
+    as_params_array,
+    dtype_of,
+    make_env_vehicle,
+    sample_physics,
+    uniform,
+    vehicle_for,
+)
 from sims.envs.tracks import Track, TrackPose, curvature_at, get_track, point_at, progress_delta, track_pose
 from sims.vehicles import double_track
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
@@ -45,14 +55,14 @@ class RaceParams(NamedTuple):
     max_steps: Any
     mass_scale: Any
     mu_scale: Any
-    speed: Any           # (2,) initial speed range [m/s]
-    random_start: Any    # bool: start anywhere on the track (else at s = 0)
-    lateral_noise: Any   # initial lateral offset uniform in +- this [m]
-    heading_noise: Any   # initial heading error uniform in +- this [rad]
+    speed: Any  # (2,) initial speed range [m/s]
+    random_start: Any  # bool: start anywhere on the track (else at s = 0)
+    lateral_noise: Any  # initial lateral offset uniform in +- this [m]
+    heading_noise: Any  # initial heading error uniform in +- this [rad]
     progress_scale: Any  # reward per metre of progress
-    crash_penalty: Any   # reward subtracted on off-track / spin
-    spin_heading: Any    # |heading error| of a spin [rad]
-    lookahead: Any       # (6,) curvature preview distances [m]
+    crash_penalty: Any  # reward subtracted on off-track / spin
+    spin_heading: Any  # |heading error| of a spin [rad]
+    lookahead: Any  # (6,) curvature preview distances [m]
 
 
 class RaceState(NamedTuple):
@@ -61,7 +71,7 @@ class RaceState(NamedTuple):
     kappa: Any
     alpha: Any
     pose: TrackPose
-    progress: Any      # arc length driven in the episode [m]
+    progress: Any  # arc length driven in the episode [m]
     last_action: Any
     t: Any
     ret: Any
@@ -79,13 +89,34 @@ class Race(Environment):
 
     num_actions = 2
     action_names = ("steer", "pedal")
-    obs_names = ("vx", "vy", "yaw_rate", "wheel_speed_fl", "wheel_speed_fr", "wheel_speed_rl", "wheel_speed_rr",
-                 "kappa_fl", "kappa_fr", "kappa_rl", "kappa_rr", "alpha_fl", "alpha_fr", "alpha_rl", "alpha_rr",
-                 "lateral", "sin_heading_error", "cos_heading_error") + tuple(
-                     f"curvature_{int(d)}m" for d in LOOKAHEAD) + ("last_steer", "last_pedal")
+    obs_names = (
+        (
+            "vx",
+            "vy",
+            "yaw_rate",
+            "wheel_speed_fl",
+            "wheel_speed_fr",
+            "wheel_speed_rl",
+            "wheel_speed_rr",
+            "kappa_fl",
+            "kappa_fr",
+            "kappa_rl",
+            "kappa_rr",
+            "alpha_fl",
+            "alpha_fr",
+            "alpha_rl",
+            "alpha_rr",
+            "lateral",
+            "sin_heading_error",
+            "cos_heading_error",
+        )
+        + tuple(f"curvature_{int(d)}m" for d in LOOKAHEAD)
+        + ("last_steer", "last_pedal")
+    )
 
-    def __init__(self, track="twisty", vehicle: str = "hatchback", window: int = 10, substeps: int = 10,
-                 privileged: bool = False):
+    def __init__(
+        self, track="twisty", vehicle: str = "hatchback", window: int = 10, substeps: int = 10, privileged: bool = False
+    ):
         super().__init__(substeps, privileged)
         self.track = track
         self.vehicle = vehicle
@@ -97,10 +128,21 @@ class Race(Environment):
         track = get_track(self.track, dtype=dtype)
         track = Track(*(jnp.asarray(x, dtype) for x in track))
         return RaceParams(
-            vehicle=make_env_vehicle(self.vehicle, dtype=dtype), track=track, dt=f(0.05),
-            max_steps=jnp.asarray(1000, jnp.int32), mass_scale=f([1.0, 1.0]), mu_scale=f([1.0, 1.0]),
-            speed=f([5.0, 15.0]), random_start=jnp.asarray(True), lateral_noise=f(1.0), heading_noise=f(0.1),
-            progress_scale=f(0.1), crash_penalty=f(5.0), spin_heading=f(1.5), lookahead=f(LOOKAHEAD))
+            vehicle=make_env_vehicle(self.vehicle, dtype=dtype),
+            track=track,
+            dt=f(0.05),
+            max_steps=jnp.asarray(1000, jnp.int32),
+            mass_scale=f([1.0, 1.0]),
+            mu_scale=f([1.0, 1.0]),
+            speed=f([5.0, 15.0]),
+            random_start=jnp.asarray(True),
+            lateral_noise=f(1.0),
+            heading_noise=f(0.1),
+            progress_scale=f(0.1),
+            crash_penalty=f(5.0),
+            spin_heading=f(1.5),
+            lookahead=f(LOOKAHEAD),
+        )
 
     def reset_state(self, key, params: RaceParams) -> RaceState:
         dtype = dtype_of(params)
@@ -139,10 +181,20 @@ class Race(Environment):
         reward = params.progress_scale * ds - jnp.where(crash, params.crash_penalty, 0.0)
         progress = state.progress + ds
         dtype = reward.dtype
-        st = state._replace(vehicle=vs, kappa=tel.kappa.astype(dtype), alpha=tel.alpha.astype(dtype), pose=pose,
-                            progress=progress, last_action=action)
-        metrics = {"speed": vs.vx, "progress": progress, "lateral": pose.lateral,
-                   "laps": jnp.floor(progress / tr.length)}
+        st = state._replace(
+            vehicle=vs,
+            kappa=tel.kappa.astype(dtype),
+            alpha=tel.alpha.astype(dtype),
+            pose=pose,
+            progress=progress,
+            last_action=action,
+        )
+        metrics = {
+            "speed": vs.vx,
+            "progress": progress,
+            "lateral": pose.lateral,
+            "laps": jnp.floor(progress / tr.length),
+        }
         return Transition(st, reward, crash, metrics)
 
     def get_obs(self, state: RaceState, params: RaceParams):
@@ -152,13 +204,33 @@ class Race(Environment):
         radii = jnp.stack([ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_radius_rear])
         he = state.pose.heading_error
         preview = curvature_at(tr, state.pose.s + params.lookahead)
-        return self.finish_obs([vs.vx / 20.0, vs.vy / 5.0, vs.yaw_rate / 2.0, vs.omega * radii / 20.0, state.kappa,
-                                5.0 * state.alpha, state.pose.lateral / tr.half_width, jnp.sin(he), jnp.cos(he),
-                                20.0 * preview, state.last_action], state, params)
+        return self.finish_obs(
+            [
+                vs.vx / 20.0,
+                vs.vy / 5.0,
+                vs.yaw_rate / 2.0,
+                vs.omega * radii / 20.0,
+                state.kappa,
+                5.0 * state.alpha,
+                state.pose.lateral / tr.half_width,
+                jnp.sin(he),
+                jnp.cos(he),
+                20.0 * preview,
+                state.last_action,
+            ],
+            state,
+            params,
+        )
 
 
-def scripted_driver(obs, target_speed: float = 12.0, wheelbase: float = 2.64, max_steer: float = 0.6,
-                    k_lat: float = 0.5, k_head: float = 1.2):
+def scripted_driver(
+    obs,
+    target_speed: float = 12.0,
+    wheelbase: float = 2.64,
+    max_steer: float = 0.6,
+    k_lat: float = 0.5,
+    k_head: float = 1.2,
+):
     """A simple line-following driver on the race observation: curvature feedforward ``L kappa_c`` (10 m
     ahead) plus feedback on the lateral offset and heading error; P control of the speed.  (2,) action."""
     vx = obs[..., 0] * 20.0

@@ -18,14 +18,18 @@ from __future__ import annotations
 try:
     import gymnasium
 except ImportError:  # the rl extra is not installed: nothing to register
-    gymnasium = None
+    gymnasium = None  # type: ignore[assignment]  # the module or None; callers test `is None`
 
 #: The gymnasium namespace of the tasks.
 NAMESPACE = "jaxtire"
 
 #: gymnasium id -> sims.envs name (:data:`sims.envs.REGISTRY`).
-GYM_IDS = {f"{NAMESPACE}/Braking-v0": "braking", f"{NAMESPACE}/Drift-v0": "drift",
-           f"{NAMESPACE}/RaceOval-v0": "race-oval", f"{NAMESPACE}/RaceTwisty-v0": "race-twisty"}
+GYM_IDS = {
+    f"{NAMESPACE}/Braking-v0": "braking",
+    f"{NAMESPACE}/Drift-v0": "drift",
+    f"{NAMESPACE}/RaceOval-v0": "race-oval",
+    f"{NAMESPACE}/RaceTwisty-v0": "race-twisty",
+}
 
 ENTRY_POINT = "sims.envs.gymnasium:JaxEnv"
 VECTOR_ENTRY_POINT = "sims.envs.gymnasium:JaxVectorEnv"
@@ -39,6 +43,7 @@ def register(ids: dict | None = None) -> bool:
         return False
     for gym_id, name in (GYM_IDS if ids is None else ids).items():
         if gym_id not in gymnasium.registry:
-            gymnasium.register(id=gym_id, entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT,
-                               kwargs={"env": name})
+            gymnasium.register(
+                id=gym_id, entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT, kwargs={"env": name}
+            )
     return True

@@ -140,8 +140,15 @@ def _scene(canvas: Canvas, env: Environment, state, params):
         canvas.line(marks, np.full_like(marks, -3.5), marks, np.full_like(marks, 3.5), LINE, 0)
 
 
-def render_frame(env: Environment, state, params, width: int = 320, height: int = 320, view: float = 40.0,
-                 force_scale: float = 2000.0) -> np.ndarray:
+def render_frame(
+    env: Environment,
+    state,
+    params,
+    width: int = 320,
+    height: int = 320,
+    view: float = 40.0,
+    force_scale: float = 2000.0,
+) -> np.ndarray:
     """``(height, width, 3)`` uint8 top view of one (unbatched) ``state`` of ``env`` (module docstring)."""
     vs = state.vehicle
     x, y, yaw = float(vs.x), float(vs.y), float(vs.yaw)
@@ -166,8 +173,9 @@ def render_frame(env: Environment, state, params, width: int = 320, height: int 
     return canvas.img
 
 
-def episode_frames(env: Environment, params=None, policy=None, key=None, max_steps: int | None = None,
-                   **render_kwargs) -> list:
+def episode_frames(
+    env: Environment, params=None, policy=None, key=None, max_steps: int | None = None, **render_kwargs
+) -> list:
     """Frames of one episode of ``env`` (``policy(obs) -> action``, default zeros) until it ends or
     ``max_steps``; the first frame is the reset state.  Steps one environment with the jitted env."""
     params = env.default_params if params is None else params

@@ -24,6 +24,7 @@ environments share it); ``render_mode="rgb_array"`` gives :func:`sims.envs.rende
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import jax
 import numpy as np
@@ -36,8 +37,9 @@ from sims.envs.vector import VectorCore
 
 
 def _box(space) -> spaces.Box:
-    return spaces.Box(np.asarray(space.low, np.float32), np.asarray(space.high, np.float32), tuple(space.shape),
-                      np.float32)
+    return spaces.Box(
+        np.asarray(space.low, np.float32), np.asarray(space.high, np.float32), tuple(space.shape), np.float32
+    )
 
 
 class JaxVecEnv(VecEnv):
@@ -46,8 +48,16 @@ class JaxVecEnv(VecEnv):
     (default ``env.default_params``); ``chunk``: see :func:`sims.envs.base.chunked`; ``seed``: the key of
     the first reset (default 0)."""
 
-    def __init__(self, env="braking", num_envs: int = 16, params=None, chunk: int | None = None, seed: int = 0,
-                 render_mode: str | None = None, **make_kwargs):
+    def __init__(
+        self,
+        env="braking",
+        num_envs: int = 16,
+        params=None,
+        chunk: int | None = None,
+        seed: int = 0,
+        render_mode: str | None = None,
+        **make_kwargs,
+    ):
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs = {num_envs!r} must be a positive integer")
         if render_mode not in (None, "rgb_array"):
@@ -57,10 +67,12 @@ class JaxVecEnv(VecEnv):
         self._render_mode = render_mode
         self._core = VectorCore(self.env, self.params, chunk)
         self._key = jax.random.key(int(seed))
-        self._state = self._actions = None
+        self._state: Any = None  # the batched env state pytree, None before reset()
+        self._actions: np.ndarray | None = None
         self._t0 = time.perf_counter()
-        super().__init__(num_envs, _box(self.env.observation_space(self.params)),
-                         _box(self.env.action_space(self.params)))
+        super().__init__(
+            num_envs, _box(self.env.observation_space(self.params)), _box(self.env.action_space(self.params))
+        )
 
     # -- the VecEnv protocol ------------------------------------------------------------------------
     def reset(self):
@@ -77,18 +89,20 @@ class JaxVecEnv(VecEnv):
     def step_wait(self):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
-        self._key, obs, self._state, reward, term, trunc, info = self._core.step(self._key, self._state,
-                                                                                self._actions)
+        self._key, obs, self._state, reward, term, trunc, info = self._core.step(self._key, self._state, self._actions)
         obs, reward, term, trunc, final, ret, length = jax.device_get(
-            (obs, reward, term, trunc, info["final_observation"], info["episode_return"], info["episode_length"]))
+            (obs, reward, term, trunc, info["final_observation"], info["episode_return"], info["episode_length"])
+        )
         dones = np.logical_or(term, trunc)
-        infos = [{} for _ in range(self.num_envs)]
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         if dones.any():
             t = round(time.perf_counter() - self._t0, 6)
             for i in np.flatnonzero(dones):
-                infos[i] = {"terminal_observation": np.asarray(final[i], np.float32),
-                            "TimeLimit.truncated": bool(trunc[i] and not term[i]),
-                            "episode": {"r": float(ret[i]), "l": int(length[i]), "t": t}}
+                infos[i] = {
+                    "terminal_observation": np.asarray(final[i], np.float32),
+                    "TimeLimit.truncated": bool(trunc[i] and not term[i]),
+                    "episode": {"r": float(ret[i]), "l": int(length[i]), "t": t},
+                }
         return np.array(obs, np.float32), np.array(reward, np.float32), dones, infos
 
     def close(self) -> None:
@@ -112,8 +126,9 @@ class JaxVecEnv(VecEnv):
         if self._state is None:
             return [None] * self.num_envs
         state = jax.device_get(self._state)
-        return [render_frame(self.env, jax.tree.map(lambda a: a[i], state), self.params)
-                for i in range(self.num_envs)]
+        return [
+            render_frame(self.env, jax.tree.map(lambda a, i=i: a[i], state), self.params) for i in range(self.num_envs)
+        ]
 
     @property
     def state(self):

@@ -23,6 +23,7 @@ length)``, the signed lateral offset (positive left of the centreline), the head
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax.numpy as jnp
@@ -77,8 +78,9 @@ def _catmull_rom_closed(p: np.ndarray, per_seg: int = 64, alpha: float = 0.5) ->
     return np.concatenate(out)
 
 
-def make_track(points, half_width: float = 6.0, ds: float = 1.0, smooth: bool = True, smooth_curvature: float = 5.0,
-               dtype=None) -> Track:
+def make_track(
+    points, half_width: float = 6.0, ds: float = 1.0, smooth: bool = True, smooth_curvature: float = 5.0, dtype=None
+) -> Track:
     """A closed :class:`Track` through the (x, y) ``points`` [m] (the last point joins the first; do not
     repeat it), resampled every ``ds`` [m] (rounded so the spacing divides the length); the curvature is
     a periodic moving average over ``smooth_curvature`` [m] (0: raw finite differences).
@@ -110,7 +112,7 @@ def make_track(points, half_width: float = 6.0, ds: float = 1.0, smooth: bool = 
     curvature = (d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0]) / np.maximum(np.hypot(d1[:, 0], d1[:, 1]) ** 3, 1e-12)
     if smooth_curvature > 0:  # periodic moving average over about smooth_curvature metres
         w = max(int(round(smooth_curvature / (length / n))) | 1, 1)
-        pad = np.concatenate([curvature[-(w // 2):], curvature, curvature[:w // 2]]) if w > 1 else curvature
+        pad = np.concatenate([curvature[-(w // 2) :], curvature, curvature[: w // 2]]) if w > 1 else curvature
         curvature = np.convolve(pad, np.ones(w) / w, mode="valid")
     f = (lambda v: jnp.asarray(v, dtype)) if dtype is not None else (lambda v: jnp.asarray(v, jnp.result_type(float)))
     return Track(f(xy), f(s), f(heading), f(curvature), f(length), f(half_width), f(length / n))
@@ -137,19 +139,42 @@ def oval_points(straight: float = 200.0, radius: float = 50.0, step: float = 1.0
 
 
 #: Control points of the "twisty" circuit [m], counter-clockwise from the start/finish straight.
-TWISTY_POINTS = np.array([
-    (0, 0), (156, 0), (260, 6), (325, 46), (338, 104), (299, 143), (240, 136), (208, 169), (228, 228),
-    (292, 254), (318, 312), (280, 358), (208, 351), (166, 315), (124, 338), (78, 377), (13, 364),
-    (-26, 312), (13, 260), (-13, 195), (-78, 156), (-78, 65),
-], dtype=np.float64)
+TWISTY_POINTS = np.array(
+    [
+        (0, 0),
+        (156, 0),
+        (260, 6),
+        (325, 46),
+        (338, 104),
+        (299, 143),
+        (240, 136),
+        (208, 169),
+        (228, 228),
+        (292, 254),
+        (318, 312),
+        (280, 358),
+        (208, 351),
+        (166, 315),
+        (124, 338),
+        (78, 377),
+        (13, 364),
+        (-26, 312),
+        (13, 260),
+        (-13, 195),
+        (-78, 156),
+        (-78, 65),
+    ],
+    dtype=np.float64,
+)
 
 
 def twisty_points() -> np.ndarray:
+    """A copy of the twisty track's control points, ``(N, 2)`` float ``(x, y)`` [m]."""
     return TWISTY_POINTS.copy()
 
 
 #: Built-in tracks: name -> (points, kwargs of :func:`make_track`).
-TRACKS = {
+TRACKS: dict[str, tuple[Callable[[], np.ndarray], dict[str, Any]]] = {
     "oval": (oval_points, dict(half_width=6.0, ds=1.0, smooth=False)),
     "twisty": (twisty_points, dict(half_width=5.0, ds=1.0, smooth=True)),
 }
@@ -171,9 +196,10 @@ def get_track(name, dtype=None) -> Track:
 
 
 def project(track: Track, x, y, hint=None, window: int | None = None):
-    """Nearest point on the centreline polyline to ``(x, y)``: ``(s, lateral, segment index, segment
-    heading)``.  With ``hint`` (a segment index) and ``window`` (Python int), only the segments
-    ``hint - window .. hint + window`` are searched; otherwise all of them."""
+    """Nearest point on the centreline polyline to ``(x, y)`` [m]: ``(s, lateral, segment index, segment
+    heading)`` as ``s`` [m] arc length, ``lateral`` [m] (positive left), int32 index, heading [rad];
+    each of the broadcast shape of ``x, y``.  With ``hint`` (a segment index) and ``window`` (Python
+    int), only the segments ``hint - window .. hint + window`` are searched; otherwise all of them."""
     n = track.xy.shape[0]
     if hint is None or window is None or 2 * window + 1 >= n:
         idx = jnp.arange(n)
@@ -198,7 +224,8 @@ def project(track: Track, x, y, hint=None, window: int | None = None):
 
 
 def track_pose(track: Track, x, y, yaw, hint=None, window: int | None = None) -> TrackPose:
-    """:class:`TrackPose` of a vehicle at ``(x, y)`` with heading ``yaw`` (see :func:`project`)."""
+    """:class:`TrackPose` of a vehicle at ``(x, y)`` [m] with heading ``yaw`` [rad] (see :func:`project`);
+    the heading error is wrapped to ``[-pi, pi)``."""
     s, lat, k, heading = project(track, x, y, hint, window)
     return TrackPose(s, lat, wrap_angle(yaw - heading), k)
 
@@ -219,7 +246,7 @@ def curvature_at(track: Track, s):
 
 
 def point_at(track: Track, s):
-    """``(x, y, heading)`` of the centreline at arc length(s) ``s``."""
+    """``(x, y, heading)`` ([m], [m], [rad]) of the centreline at arc length(s) ``s`` [m]; shape of ``s``."""
     _, i0, i1, w = _interp_periodic(track, track.curvature, s)
     p = track.xy[i0] * (1.0 - w)[..., None] + track.xy[i1] * w[..., None]
     h0 = track.heading[i0]
@@ -228,6 +255,6 @@ def point_at(track: Track, s):
 
 
 def progress_delta(track: Track, s_new, s_old):
-    """Signed arc length travelled from ``s_old`` to ``s_new`` (wrapped across the start line)."""
+    """Signed arc length [m] travelled from ``s_old`` to ``s_new`` [m] (wrapped across the start line)."""
     half = 0.5 * track.length
     return jnp.mod(s_new - s_old + half, track.length) - half

@@ -84,11 +84,18 @@ def vector_fns(env: Environment, chunk: int | None, treedef, spec: tuple) -> Vec
         obs_next = sel(obs, obs_new)
         reward = jnp.where(keep, jnp.zeros_like(reward), reward)
         term, trunc = term & ~keep, trunc & ~keep
-        zero = {"episode_return": jnp.zeros_like(info["episode_return"]),
-                "episode_length": jnp.zeros_like(info["episode_length"])}
-        info = {**info, "terminated": term, "truncated": trunc, "final_observation": obs_out,
-                "discount": 1.0 - term.astype(reward.dtype),
-                **{k: jnp.where(keep, v, info[k]) for k, v in zero.items()}}
+        zero = {
+            "episode_return": jnp.zeros_like(info["episode_return"]),
+            "episode_length": jnp.zeros_like(info["episode_length"]),
+        }
+        info = {
+            **info,
+            "terminated": term,
+            "truncated": trunc,
+            "final_observation": obs_out,
+            "discount": 1.0 - term.astype(reward.dtype),
+            **{k: jnp.where(keep, v, info[k]) for k, v in zero.items()},
+        }
         return key, obs_out, obs_next, state_out, reward, term, trunc, info
 
     return VectorFns(jax.jit(reset, static_argnums=2), jax.jit(step), jax.jit(step_next))

@@ -38,7 +38,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from typing import Any, Mapping, NamedTuple, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -50,9 +51,22 @@ from sims.vehicles import get_model
 from sims.vehicles.params import Controls, VehicleParams, VehicleState, validate_params
 
 __all__ = [
-    "CHANNELS", "DEFAULT_PARAMETERS", "EXAMPLE_TRUTH", "PARAMETERS", "RELATIVE_BOUNDS", "IdentifyReport", "IdentifyResult",
-    "VehicleLog", "example_truth", "excitation_controls", "get_parameter", "identify", "log_loss", "make_log",
-    "set_parameters", "synthetic_log",
+    "CHANNELS",
+    "DEFAULT_PARAMETERS",
+    "EXAMPLE_TRUTH",
+    "PARAMETERS",
+    "RELATIVE_BOUNDS",
+    "IdentifyReport",
+    "IdentifyResult",
+    "VehicleLog",
+    "example_truth",
+    "excitation_controls",
+    "get_parameter",
+    "identify",
+    "log_loss",
+    "make_log",
+    "set_parameters",
+    "synthetic_log",
 ]
 
 #: Residual channels of the loss.
@@ -90,7 +104,9 @@ def _rows(mask) -> str:
     return f"row{'s' if len(idx) > 1 else ''} {shown}{more}"
 
 
-def make_log(states: VehicleState, controls: Controls, dt: float, fz=None, *, n_wheels: int | None = None) -> VehicleLog:
+def make_log(
+    states: VehicleState, controls: Controls, dt: float, fz=None, *, n_wheels: int | None = None
+) -> VehicleLog:
     """A validated :class:`VehicleLog` (numpy float arrays).
 
     ``states`` has ``n >= 2`` rows, ``controls`` and ``fz`` ``n - 1`` (a controls / loads row per step;
@@ -125,12 +141,16 @@ def make_log(states: VehicleState, controls: Controls, dt: float, fz=None, *, n_
         raise ValueError(f"log: need at least 2 samples (one step), got {n}")
     for f, a in st.items():
         if a.shape[0] != n:
-            raise ValueError(f"log: states.{f} has {a.shape[0]} rows but states.vx has {n}; every channel "
-                             f"needs the same number of rows")
+            raise ValueError(
+                f"log: states.{f} has {a.shape[0]} rows but states.vx has {n}; every channel "
+                f"needs the same number of rows"
+            )
     nw = st["omega"].shape[1] if st["omega"].ndim == 2 else None
     if st["omega"].ndim != 2 or (n_wheels is not None and nw != n_wheels) or nw not in (2, 4):
-        raise ValueError(f"log: states.omega must have shape (rows, 2 or 4 wheels)"
-                         f"{'' if n_wheels is None else f' with {n_wheels} wheels'}, got {st['omega'].shape}")
+        raise ValueError(
+            f"log: states.omega must have shape (rows, 2 or 4 wheels)"
+            f"{'' if n_wheels is None else f' with {n_wheels} wheels'}, got {st['omega'].shape}"
+        )
     for f, a in st.items():
         if f != "omega" and a.ndim != 1:
             raise ValueError(f"log: states.{f} must be 1-D (rows,), got shape {a.shape}")
@@ -139,8 +159,9 @@ def make_log(states: VehicleState, controls: Controls, dt: float, fz=None, *, n_
         if a.shape[0] == n:
             ct[f] = a = a[:-1]
         if a.shape[0] != n - 1:
-            raise ValueError(f"log: controls.{f} has {a.shape[0]} rows; expected {n - 1} (one per step) or {n} "
-                             f"(states has {n} rows)")
+            raise ValueError(
+                f"log: controls.{f} has {a.shape[0]} rows; expected {n - 1} (one per step) or {n} (states has {n} rows)"
+            )
         if f == "brake":
             if a.ndim not in (1, 2) or (a.ndim == 2 and a.shape[1] != nw):
                 raise ValueError(f"log: controls.brake must be (rows,) or (rows, {nw}), got {a.shape}")
@@ -151,8 +172,10 @@ def make_log(states: VehicleState, controls: Controls, dt: float, fz=None, *, n_
         if fz.shape[0] == n:
             fz = fz[:-1]
         if fz.ndim != 2 or fz.shape[0] != n - 1 or fz.shape[1] != nw:
-            raise ValueError(f"log: fz has shape {fz.shape}; expected ({n - 1}, {nw}) (one row of wheel loads "
-                             f"per step) or ({n}, {nw})")
+            raise ValueError(
+                f"log: fz has shape {fz.shape}; expected ({n - 1}, {nw}) (one row of wheel loads "
+                f"per step) or ({n}, {nw})"
+            )
     named = [(f"states.{f}", a) for f, a in st.items()] + [(f"controls.{f}", a) for f, a in ct.items()]
     if fz is not None:
         named.append(("fz", fz))
@@ -163,15 +186,20 @@ def make_log(states: VehicleState, controls: Controls, dt: float, fz=None, *, n_
     if fz is not None:
         bad = fz < 0
         if bad.any():
-            raise ValueError(f"log: wheel loads fz must be >= 0 N (ISO: compression positive); got "
-                             f"{fz[bad].ravel()[0]:g} at {_rows(bad)} (flip the sign of SAE-convention data)")
+            raise ValueError(
+                f"log: wheel loads fz must be >= 0 N (ISO: compression positive); got "
+                f"{fz[bad].ravel()[0]:g} at {_rows(bad)} (flip the sign of SAE-convention data)"
+            )
     if (ct["brake"] < 0).any() or (ct["brake"] > 1).any():
-        raise ValueError(f"log: controls.brake must be in [0, 1]; bad at {_rows((ct['brake'] < 0) | (ct['brake'] > 1))}")
+        raise ValueError(
+            f"log: controls.brake must be in [0, 1]; bad at {_rows((ct['brake'] < 0) | (ct['brake'] > 1))}"
+        )
     return VehicleLog(VehicleState(**st), Controls(**ct), fz, dt)
 
 
-def excitation_controls(n_steps: int, dt: float, *, steer_small: float = 0.03, steer_large: float = 0.1,
-                        brake: float = 0.6) -> Controls:
+def excitation_controls(
+    n_steps: int, dt: float, *, steer_small: float = 0.03, steer_large: float = 0.1, brake: float = 0.6
+) -> Controls:
     """An open-loop identification manoeuvre of ``n_steps`` steps (times scale with the duration ``T``):
     throttle 0.4 (mass: drive force / acceleration) for the first 15 %; a 0.8 Hz sine steer of
     ``steer_small`` rad (cornering stiffnesses, linear range) to 50 %; a steer step of ``steer_large``
@@ -189,9 +217,18 @@ def excitation_controls(n_steps: int, dt: float, *, steer_small: float = 0.03, s
     return Controls(sm(steer), sm(throttle), sm(br))
 
 
-def synthetic_log(params: VehicleParams, *, speed: float = 20.0, n_steps: int = 600, dt: float = 0.01,
-                  model="double_track", controls: Controls | None = None, noise: float = 0.0, seed: int = 0,
-                  with_loads: bool = True) -> VehicleLog:
+def synthetic_log(
+    params: VehicleParams,
+    *,
+    speed: float = 20.0,
+    n_steps: int = 600,
+    dt: float = 0.01,
+    model="double_track",
+    controls: Controls | None = None,
+    noise: float = 0.0,
+    seed: int = 0,
+    with_loads: bool = True,
+) -> VehicleLog:
     """A log of ``params`` (the hidden truth) driving :func:`excitation_controls` (or ``controls``) from
     ``speed`` [m/s]; gaussian noise of ``noise`` x the channel's RMS added to every logged channel."""
     m = get_model(model)
@@ -202,15 +239,20 @@ def synthetic_log(params: VehicleParams, *, speed: float = 20.0, n_steps: int = 
     s0 = m.init_state(params, speed)
     res = rollout(params, s0, c, n_steps, dt=dt, model=m, record="all")
     tr = res.trajectory
-    states = jax.tree.map(lambda a, b: np.concatenate([np.asarray(a), np.asarray(b)[None]], axis=0),
-                          tr["state"], res.final_state)
+    states = jax.tree.map(
+        lambda a, b: np.concatenate([np.asarray(a), np.asarray(b)[None]], axis=0), tr["state"], res.final_state
+    )
     fz = np.asarray(tr["telemetry"].fz, dtype=np.float64)
     rng = np.random.default_rng(seed)
     if noise > 0:
+
         def noisy(a):
             a = np.asarray(a, np.float64)
             return a + noise * np.sqrt(np.mean(a * a)) * rng.standard_normal(a.shape)
-        states = states._replace(**{f: noisy(getattr(states, f)) for f in ("vx", "vy", "yaw_rate", "omega", "ax", "ay")})
+
+        states = states._replace(
+            **{f: noisy(getattr(states, f)) for f in ("vx", "vy", "yaw_rate", "omega", "ax", "ay")}
+        )
         fz = np.maximum(noisy(fz), 0.0)
     ctrl = jax.tree.map(lambda a: np.asarray(a, np.float64), controls)
     return make_log(states, ctrl, dt, fz if with_loads else None, n_wheels=m.n_wheels)
@@ -224,15 +266,26 @@ def synthetic_log(params: VehicleParams, *, speed: float = 20.0, n_steps: int = 
 #: L - a``); ``mass`` keeps the dynamic index (``yaw_inertia`` scales with it) unless ``yaw_inertia`` is
 #: identified too; ``mu`` scales ``mu_x`` and ``mu_y`` of both axles; ``k_x`` both axles' slip stiffness.
 PARAMETERS: dict[str, str] = {
-    "mass": "mass [kg]", "yaw_inertia": "yaw inertia [kg m^2]", "cg_to_front": "CG to front axle [m]",
-    "cg_height": "CG height [m]", "k_y_front": "front cornering stiffness scale [-]",
-    "k_y_rear": "rear cornering stiffness scale [-]", "k_x": "slip stiffness scale [-]", "mu": "grip scale [-]",
+    "mass": "mass [kg]",
+    "yaw_inertia": "yaw inertia [kg m^2]",
+    "cg_to_front": "CG to front axle [m]",
+    "cg_height": "CG height [m]",
+    "k_y_front": "front cornering stiffness scale [-]",
+    "k_y_rear": "rear cornering stiffness scale [-]",
+    "k_x": "slip stiffness scale [-]",
+    "mu": "grip scale [-]",
 }
 DEFAULT_PARAMETERS = ("mass", "cg_to_front", "cg_height", "k_y_front", "k_y_rear", "mu")
 #: Default bounds as factors on the start value (``cg_to_front``: fraction of the wheelbase).
 RELATIVE_BOUNDS: dict[str, tuple[float, float]] = {
-    "mass": (0.5, 2.0), "yaw_inertia": (0.5, 2.0), "cg_to_front": (0.2, 0.8), "cg_height": (0.3, 2.0),
-    "k_y_front": (0.4, 2.5), "k_y_rear": (0.4, 2.5), "k_x": (0.4, 2.5), "mu": (0.4, 2.0),
+    "mass": (0.5, 2.0),
+    "yaw_inertia": (0.5, 2.0),
+    "cg_to_front": (0.2, 0.8),
+    "cg_height": (0.3, 2.0),
+    "k_y_front": (0.4, 2.5),
+    "k_y_rear": (0.4, 2.5),
+    "k_x": (0.4, 2.5),
+    "mu": (0.4, 2.0),
 }
 
 
@@ -317,7 +370,7 @@ def _windows(log: VehicleLog, window: int, dtype):
     n = nw * window
     f = lambda a: jnp.asarray(np.asarray(a)[:n].reshape((nw, window) + np.shape(a)[1:]), dtype)  # noqa: E731
     start = jax.tree.map(lambda a: jnp.asarray(np.asarray(a)[:n:window], dtype), log.states)
-    target = jax.tree.map(lambda a: f(np.asarray(a)[1:n + 1]), log.states)
+    target = jax.tree.map(lambda a: f(np.asarray(a)[1 : n + 1]), log.states)
     ctrl = jax.tree.map(f, log.controls)
     fz = None if log.fz is None else f(log.fz)
     return start, target, ctrl, fz
@@ -345,15 +398,17 @@ def log_loss(params: VehicleParams, log_windows, scales: dict, *, dt: float, mod
     if restart == "log":
         sim, sim_fz, _ = jax.vmap(window)(start, ctrl)
     elif restart == "chain":
+
         def body(s, xs):
             c = xs
             states, f, final = window(s, c)
             return jax.lax.stop_gradient(final), (states, f)
+
         first = jax.tree.map(lambda a: a[0], start)
         _, (sim, sim_fz) = jax.lax.scan(body, first, ctrl)
     else:
         raise ValueError(f"restart = {restart!r}; allowed 'log' or 'chain'")
-    loss = 0.0
+    loss: jax.Array | float = 0.0
     for c, sc in scales.items():
         if c == "fz":
             if fz is None:
@@ -398,9 +453,11 @@ class IdentifyReport:
         return {k: self.parameters[k][1] / self.true[k] - 1.0 for k in self.parameters}
 
     def __str__(self) -> str:
-        lines = [f"jaxtire identify ({self.iterations} Adam iterations, {self.n_windows} windows x {self.window} "
-                 f"steps, restart={self.restart}; compile {self.compile_seconds:.1f} s, run {self.seconds:.1f} s)",
-                 f"  loss: start {self.loss_start:.4e}, final {self.loss_final:.4e}"]
+        lines = [
+            f"jaxtire identify ({self.iterations} Adam iterations, {self.n_windows} windows x {self.window} "
+            f"steps, restart={self.restart}; compile {self.compile_seconds:.1f} s, run {self.seconds:.1f} s)",
+            f"  loss: start {self.loss_start:.4e}, final {self.loss_final:.4e}",
+        ]
         w = max(len(k) for k in self.parameters)
         head = f"  {'parameter':>{w}} {'start':>11} {'identified':>11}"
         if self.true is not None:
@@ -409,7 +466,7 @@ class IdentifyReport:
         err = self.rel_error
         for k, (a, b) in self.parameters.items():
             row = f"  {k:>{w}} {a:11.5g} {b:11.5g}"
-            if self.true is not None:
+            if self.true is not None and err is not None:
                 row += f" {self.true[k]:11.5g} {100 * err[k]:+8.3f}%"
             lines.append(row)
         return "\n".join(lines)
@@ -421,11 +478,23 @@ class IdentifyResult(NamedTuple):
     report: IdentifyReport
 
 
-def identify(log: VehicleLog, start: VehicleParams, *, parameters: Sequence[str] = DEFAULT_PARAMETERS,
-             bounds: Mapping[str, tuple[float, float]] | None = None, window: int = 50, restart: str = "log",
-             channels: Sequence[str] = CHANNELS, n_iter: int = 80, lr: float = 0.1, clip: float = 1.0,
-             model="double_track", true: VehicleParams | None = None, fast_compile: bool = True,
-             verbose: bool = False) -> IdentifyResult:
+def identify(
+    log: VehicleLog,
+    start: VehicleParams,
+    *,
+    parameters: Sequence[str] = DEFAULT_PARAMETERS,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    window: int = 50,
+    restart: str = "log",
+    channels: Sequence[str] = CHANNELS,
+    n_iter: int = 80,
+    lr: float = 0.1,
+    clip: float = 1.0,
+    model="double_track",
+    true: VehicleParams | None = None,
+    fast_compile: bool = True,
+    verbose: bool = False,
+) -> IdentifyResult:
     """Identify ``parameters`` of ``start`` (everything else is taken as known) from ``log``.
 
     ``window`` steps per window (truncated backprop; ``restart`` ``"log"`` or ``"chain"``, module
@@ -441,8 +510,9 @@ def identify(log: VehicleLog, start: VehicleParams, *, parameters: Sequence[str]
     validate_params(start, source="identify start")
     m = get_model(model)
     if np.shape(log.states.omega)[1] != m.n_wheels:
-        raise ValueError(f"identify: the log has {np.shape(log.states.omega)[1]} wheel states but model "
-                         f"{m.name!r} has {m.n_wheels}")
+        raise ValueError(
+            f"identify: the log has {np.shape(log.states.omega)[1]} wheel states but model {m.name!r} has {m.n_wheels}"
+        )
     for k in parameters:
         if k not in PARAMETERS:
             raise ValueError(f"identify: unknown parameter {k!r}; allowed {', '.join(PARAMETERS)}")
@@ -477,8 +547,18 @@ def identify(log: VehicleLog, start: VehicleParams, *, parameters: Sequence[str]
         print(f"  iter {i:4d} loss {float(loss):.4e} " + " ".join(f"{k}={v:.4g}" for k, v in vals.items()), flush=True)
 
     def run(u, d):  # the shared optimisation loop of jaxtire.fit, one lax.scan over the iterations
-        return minimize(loss_fn, u, method="adam", n_iter=n_iter, learning_rate=lr, clip=clip, decay_to=0.05,
-                        data=d, keep="best", callback=report if verbose else None)
+        return minimize(
+            loss_fn,
+            u,
+            method="adam",
+            n_iter=n_iter,
+            learning_rate=lr,
+            clip=clip,
+            decay_to=0.05,
+            data=d,
+            keep="best",
+            callback=report if verbose else None,
+        )
 
     u = {k: jnp.asarray(to_unconstrained(float(get_parameter(start, k)), *bd[k]), dtype) for k in parameters}
     t0 = time.perf_counter()
@@ -493,8 +573,20 @@ def identify(log: VehicleLog, start: VehicleParams, *, parameters: Sequence[str]
     values = {k: float(v) for k, v in unpack(best_u).items()}
     start_vals = {k: float(get_parameter(start, k)) for k in parameters}
     true_vals = None if true is None else {k: float(get_parameter(true, k)) for k in parameters}
-    rep = IdentifyReport({k: (start_vals[k], values[k]) for k in parameters}, true_vals, bd, float(losses[0]), best,
-                         losses, n_iter, window, n_windows, restart, t1 - t0, seconds)
+    rep = IdentifyReport(
+        {k: (start_vals[k], values[k]) for k in parameters},
+        true_vals,
+        bd,
+        float(losses[0]),
+        best,
+        losses,
+        n_iter,
+        window,
+        n_windows,
+        restart,
+        t1 - t0,
+        seconds,
+    )
     return IdentifyResult(set_parameters(start, {k: jnp.asarray(v, dtype) for k, v in values.items()}), values, rep)
 
 

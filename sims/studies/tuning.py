@@ -5,7 +5,8 @@ Both tuners optimise controller gains by gradient descent through a ``lax.scan``
 iteration (stochastic gradient over surfaces, payloads, tire friction / stiffness and speeds), with
 :func:`jaxtire.fit.minimize` (the project's one optimisation loop; Adam, cosine-decayed learning rate,
 global-norm clipping).  Every gain is optimised through the bound transform of :mod:`jaxtire.fit`
-(:func:`jaxtire.fit.pack` / :func:`~jaxtire.fit.unpack`: scaled sigmoid into its ``(lower, upper)`` range), so every iterate is a valid controller.  The result is judged on *held-out*
+(:func:`jaxtire.fit.pack` / :func:`~jaxtire.fit.unpack`: scaled sigmoid into its ``(lower, upper)``
+range), so every iterate is a valid controller.  The result is judged on *held-out*
 fleets (PRNG seeds never used for training), untuned against tuned.
 
 ABS (:func:`tune_abs`).  The gains of :class:`sims.drivers.StraightBraking` (``target_slip``,
@@ -16,8 +17,9 @@ distance (path length ``integral |v| dt``) relative to the ideal ``v0^2 / (2 mu 
 stopped at the end of the fixed horizon adds ``v_T^2 / (2 a_mean)`` (its mean deceleration so far),
 a smooth estimate of the rest.
 
-Lane change (:func:`tune_lateral`).  :class:`sims.drivers.LaneChangeDriver` follows a single lane change of ``width`` [m] over ``length`` [m] (a
-cosine-shaped ``y_ref(x)``) with curvature feed-forward plus preview / heading / yaw-rate feedback::
+Lane change (:func:`tune_lateral`).  :class:`sims.drivers.LaneChangeDriver` follows a single lane
+change of ``width`` [m] over ``length`` [m] (a cosine-shaped ``y_ref(x)``) with curvature feed-forward plus
+preview / heading / yaw-rate feedback::
 
     e_y   = y - y_ref(x),   e_psi = wrap(psi - atan(y_ref'(x))),   kappa_ref = y_ref'' / (1 + y_ref'^2)^1.5
     steer = L kappa_ref - k_y (e_y + t_preview V e_psi) - k_psi e_psi - k_r (r - V kappa_ref)
@@ -35,27 +37,46 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from typing import Any, Mapping, NamedTuple, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtire.fit import compiler_options, minimize, pack, unpack
 from jaxtire.constants import GRAVITY
+from jaxtire.fit import compiler_options, minimize, pack, unpack
 from jaxtire.surfaces import lookup, surface_id
 from jaxtire.validation import ValidationError, check_range
 from sims.drivers import LaneChangeDriver, StraightBraking, lane_reference
-from sims.run.fleet import Sampling, sample_fleet as _sample
+from sims.run.fleet import Sampling
+from sims.run.fleet import sample_fleet as _sample
 from sims.run.rollout import rollout
 from sims.vehicles import get_model, presets
 from sims.vehicles.params import VehicleParams, fleet_axes
 
 __all__ = [
-    "ABS_BOUNDS", "ABS_GAINS", "BrakingSetup", "LANE_BOUNDS", "LANE_GAINS", "LaneChangeDriver", "LaneSetup",
-    "TuneReport", "TuneResult", "abs_gains", "braking_loss", "evaluate_abs", "evaluate_lateral", "lane_costs",
-    "lane_gains", "lane_loss", "lane_reference", "stopping_distances",
-    "sample_fleet", "tune_abs", "tune_lateral",
+    "ABS_BOUNDS",
+    "ABS_GAINS",
+    "BrakingSetup",
+    "LANE_BOUNDS",
+    "LANE_GAINS",
+    "LaneChangeDriver",
+    "LaneSetup",
+    "TuneReport",
+    "TuneResult",
+    "abs_gains",
+    "braking_loss",
+    "evaluate_abs",
+    "evaluate_lateral",
+    "lane_costs",
+    "lane_gains",
+    "lane_loss",
+    "lane_reference",
+    "stopping_distances",
+    "sample_fleet",
+    "tune_abs",
+    "tune_lateral",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -78,8 +99,17 @@ class FleetDraw(NamedTuple):
     friction: Any
 
 
-def sample_fleet(key, base: VehicleParams, n: int, *, surfaces: Sequence[str], mass=(0.9, 1.3), mu=(0.85, 1.1),
-                 stiffness=(0.85, 1.15), speed=(15.0, 22.0)) -> tuple[VehicleParams, FleetDraw]:
+def sample_fleet(
+    key,
+    base: VehicleParams,
+    n: int,
+    *,
+    surfaces: Sequence[str],
+    mass=(0.9, 1.3),
+    mu=(0.85, 1.1),
+    stiffness=(0.85, 1.15),
+    speed=(15.0, 22.0),
+) -> tuple[VehicleParams, FleetDraw]:
     """``n`` vehicles around ``base`` drawn by :func:`sims.run.fleet.sample_fleet` (payload ``mass``, tire
     friction ``mu`` and ``stiffness`` factors, one surface per vehicle from ``surfaces``, names or ids),
     plus an initial speed U(speed) [m/s].  Deterministic given ``key``."""
@@ -103,8 +133,12 @@ def sample_fleet(key, base: VehicleParams, n: int, *, surfaces: Sequence[str], m
 ABS_GAINS = ("target_slip", "min_slip", "adapt_decel", "slip_offset", "bandwidth", "zeta")
 #: ``(lower, upper)`` of each ABS gain.
 ABS_BOUNDS: dict[str, tuple[float, float]] = {
-    "target_slip": (0.02, 0.25), "min_slip": (0.003, 0.05), "adapt_decel": (2.0, 16.0),
-    "slip_offset": (0.0, 1.0), "bandwidth": (5.0, 80.0), "zeta": (0.2, 2.0),
+    "target_slip": (0.02, 0.25),
+    "min_slip": (0.003, 0.05),
+    "adapt_decel": (2.0, 16.0),
+    "slip_offset": (0.0, 1.0),
+    "bandwidth": (5.0, 80.0),
+    "zeta": (0.2, 2.0),
 }
 
 
@@ -154,8 +188,16 @@ class FleetSetup:
 
     def fleet(self, key, n: int, base: VehicleParams | None = None):
         """``(fleet, FleetDraw)`` of ``n`` vehicles around ``base`` (default :meth:`base`)."""
-        return sample_fleet(key, self.base() if base is None else base, n, surfaces=self.surfaces, mass=self.mass, mu=self.mu,
-                            stiffness=self.stiffness, speed=self.speed)
+        return sample_fleet(
+            key,
+            self.base() if base is None else base,
+            n,
+            surfaces=self.surfaces,
+            mass=self.mass,
+            mu=self.mu,
+            stiffness=self.stiffness,
+            speed=self.speed,
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,8 +237,9 @@ def _stop_one(gains, p, v0, *, setup: BrakingSetup, n_steps: int):
     return res.reduced + v_end * v_end / (2.0 * a_mean), v_end
 
 
-def stopping_distances(gains: Mapping[str, Any], fleet: VehicleParams, speed, setup: BrakingSetup,
-                       n_steps: int | None = None):
+def stopping_distances(
+    gains: Mapping[str, Any], fleet: VehicleParams, speed, setup: BrakingSetup, n_steps: int | None = None
+):
     """Per-vehicle stopping distance [m] (plus the end-speed tail estimate, module docstring) and end speed
     of ``fleet`` braking with ABS ``gains`` (a dict of :data:`ABS_GAINS`, missing ones at their defaults);
     differentiable in the gains.  ``n_steps`` defaults to the setup's horizon."""
@@ -210,7 +253,7 @@ def braking_loss(u: dict, fleet: VehicleParams, draw: FleetDraw, setup: BrakingS
     returns ``(loss, distances)``."""
     gains = unpack(u, ABS_BOUNDS)
     d, _ = stopping_distances(gains, fleet, draw.speed, setup)
-    ideal = draw.speed ** 2 / (2.0 * draw.friction * GRAVITY)
+    ideal = draw.speed**2 / (2.0 * draw.friction * GRAVITY)
     return jnp.mean(d / ideal), d
 
 
@@ -222,7 +265,10 @@ def braking_loss(u: dict, fleet: VehicleParams, draw: FleetDraw, setup: BrakingS
 #: Tuned gains of :class:`LaneChangeDriver` and their bounds.
 LANE_GAINS = ("k_y", "k_psi", "t_preview", "k_r")
 LANE_BOUNDS: dict[str, tuple[float, float]] = {
-    "k_y": (0.0, 1.0), "k_psi": (0.0, 3.0), "t_preview": (0.0, 1.5), "k_r": (0.0, 0.5),
+    "k_y": (0.0, 1.0),
+    "k_psi": (0.0, 3.0),
+    "t_preview": (0.0, 1.5),
+    "k_r": (0.0, 0.5),
 }
 
 
@@ -275,8 +321,13 @@ def lane_costs(gains: Mapping[str, Any], fleet: VehicleParams, speed, setup: Lan
         s0 = m.init_state(p, v0)
         dtype = jnp.result_type(s0.vx)
         f = lambda v: jnp.asarray(v, dtype)  # noqa: E731
-        drv = LaneChangeDriver(**{k: f(v) for k, v in gains.items()}, x0=f(setup.x0), length=f(setup.length),
-                               width=f(setup.width), target_speed=v0)
+        drv = LaneChangeDriver(
+            **{k: f(v) for k, v in gains.items()},
+            x0=f(setup.x0),
+            length=f(setup.length),
+            width=f(setup.width),
+            target_speed=v0,
+        )
         red = _LaneCost(f(setup.x0), f(setup.length), f(setup.width))
         res = rollout(p, s0, drv, setup.n_steps, dt=setup.dt, model=m, reducer=red)
         se, ss, _, k = res.reduced
@@ -286,7 +337,10 @@ def lane_costs(gains: Mapping[str, Any], fleet: VehicleParams, speed, setup: Lan
 
 
 def lane_loss(u: dict, fleet: VehicleParams, draw: FleetDraw, setup: LaneSetup):
-    """``mean(e_y^2) / 0.1^2 + w_effort mean(steer_rate^2) / 0.1^2`` over the fleet; returns ``(loss, (rms_e, rms_rate))``."""
+    """``mean(e_y^2) / 0.1^2 + w_effort mean(steer_rate^2) / 0.1^2`` over the fleet.
+
+    Returns ``(loss, (rms_e, rms_rate))``: scalars, loss dimensionless, ``rms_e`` [m], ``rms_rate`` [rad/s].
+    """
     gains = unpack(u, LANE_BOUNDS)
     e, r = lane_costs(gains, fleet, draw.speed, setup)
     return jnp.mean(e * e) / 0.01 + setup.w_effort * jnp.mean(r * r) / 0.01, (e, r)
@@ -325,11 +379,13 @@ class TuneReport:
 
     def __str__(self) -> str:
         a, b = self.heldout_mean
-        lines = [f"jaxtire tuning: {self.controller} ({self.iterations} Adam iterations on fleets of "
-                 f"{self.n_vehicles}, compile {self.compile_seconds:.1f} s, run {self.seconds:.1f} s)",
-                 f"  training loss: first {self.losses[0]:.4g}, last {self.losses[-1]:.4g}, "
-                 f"mean of last 5 {np.mean(self.losses[-5:]):.4g}",
-                 "  gains (untuned -> tuned):"]
+        lines = [
+            f"jaxtire tuning: {self.controller} ({self.iterations} Adam iterations on fleets of "
+            f"{self.n_vehicles}, compile {self.compile_seconds:.1f} s, run {self.seconds:.1f} s)",
+            f"  training loss: first {self.losses[0]:.4g}, last {self.losses[-1]:.4g}, "
+            f"mean of last 5 {np.mean(self.losses[-5:]):.4g}",
+            "  gains (untuned -> tuned):",
+        ]
         w = max(len(k) for k in self.gains)
         for k, (x0, x1) in self.gains.items():
             lines.append(f"    {k:>{w}} {x0:10.5g} -> {x1:<10.5g}")
@@ -345,8 +401,22 @@ class TuneResult(NamedTuple):
     report: TuneReport
 
 
-def _run_tuning(loss_fn, start: dict, bounds: dict, setup, *, n_vehicles: int, n_iter: int, lr: float, clip: float,
-                seed: int, heldout_seeds: Sequence[int], fast_compile: bool, metric_fn, verbose: bool):
+def _run_tuning(
+    loss_fn,
+    start: dict,
+    bounds: dict,
+    setup,
+    *,
+    n_vehicles: int,
+    n_iter: int,
+    lr: float,
+    clip: float,
+    seed: int,
+    heldout_seeds: Sequence[int],
+    fast_compile: bool,
+    metric_fn,
+    verbose: bool,
+):
     """Adam on the unconstrained gains through :func:`jaxtire.fit.minimize` (the project's one optimisation
     loop), a new fleet each iteration (``fold_in(PRNGKey(seed), i)``), then the held-out fleets."""
     if not isinstance(n_iter, int) or n_iter < 1:
@@ -365,10 +435,18 @@ def _run_tuning(loss_fn, start: dict, bounds: dict, setup, *, n_vehicles: int, n
         print(f"  iter {i:4d} loss {float(loss):.5f}", flush=True)
 
     def run(u, base, key):  # base and key as arguments: no large constants baked into the program
-        return minimize(lambda uu, d: loss_fn(uu, *d, setup)[0], u, method="adam", n_iter=n_iter, learning_rate=lr,
-                        clip=clip, decay_to=0.1,
-                        data=lambda i: setup.fleet(jax.random.fold_in(key, i), n_vehicles, base),
-                        keep="last", callback=report if verbose else None)
+        return minimize(
+            lambda uu, d: loss_fn(uu, *d, setup)[0],
+            u,
+            method="adam",
+            n_iter=n_iter,
+            learning_rate=lr,
+            clip=clip,
+            decay_to=0.1,
+            data=lambda i: setup.fleet(jax.random.fold_in(key, i), n_vehicles, base),
+            keep="last",
+            callback=report if verbose else None,
+        )
 
     base = setup.base()
     t0 = time.perf_counter()
@@ -388,10 +466,20 @@ def _run_tuning(loss_fn, start: dict, bounds: dict, setup, *, n_vehicles: int, n
     return tuned, np.asarray(res.losses), heldout, t1 - t0, t2 - t1
 
 
-def tune_abs(setup: BrakingSetup = BrakingSetup(), *, start: Mapping[str, float] | None = None,
-             gains: Sequence[str] = ABS_GAINS, n_vehicles: int = 6, n_iter: int = 40, lr: float = 0.1,
-             clip: float = 1.0, seed: int = 0, heldout_seeds: Sequence[int] = (1001, 1002, 1003),
-             fast_compile: bool = True, verbose: bool = False) -> TuneResult:
+def tune_abs(
+    setup: BrakingSetup = BrakingSetup(),
+    *,
+    start: Mapping[str, float] | None = None,
+    gains: Sequence[str] = ABS_GAINS,
+    n_vehicles: int = 6,
+    n_iter: int = 40,
+    lr: float = 0.1,
+    clip: float = 1.0,
+    seed: int = 0,
+    heldout_seeds: Sequence[int] = (1001, 1002, 1003),
+    fast_compile: bool = True,
+    verbose: bool = False,
+) -> TuneResult:
     """Tune the ABS gains of :class:`StraightBraking` (``gains``, a subset of :data:`ABS_GAINS`; the
     others stay at ``start``) to minimise the fleet's relative stopping distance (module docstring).
 
@@ -410,28 +498,77 @@ def tune_abs(setup: BrakingSetup = BrakingSetup(), *, start: Mapping[str, float]
         return braking_loss({**u, **pack(fixed, ABS_BOUNDS, jnp.result_type(float))}, fl, dr, st)
 
     tuned, losses, heldout, c_s, r_s = _run_tuning(
-        loss_fn, free, ABS_BOUNDS, setup, n_vehicles=n_vehicles, n_iter=n_iter, lr=lr, clip=clip, seed=seed,
-        heldout_seeds=heldout_seeds, fast_compile=fast_compile, verbose=verbose,
-        metric_fn=lambda out: float(jnp.mean(out[1])))
+        loss_fn,
+        free,
+        ABS_BOUNDS,
+        setup,
+        n_vehicles=n_vehicles,
+        n_iter=n_iter,
+        lr=lr,
+        clip=clip,
+        seed=seed,
+        heldout_seeds=heldout_seeds,
+        fast_compile=fast_compile,
+        verbose=verbose,
+        metric_fn=lambda out: float(jnp.mean(out[1])),
+    )
     tuned = {**fixed, **tuned}
-    rep = TuneReport("ABS (StraightBraking)", {k: (full[k], tuned[k]) for k in ABS_GAINS}, losses,
-                     "stopping distance [m]", heldout, n_vehicles, n_iter, c_s, r_s)
+    rep = TuneReport(
+        "ABS (StraightBraking)",
+        {k: (full[k], tuned[k]) for k in ABS_GAINS},
+        losses,
+        "stopping distance [m]",
+        heldout,
+        n_vehicles,
+        n_iter,
+        c_s,
+        r_s,
+    )
     return TuneResult(tuned, rep)
 
 
-def tune_lateral(setup: LaneSetup = LaneSetup(), *, start: Mapping[str, float] | None = None, n_vehicles: int = 6,
-                 n_iter: int = 40, lr: float = 0.1, clip: float = 1.0, seed: int = 0,
-                 heldout_seeds: Sequence[int] = (1001, 1002, 1003), fast_compile: bool = True,
-                 verbose: bool = False) -> TuneResult:
+def tune_lateral(
+    setup: LaneSetup = LaneSetup(),
+    *,
+    start: Mapping[str, float] | None = None,
+    n_vehicles: int = 6,
+    n_iter: int = 40,
+    lr: float = 0.1,
+    clip: float = 1.0,
+    seed: int = 0,
+    heldout_seeds: Sequence[int] = (1001, 1002, 1003),
+    fast_compile: bool = True,
+    verbose: bool = False,
+) -> TuneResult:
     """Tune the :class:`LaneChangeDriver` gains (:data:`LANE_GAINS`) to minimise the lane-change tracking
     error with a steering-rate penalty (module docstring); held-out metric: the loss itself."""
     full = _check_gains({**lane_gains(), **(start or {})}, LANE_BOUNDS, "tune_lateral start")
     tuned, losses, heldout, c_s, r_s = _run_tuning(
-        lane_loss, full, LANE_BOUNDS, setup, n_vehicles=n_vehicles, n_iter=n_iter, lr=lr, clip=clip, seed=seed,
-        heldout_seeds=heldout_seeds, fast_compile=fast_compile, verbose=verbose,
-        metric_fn=lambda out: float(out[0]))
-    rep = TuneReport("lane change (LaneChangeDriver)", {k: (full[k], tuned[k]) for k in LANE_GAINS}, losses,
-                     "loss (e_y^2/0.1^2 + w steer_rate^2/0.1^2)", heldout, n_vehicles, n_iter, c_s, r_s)
+        lane_loss,
+        full,
+        LANE_BOUNDS,
+        setup,
+        n_vehicles=n_vehicles,
+        n_iter=n_iter,
+        lr=lr,
+        clip=clip,
+        seed=seed,
+        heldout_seeds=heldout_seeds,
+        fast_compile=fast_compile,
+        verbose=verbose,
+        metric_fn=lambda out: float(out[0]),
+    )
+    rep = TuneReport(
+        "lane change (LaneChangeDriver)",
+        {k: (full[k], tuned[k]) for k in LANE_GAINS},
+        losses,
+        "loss (e_y^2/0.1^2 + w steer_rate^2/0.1^2)",
+        heldout,
+        n_vehicles,
+        n_iter,
+        c_s,
+        r_s,
+    )
     return TuneResult(tuned, rep)
 
 
@@ -458,8 +595,14 @@ def _eval_fn_uncached(kind: str, setup, n_steps: int):
 _eval_fn_cached = functools.lru_cache(maxsize=8)(_eval_fn_uncached)
 
 
-def evaluate_abs(gains: Mapping[str, float], setup: BrakingSetup, seeds: Sequence[int], n_vehicles: int, *,
-                 horizon: float | None = None) -> dict[int, np.ndarray]:
+def evaluate_abs(
+    gains: Mapping[str, float],
+    setup: BrakingSetup,
+    seeds: Sequence[int],
+    n_vehicles: int,
+    *,
+    horizon: float | None = None,
+) -> dict[int, np.ndarray]:
     """Per seed, the stopping distances [m] of that seed's fleet with ABS ``gains`` (forward only;
     ``horizon`` [s] default twice the setup's, so every vehicle stops and no tail estimate enters)."""
     n_steps = int(round((2.0 * setup.horizon if horizon is None else horizon) / setup.dt))
