@@ -6,8 +6,8 @@ of the :class:`~sims.vehicles.params.VehicleState` velocity states for a step of
 
 Chassis (body frame at the CG, x forward, y left; planar)::
 
-    m (dvx/dt - r vy) = sum_i Fbx_i + Pbx_i - Fdrag_x
-    m (dvy/dt + r vx) = sum_i Fby_i + Pby_i - Fdrag_y
+    m (dvx/dt - r vy) = sum_i Fbx_i + Pbx_i - Fdrag_x + m g_x
+    m (dvy/dt + r vx) = sum_i Fby_i + Pby_i - Fdrag_y + m g_y
     Iz dr/dt          = sum_i x_i (Fby_i + Pby_i) - y_i (Fbx_i + Pbx_i)
 
 with ``Fb_i = Rot(delta_i) (Fx_i, Fy_i)`` the tire force of wheel ``i`` (at ``(x_i, y_i)``, steered by
@@ -140,26 +140,37 @@ def make_model(name: str, n_wheels: int, geometry: Callable) -> Model:
     return Model(name, n_wheels, model_rates)
 
 
+def gravity(ch: Chassis):
+    """Gravity per unit mass in the body frame [m/s^2] on a road of grade ``theta`` (``road_grade``) and
+    bank ``phi`` (``road_bank``): ``g_x = -g sin(theta)``, ``g_y = -g cos(theta) sin(phi)`` (in the road
+    plane) and ``g_n = g cos(theta) cos(phi)`` (into the road).  Flat road: ``(0, 0, g)``."""
+    st, ct = sincos(ch.road_grade)
+    sb, cb = sincos(ch.road_bank)
+    return -GRAVITY * st, -GRAVITY * ct * sb, GRAVITY * ct * cb
+
+
 def axle_loads(ch: Chassis, vx, ax):
     """Front and rear axle loads [N] with downforce and quasi-static longitudinal load transfer::
 
-        Ff = m g b / L + F_down beta - m a_x h / L,   Fr = m g a / L + F_down (1 - beta) + m a_x h / L,
-        F_down = 1/2 rho ClA vx^2
+        Ff = m g_n b / L + F_down beta - m (a_x - g_x) h / L,
+        Fr = m g_n a / L + F_down (1 - beta) + m (a_x - g_x) h / L,     F_down = 1/2 rho ClA vx^2
 
-    so ``Ff + Fr = m g + F_down`` exactly (braking, ``a_x < 0``, moves load to the front)."""
+    (:func:`gravity`; ``a_x - g_x`` the specific force, so a car parked uphill loads its rear axle), so
+    ``Ff + Fr = m g_n + F_down`` exactly (braking, ``a_x < 0``, moves load to the front)."""
     L = ch.cg_to_front + ch.cg_to_rear
+    gx, _, gn = gravity(ch)
     down = 0.5 * ch.air_density * ch.lift_area * vx * vx
-    shift = ch.mass * ax * ch.cg_height / L
-    ff = ch.mass * GRAVITY * ch.cg_to_rear / L + down * ch.aero_balance_front - shift
-    fr = ch.mass * GRAVITY * ch.cg_to_front / L + down * (1.0 - ch.aero_balance_front) + shift
+    shift = ch.mass * (ax - gx) * ch.cg_height / L
+    ff = ch.mass * gn * ch.cg_to_rear / L + down * ch.aero_balance_front - shift
+    fr = ch.mass * gn * ch.cg_to_front / L + down * (1.0 - ch.aero_balance_front) + shift
     return ff, fr
 
 
 def lateral_transfer(ch: Chassis, ay):
-    """Lateral load transfer per wheel [N], front and rear: ``dF = lambda m a_y h / t`` (``lambda`` the
+    """Lateral load transfer per wheel [N], front and rear: ``dF = lambda m (a_y - g_y) h / t`` (``lambda`` the
     axle's share of the roll stiffness); it is added to the right wheels and taken from the left ones
     (``a_y > 0`` in a left turn loads the right, outer wheels)."""
-    m_roll = ch.mass * ay * ch.cg_height
+    m_roll = ch.mass * (ay - gravity(ch)[1]) * ch.cg_height
     return (ch.roll_stiffness_front * m_roll / ch.track_front,
             (1.0 - ch.roll_stiffness_front) * m_roll / ch.track_rear)
 
@@ -178,9 +189,9 @@ def corner_loads(ch: Chassis, vx, ax, ay):
 
     Equilibrium of the rigid chassis fixes three combinations of the four loads ``F = (F1, F2, F3, F4)``::
 
-        F1 + F2 + F3 + F4 = W = m g + F_down                      (vertical force)
+        F1 + F2 + F3 + F4 = W = m g_n + F_down                    (vertical force; :func:`gravity`)
         F1 + F2 = Ff,  F3 + F4 = Fr                                (pitch; :func:`clamped_axle_loads`)
-        t_f/2 (F2 - F1) + t_r/2 (F4 - F3) = M = m a_y h             (roll; a_y > 0 loads the right)
+        t_f/2 (F2 - F1) + t_r/2 (F4 - F3) = M = m (a_y - g_y) h     (roll; a_y > 0 loads the right)
 
     and every statically admissible load set is ``F = F_s + c v`` with the *warp* mode
     ``v = (1/t_f, -1/t_f, -1/t_r, 1/t_r)`` (zero net force, pitch and roll moment).  The suspension sets
@@ -199,7 +210,7 @@ def corner_loads(ch: Chassis, vx, ax, ay):
     ff, fr = clamped_axle_loads(ch, vx, ax)
     tf, tr = ch.track_front, ch.track_rear
     cap = 0.5 * (tf * ff + tr * fr)
-    m_roll = jnp.clip(ch.mass * ay * ch.cg_height, -cap, cap)
+    m_roll = jnp.clip(ch.mass * (ay - gravity(ch)[1]) * ch.cg_height, -cap, cap)
     lam = ch.roll_stiffness_front
     dff = lam * m_roll / tf
     dfr = (1.0 - lam) * m_roll / tr
@@ -389,8 +400,9 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
     X, Y = _stack(geom.x), _stack(geom.y)
     m, iz = ch.mass, ch.yaw_inertia
     kd = 0.5 * ch.air_density * ch.drag_area * safe_norm(vx, vy)
-    qx = _wheel_sum(o.fbx) - kd * vx + m * r * vy
-    qy = _wheel_sum(o.fby) - kd * vy - m * r * vx
+    gx, gy, _ = gravity(ch)
+    qx = _wheel_sum(o.fbx) - kd * vx + m * r * vy + m * gx
+    qy = _wheel_sum(o.fby) - kd * vy - m * r * vx + m * gy
     qr = _wheel_sum(X * o.fby - Y * o.fbx)
     C11 = _wheel_sum(o.cxx)
     C12 = _wheel_sum(o.cxy)

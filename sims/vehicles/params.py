@@ -84,6 +84,11 @@ class Chassis(NamedTuple):
     Loads: ``load_transfer_tau`` [s] time constant of the first-order filter on the accelerations that
     drive the quasi-static load transfer (the unmodelled pitch/roll dynamics; 0 = the last step's value).
 
+    Road (constant per vehicle): ``road_grade`` [rad] slope of the road along the car's heading
+    (positive: the road rises ahead, 20 % grade = ``atan(0.2)``), ``road_bank`` [rad] cross slope
+    (positive: the left side is higher).  They enter through the gravity components in the body frame
+    and the load transfer (:func:`sims.vehicles.core.gravity`).
+
     Per vehicle: ``tire_scale_front`` / ``tire_scale_rear`` (:class:`TireScale`), ``surface_ids`` int (4,)
     surface id per wheel FL, FR, RL, RR into :attr:`VehicleParams.surfaces`; ``tire_sides`` float (4,)
     the side each tire is mounted on, FL, FR, RL, RR (default ``(+1, -1, +1, -1)``: left tires +1, right
@@ -117,6 +122,8 @@ class Chassis(NamedTuple):
     aero_balance_front: Any
     air_density: Any
     load_transfer_tau: Any
+    road_grade: Any
+    road_bank: Any
     tire_scale_front: TireScale
     tire_scale_rear: TireScale
     surface_ids: Any
@@ -180,7 +187,7 @@ CHASSIS_DEFAULTS: dict[str, Any] = dict(
     max_brake_torque=6000.0, brake_bias_front=0.7, brake_omega_smooth=0.02,
     max_steer=0.6, ackermann=1.0,
     drag_area=0.64, lift_area=0.0, aero_balance_front=0.5, air_density=1.2,
-    load_transfer_tau=0.05,
+    load_transfer_tau=0.05, road_grade=0.0, road_bank=0.0,
 )
 
 _INF = math.inf
@@ -211,6 +218,8 @@ CHASSIS_RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "aero_balance_front": (0.0, 1.0, True, True),
     "air_density": (0.0, 10.0, True, True),
     "load_transfer_tau": (0.0, 10.0, True, True),
+    "road_grade": (-0.8, 0.8, True, True),
+    "road_bank": (-0.8, 0.8, True, True),
 }
 TIRE_SCALE_RANGE = (0.0, 10.0, False, True)
 
