@@ -211,3 +211,29 @@ def test_3_4_gradients_finite_at_standstill_and_on_a_grade():
     assert all(np.isfinite(float(v)) for v in g)
     g0 = jax.grad(lambda b: _run(presets.get("hatchback"), dt.init_state(p, 0.0), Controls(brake=b), 200).x)(0.0)
     assert np.isfinite(float(g0))
+
+
+# ---- kinetic energy while coasting -----------------------------------------------------------------
+@pytest.mark.parametrize("vy, r", [(0.0, 0.0), (2.0, 0.3), (-4.0, -0.8)])
+def test_kinetic_energy_never_rises_while_coasting_on_tire_forces_alone(vy, r):
+    """No throttle, no brake, no aero drag, flat road, straight wheels: tires only dissipate, so
+    T = 1/2 m (vx^2 + vy^2) + 1/2 Iz r^2 + sum 1/2 I_w omega^2 is non-increasing at every step
+    (float32 rounding allowance 1e-6 relative)."""
+    p = presets.get("hatchback", drag_area=0.0)
+    ch = p.chassis
+    iw = jnp.stack([ch.wheel_inertia_front, ch.wheel_inertia_front, ch.wheel_inertia_rear, ch.wheel_inertia_rear])
+    s0 = dt.init_state(p, 20.0, vy=vy, yaw_rate=r)
+
+    def energy(s):
+        return 0.5 * ch.mass * (s.vx ** 2 + s.vy ** 2) + 0.5 * ch.yaw_inertia * s.yaw_rate ** 2 \
+            + 0.5 * jnp.sum(iw * s.omega ** 2)
+
+    def body(s, _):
+        s = dt.step(p, s, Controls(), 0.005)
+        return s, energy(s)
+
+    _, e = jax.jit(lambda s: jax.lax.scan(body, s, None, length=600))(s0)
+    e = np.concatenate([[float(energy(s0))], np.asarray(e, np.float64)])
+    rise = np.diff(e) / e[:-1]
+    assert rise.max() <= 1e-6, (rise.max(), int(rise.argmax()))
+    assert e[-1] < e[0]
