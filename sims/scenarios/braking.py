@@ -236,3 +236,29 @@ def format_table(rows: list[dict]) -> str:
         cells = [f"{fmt(cell.get((n, s, 'locked')))} / {fmt(cell.get((n, s, 'abs')))}" for s in surfaces]
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _with_chassis(params: VehicleParams, **fields) -> VehicleParams:
+    """``params`` (chassis batched) with chassis ``fields`` replaced, each broadcast to the fleet."""
+    ch = params.chassis
+    rep = {}
+    for k, v in fields.items():
+        old = jnp.asarray(getattr(ch, k))
+        rep[k] = jnp.broadcast_to(jnp.asarray(v, old.dtype), old.shape)
+    return params._replace(chassis=ch._replace(**rep))
+
+
+def downhill_brake_test(params: VehicleParams, abs_on, grade=math.atan(0.1), **kw):
+    """:func:`brake_test` of the fleet ``params`` going *down* a constant slope of ``grade`` [rad] (default
+    10 %): ``road_grade = -grade``.  A locked car then decelerates at about ``g (mu cos(grade) - sin(grade))``
+    instead of ``mu g``."""
+    return brake_test(_with_chassis(params, road_grade=-jnp.asarray(grade)), abs_on, **kw)
+
+
+def split_mu_brake_test(params: VehicleParams, abs_on, left="asphalt_dry", right="ice", **kw):
+    """:func:`brake_test` with the left wheels (FL, RL) on surface ``left`` and the right wheels (FR, RR)
+    on ``right`` (names or ids): the braking forces differ side to side, so the car yaws towards the
+    high-grip side unless the driver (here: none, steering held straight) or ABS limits it."""
+    sl = surface_id(left) if isinstance(left, str) else int(left)
+    sr = surface_id(right) if isinstance(right, str) else int(right)
+    return brake_test(_with_chassis(params, surface_ids=jnp.asarray([sl, sr, sl, sr], jnp.int32)), abs_on, **kw)

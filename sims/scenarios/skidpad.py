@@ -177,3 +177,12 @@ def format_table(rows: list[dict]) -> str:
         lines.append(f"| {r['preset']} | {r['surface']} | {r['ay_limit']:.2f} | {r['ay_limit_g']:.2f} | "
                      f"{r['understeer_deg_per_g']:+.2f} |")
     return "\n".join(lines)
+
+
+def banked_skidpad(params: VehicleParams, bank: float, *, radius: float = 40.0, **kw) -> SkidpadResult:
+    """:func:`skidpad` on a circle banked by ``bank`` [rad] towards its centre (the outside higher; the car
+    turns left, so ``road_bank = -bank``, constant in the body frame as on a circular banked track).  At
+    the speed ``sqrt(g R tan(bank))`` gravity alone holds the car on the circle (no tire side force)."""
+    ch = params.chassis
+    return skidpad(params._replace(chassis=ch._replace(road_bank=jnp.asarray(-bank, jnp.asarray(ch.mass).dtype))),
+                   radius=radius, **kw)

@@ -6,8 +6,8 @@ of the :class:`~sims.vehicles.params.VehicleState` velocity states for a step of
 
 Chassis (body frame at the CG, x forward, y left; planar)::
 
-    m (dvx/dt - r vy) = sum_i Fbx_i + Pbx_i - Fdrag_x
-    m (dvy/dt + r vx) = sum_i Fby_i + Pby_i - Fdrag_y
+    m (dvx/dt - r vy) = sum_i Fbx_i + Pbx_i - Fdrag_x + m g_x
+    m (dvy/dt + r vx) = sum_i Fby_i + Pby_i - Fdrag_y + m g_y
     Iz dr/dt          = sum_i x_i (Fby_i + Pby_i) - y_i (Fbx_i + Pbx_i)
 
 with ``Fb_i = Rot(delta_i) (Fx_i, Fy_i)`` the tire force of wheel ``i`` (at ``(x_i, y_i)``, steered by
@@ -58,7 +58,7 @@ from jaxtire._math import safe_norm
 from jaxtire._trig import sincos  # vectorisable float32 sin/cos (XLA:CPU's are scalar libm calls)
 from jaxtire.slip import V_REG, regularised_speed, slip_angle, slip_ratio
 from jaxtire.surfaces import Surface, ploughing_force
-from jaxtire.tire import linear_stiffness, scale_tire, tire_forces
+from jaxtire.tire import linear_stiffness, model_options, scale_tire, tire_forces
 from jaxtire.constants import GRAVITY
 from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles.params import Chassis, Controls, VehicleParams, VehicleState, init_state
@@ -74,7 +74,8 @@ class Geometry(NamedTuple):
     (:class:`jaxtire.surfaces.Surface`), rolling ``radius`` [m], spin ``inertia`` [kg m^2], ``drive`` and
     ``brake`` shares [-] (each summing to 1); ``tires_per_wheel`` (Python int) how many identical tires a
     wheel state stands for (2 for a single-track axle), ``n_front`` (Python int) how many leading wheels
-    are on the front axle.
+    are on the front axle; ``side`` the mounted side of each tire (+1 left, -1 right, 0 as measured;
+    ``None``: every tire as measured), passed to the tire where its model has a ``side`` option.
 
     Wheels are kept as separate scalars (not a stacked axis) so that under ``vmap`` every quantity is a
     contiguous vector over the vehicles, which XLA vectorises best."""
@@ -90,6 +91,7 @@ class Geometry(NamedTuple):
     brake: list
     tires_per_wheel: int
     n_front: int
+    side: Any = None
 
 
 class Telemetry(NamedTuple):
@@ -138,28 +140,85 @@ def make_model(name: str, n_wheels: int, geometry: Callable) -> Model:
     return Model(name, n_wheels, model_rates)
 
 
+def gravity(ch: Chassis):
+    """Gravity per unit mass in the body frame [m/s^2] on a road of grade ``theta`` (``road_grade``) and
+    bank ``phi`` (``road_bank``): ``g_x = -g sin(theta)``, ``g_y = -g cos(theta) sin(phi)`` (in the road
+    plane) and ``g_n = g cos(theta) cos(phi)`` (into the road).  Flat road: ``(0, 0, g)``."""
+    st, ct = sincos(ch.road_grade)
+    sb, cb = sincos(ch.road_bank)
+    return -GRAVITY * st, -GRAVITY * ct * sb, GRAVITY * ct * cb
+
+
 def axle_loads(ch: Chassis, vx, ax):
     """Front and rear axle loads [N] with downforce and quasi-static longitudinal load transfer::
 
-        Ff = m g b / L + F_down beta - m a_x h / L,   Fr = m g a / L + F_down (1 - beta) + m a_x h / L,
-        F_down = 1/2 rho ClA vx^2
+        Ff = m g_n b / L + F_down beta - m (a_x - g_x) h / L,
+        Fr = m g_n a / L + F_down (1 - beta) + m (a_x - g_x) h / L,     F_down = 1/2 rho ClA vx^2
 
-    so ``Ff + Fr = m g + F_down`` exactly (braking, ``a_x < 0``, moves load to the front)."""
+    (:func:`gravity`; ``a_x - g_x`` the specific force, so a car parked uphill loads its rear axle), so
+    ``Ff + Fr = m g_n + F_down`` exactly (braking, ``a_x < 0``, moves load to the front)."""
     L = ch.cg_to_front + ch.cg_to_rear
+    gx, _, gn = gravity(ch)
     down = 0.5 * ch.air_density * ch.lift_area * vx * vx
-    shift = ch.mass * ax * ch.cg_height / L
-    ff = ch.mass * GRAVITY * ch.cg_to_rear / L + down * ch.aero_balance_front - shift
-    fr = ch.mass * GRAVITY * ch.cg_to_front / L + down * (1.0 - ch.aero_balance_front) + shift
+    shift = ch.mass * (ax - gx) * ch.cg_height / L
+    ff = ch.mass * gn * ch.cg_to_rear / L + down * ch.aero_balance_front - shift
+    fr = ch.mass * gn * ch.cg_to_front / L + down * (1.0 - ch.aero_balance_front) + shift
     return ff, fr
 
 
 def lateral_transfer(ch: Chassis, ay):
-    """Lateral load transfer per wheel [N], front and rear: ``dF = lambda m a_y h / t`` (``lambda`` the
+    """Lateral load transfer per wheel [N], front and rear: ``dF = lambda m (a_y - g_y) h / t`` (``lambda`` the
     axle's share of the roll stiffness); it is added to the right wheels and taken from the left ones
     (``a_y > 0`` in a left turn loads the right, outer wheels)."""
-    m_roll = ch.mass * ay * ch.cg_height
+    m_roll = ch.mass * (ay - gravity(ch)[1]) * ch.cg_height
     return (ch.roll_stiffness_front * m_roll / ch.track_front,
             (1.0 - ch.roll_stiffness_front) * m_roll / ch.track_rear)
+
+
+def clamped_axle_loads(ch: Chassis, vx, ax):
+    """:func:`axle_loads` with a wheelie / stoppie handled by statics: ``Ff`` clipped to ``[0, W]``,
+    ``Fr = W - Ff`` (``W = m g + F_down``), so the sum stays ``W`` when an axle lifts."""
+    ff, fr = axle_loads(ch, vx, ax)
+    total = ff + fr
+    ff = jnp.clip(ff, 0.0, jnp.maximum(total, 0.0))
+    return ff, total - ff
+
+
+def corner_loads(ch: Chassis, vx, ax, ay):
+    """Vertical loads [N] of the four wheels FL, FR, RL, RR: roll-stiffness split, wheel lift by statics.
+
+    Equilibrium of the rigid chassis fixes three combinations of the four loads ``F = (F1, F2, F3, F4)``::
+
+        F1 + F2 + F3 + F4 = W = m g_n + F_down                    (vertical force; :func:`gravity`)
+        F1 + F2 = Ff,  F3 + F4 = Fr                                (pitch; :func:`clamped_axle_loads`)
+        t_f/2 (F2 - F1) + t_r/2 (F4 - F3) = M = m (a_y - g_y) h     (roll; a_y > 0 loads the right)
+
+    and every statically admissible load set is ``F = F_s + c v`` with the *warp* mode
+    ``v = (1/t_f, -1/t_f, -1/t_r, 1/t_r)`` (zero net force, pitch and roll moment).  The suspension sets
+    ``c``: with all wheels on the ground the roll-stiffness split ``lambda`` gives ``F_s`` =
+    ``(Ff/2 - dFf, Ff/2 + dFf, Fr/2 - dFr, Fr/2 + dFr)``, ``dFf = lambda M / t_f``, ``dFr = (1 - lambda)
+    M / t_r`` (:func:`lateral_transfer`) at ``c = 0``.  A wheel cannot pull (``F_i >= 0``), which bounds
+    ``c`` to ``[c_lo, c_hi]``, ``c_lo = max(-F1 t_f, -F4 t_r)``, ``c_hi = min(F2 t_f, F3 t_r)``; the warp
+    takes the admissible value nearest the elastic one, ``c = clip(0, c_lo, c_hi)``.  So a lifted wheel
+    carries exactly zero and its roll moment moves to the diagonal wheels (a tripod), with the three
+    equilibrium equations still met.  The interval is empty only when ``|M|`` exceeds the two-wheel
+    capacity ``(t_f Ff + t_r Fr) / 2``: ``M`` is clipped to it, i.e. the car rides on its two outer wheels
+    (``F = (0, Ff, 0, Fr)`` for a left turn); the roll acceleration beyond that (roll-over) is not
+    modelled.  Hence ``sum F = W`` in every state (up to rounding).  Piecewise linear in the inputs
+    (``clip``/``min``/``max`` only): gradients finite everywhere, including at lift-off.
+    """
+    ff, fr = clamped_axle_loads(ch, vx, ax)
+    tf, tr = ch.track_front, ch.track_rear
+    cap = 0.5 * (tf * ff + tr * fr)
+    m_roll = jnp.clip(ch.mass * (ay - gravity(ch)[1]) * ch.cg_height, -cap, cap)
+    lam = ch.roll_stiffness_front
+    dff = lam * m_roll / tf
+    dfr = (1.0 - lam) * m_roll / tr
+    f1, f2, f3, f4 = 0.5 * ff - dff, 0.5 * ff + dff, 0.5 * fr - dfr, 0.5 * fr + dfr
+    c_lo = jnp.maximum(-f1 * tf, -f4 * tr)
+    c_hi = jnp.minimum(f2 * tf, f3 * tr)
+    c = jnp.minimum(jnp.maximum(0.0, c_lo), c_hi)
+    return [f1 + c / tf, f2 - c / tf, f3 - c / tr, f4 + c / tr]
 
 
 def secant_stiffness(force, slip, k_lin, slip0):
@@ -203,6 +262,7 @@ class _WheelIn(NamedTuple):
     brake_share: Any
     omega: Any
     brake: Any
+    side: Any
 
 
 class _WheelOut(NamedTuple):
@@ -230,7 +290,8 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
     kappa = slip_ratio(om, R, uwx)
     alpha = slip_angle(uwx, uwy)
     vr = regularised_speed(uwx)
-    out = tire_forces(tire, kappa, alpha, 0.0, fz, uwx, w.surface)
+    opts = {"side": w.side} if "side" in model_options(tire) else {}
+    out = tire_forces(tire, kappa, alpha, 0.0, fz, uwx, w.surface, **opts)
     kx, ky = linear_stiffness(tire, fz, w.surface)
     fx, fy = out.fx, out.fy
 
@@ -329,8 +390,9 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
     tmax, pmax = ch.max_drive_torque, ch.max_power
     t_avail = throttle * tmax * pmax / jnp.sqrt(pmax * pmax + (tmax * omega_drive) ** 2)
 
+    side = [0.0] * n if geom.side is None else geom.side
     ins = [_WheelIn(geom.x[i], geom.y[i], geom.steer[i], geom.fz[i], geom.surface[i], geom.radius[i],
-                    geom.inertia[i], geom.drive[i], geom.brake[i], omega[i], brake[i]) for i in range(n)]
+                    geom.inertia[i], geom.drive[i], geom.brake[i], omega[i], brake[i], side[i]) for i in range(n)]
     tires = (scale_tire(params.tire_front, *ch.tire_scale_front), scale_tire(params.tire_rear, *ch.tire_scale_rear))
     fn = lambda tire, w: _wheel(ch, tire, w, vx, vy, r, t_avail, h, mult)  # noqa: E731
     o = _map_wheels(fn, [(tires[0], ins[:nf]), (tires[1], ins[nf:])])
@@ -338,8 +400,9 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
     X, Y = _stack(geom.x), _stack(geom.y)
     m, iz = ch.mass, ch.yaw_inertia
     kd = 0.5 * ch.air_density * ch.drag_area * safe_norm(vx, vy)
-    qx = _wheel_sum(o.fbx) - kd * vx + m * r * vy
-    qy = _wheel_sum(o.fby) - kd * vy - m * r * vx
+    gx, gy, _ = gravity(ch)
+    qx = _wheel_sum(o.fbx) - kd * vx + m * r * vy + m * gx
+    qy = _wheel_sum(o.fby) - kd * vy - m * r * vx + m * gy
     qr = _wheel_sum(X * o.fby - Y * o.fbx)
     C11 = _wheel_sum(o.cxx)
     C12 = _wheel_sum(o.cxy)

@@ -10,13 +10,16 @@ Loads (quasi-static, from the filtered accelerations ``ax``, ``ay`` of the state
     Fz_FL = Ff/2 - dFf,  Fz_FR = Ff/2 + dFf,  Fz_RL = Fr/2 - dFr,  Fz_RR = Fr/2 + dFr
     (Ff, Fr: :func:`sims.vehicles.core.axle_loads`; dFf, dFr: :func:`sims.vehicles.core.lateral_transfer`)
 
-so ``sum Fz = m g + F_down`` (each load clamped at 0 when a wheel lifts).  Steering: the command is the
+while all four wheels are on the ground; when one lifts, its load is zero and its roll moment goes to
+the others by statics (:func:`sims.vehicles.core.corner_loads`, equations there), and the car can ride
+on its two outer wheels.  So ``sum Fz = m g + F_down`` in every state.  Steering: the command is the
 mean road-wheel angle ``delta``; with ``ackermann = 1`` the inner wheel turns to
 ``atan(L tan(delta) / (L - t_f/2 tan(delta)))`` and the outer to ``atan(L tan(delta) / (L + t_f/2
 tan(delta)))`` (both wheels' normals meet on the rear-axle line), blended linearly towards parallel
 steer for ``0 < ackermann < 1``.  Drive: ``drive_split_front`` to the front axle, each axle an open
 differential (half the axle torque per wheel); brakes: ``brake_bias_front`` of ``max_brake_torque`` to
-the front, half per wheel.  Each wheel reads its own surface id.  Equations of motion and the
+the front, half per wheel.  Each wheel reads its own surface id and its tire's mounted side (``Chassis.tire_sides``: the
+left tires +1, the right tires -1 by default, so an asymmetric tire runs straight).  Equations of motion and the
 implicit treatment of the stiff slip dynamics: :mod:`sims.vehicles.core`.
 
 ``step(params, state, controls, dt)`` advances one step with semi-implicit Euler;
@@ -49,9 +52,8 @@ def geometry(params: VehicleParams, state: VehicleState, controls: Controls) -> 
     delta = jnp.clip(controls.steer, -ch.max_steer, ch.max_steer)
     dl, dr = ackermann_angles(delta, a + b, tf, ch.ackermann)
     zero = jnp.zeros_like(dl)
-    ff, fr = core.axle_loads(ch, state.vx, state.ax)
-    dff, dfr = core.lateral_transfer(ch, state.ay)
-    fz = [jnp.maximum(v, 0.0) for v in (0.5 * ff - dff, 0.5 * ff + dff, 0.5 * fr - dfr, 0.5 * fr + dfr)]
+    # max(., 0) only removes rounding below zero (corner_loads never goes negative otherwise)
+    fz = [jnp.maximum(v, 0.0) for v in core.corner_loads(ch, state.vx, state.ax, state.ay)]
     ids = jnp.asarray(ch.surface_ids)
     sf, bf = ch.drive_split_front, ch.brake_bias_front
     rf, rr, i_f, i_r = ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_inertia_front, ch.wheel_inertia_rear
@@ -61,7 +63,12 @@ def geometry(params: VehicleParams, state: VehicleState, controls: Controls) -> 
         radius=[rf, rf, rr, rr], inertia=[i_f, i_f, i_r, i_r],
         drive=[0.5 * sf, 0.5 * sf, 0.5 * (1.0 - sf), 0.5 * (1.0 - sf)],
         brake=[0.5 * bf, 0.5 * bf, 0.5 * (1.0 - bf), 0.5 * (1.0 - bf)],
-        tires_per_wheel=1, n_front=2)
+        tires_per_wheel=1, n_front=2, side=wheel_sides(ch))
+
+
+def wheel_sides(ch) -> list:
+    """Mounted side of the four tires (``Chassis.tire_sides``, default +1 left, -1 right)."""
+    return core.wheel_list(jnp.asarray(ch.tire_sides, jnp.asarray(ch.mass).dtype), 4)
 
 
 def wheel_loads(params: VehicleParams, state: VehicleState):

@@ -84,8 +84,17 @@ class Chassis(NamedTuple):
     Loads: ``load_transfer_tau`` [s] time constant of the first-order filter on the accelerations that
     drive the quasi-static load transfer (the unmodelled pitch/roll dynamics; 0 = the last step's value).
 
+    Road (constant per vehicle): ``road_grade`` [rad] slope of the road along the car's heading
+    (positive: the road rises ahead, 20 % grade = ``atan(0.2)``), ``road_bank`` [rad] cross slope
+    (positive: the left side is higher).  They enter through the gravity components in the body frame
+    and the load transfer (:func:`sims.vehicles.core.gravity`).
+
     Per vehicle: ``tire_scale_front`` / ``tire_scale_rear`` (:class:`TireScale`), ``surface_ids`` int (4,)
-    surface id per wheel FL, FR, RL, RR into :attr:`VehicleParams.surfaces`.
+    surface id per wheel FL, FR, RL, RR into :attr:`VehicleParams.surfaces`; ``tire_sides`` float (4,)
+    the side each tire is mounted on, FL, FR, RL, RR (default ``(+1, -1, +1, -1)``: left tires +1, right
+    tires -1, so an asymmetric tire file, e.g. one with conicity or ply steer, is mirrored on the right
+    and the car runs straight; 0 evaluates the tire as measured).  Passed to the tire as its ``side``
+    option where the tire model has one (:func:`jaxtire.tire.model_options`), ignored otherwise.
     """
 
     mass: Any
@@ -113,9 +122,12 @@ class Chassis(NamedTuple):
     aero_balance_front: Any
     air_density: Any
     load_transfer_tau: Any
+    road_grade: Any
+    road_bank: Any
     tire_scale_front: TireScale
     tire_scale_rear: TireScale
     surface_ids: Any
+    tire_sides: Any = (1.0, -1.0, 1.0, -1.0)
 
     @property
     def wheelbase(self):
@@ -175,7 +187,7 @@ CHASSIS_DEFAULTS: dict[str, Any] = dict(
     max_brake_torque=6000.0, brake_bias_front=0.7, brake_omega_smooth=0.02,
     max_steer=0.6, ackermann=1.0,
     drag_area=0.64, lift_area=0.0, aero_balance_front=0.5, air_density=1.2,
-    load_transfer_tau=0.05,
+    load_transfer_tau=0.05, road_grade=0.0, road_bank=0.0,
 )
 
 _INF = math.inf
@@ -206,6 +218,8 @@ CHASSIS_RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "aero_balance_front": (0.0, 1.0, True, True),
     "air_density": (0.0, 10.0, True, True),
     "load_transfer_tau": (0.0, 10.0, True, True),
+    "road_grade": (-0.8, 0.8, True, True),
+    "road_bank": (-0.8, 0.8, True, True),
 }
 TIRE_SCALE_RANGE = (0.0, 10.0, False, True)
 
@@ -236,6 +250,22 @@ def validate_chassis(ch: Chassis, n_surfaces: int | None = None, source: str = "
             check_range(f"tire_scale_{axle}.{f}", getattr(sc, f), *TIRE_SCALE_RANGE, source=source, allow_inf=True)
     if n_surfaces is not None:
         check_surface_ids(ch.surface_ids, n_surfaces, source=source)
+    check_tire_sides(ch.tire_sides, source=source)
+
+
+#: Default mounted side of each tire FL, FR, RL, RR (+1 left, -1 right).
+DEFAULT_TIRE_SIDES = (1.0, -1.0, 1.0, -1.0)
+
+
+def check_tire_sides(sides, source: str = "Chassis") -> None:
+    """Raise ``ValueError`` unless ``sides`` has a last axis of 4 with values -1, 0 or +1."""
+    arr = np.asarray(sides, dtype=float)
+    if arr.ndim == 0 or arr.shape[-1] != 4:
+        raise ValueError(f"{source}: tire_sides must have a last axis of 4 (FL, FR, RL, RR), got shape {arr.shape}")
+    bad = ~np.isin(arr, (-1.0, 0.0, 1.0))
+    if bad.any():
+        raise ValueError(f"{source}: tire_sides must be +1 (left), -1 (right) or 0 (as measured), "
+                         f"got {arr[bad].ravel()[0]}")
 
 
 def validate_params(params: VehicleParams, source: str = "VehicleParams") -> None:
@@ -247,11 +277,12 @@ def validate_params(params: VehicleParams, source: str = "VehicleParams") -> Non
 
 
 def make_chassis(*, dtype=None, tire_scale_front=None, tire_scale_rear=None, surface_ids=None,
-                 n_surfaces: int = 16, **values) -> Chassis:
+                 tire_sides=None, n_surfaces: int = 16, **values) -> Chassis:
     """A validated :class:`Chassis`; unspecified fields take :data:`CHASSIS_DEFAULTS`.
 
     ``surface_ids`` (default all 0) may be a scalar (every wheel) or 4 values; they are checked against a
-    table of ``n_surfaces`` entries.  Values may be arrays with a leading vehicle axis.
+    table of ``n_surfaces`` entries.  ``tire_sides`` (default :data:`DEFAULT_TIRE_SIDES`) 4 values of
+    +1 / -1 / 0 (see :class:`Chassis`).  Values may be arrays with a leading vehicle axis.
     """
     unknown = set(values) - set(CHASSIS_DEFAULTS)
     if unknown:
@@ -262,14 +293,15 @@ def make_chassis(*, dtype=None, tire_scale_front=None, tire_scale_rear=None, sur
         ids = np.full(4, ids)
     sf = TireScale(*tire_scale_front) if tire_scale_front is not None else TireScale()
     sr = TireScale(*tire_scale_rear) if tire_scale_rear is not None else TireScale()
-    raw = Chassis(**full, tire_scale_front=sf, tire_scale_rear=sr, surface_ids=ids)
+    sides = np.asarray(DEFAULT_TIRE_SIDES if tire_sides is None else tire_sides, dtype=float)
+    raw = Chassis(**full, tire_scale_front=sf, tire_scale_rear=sr, surface_ids=ids, tire_sides=sides)
     validate_chassis(raw, n_surfaces)
     dtype = dtype or jnp.result_type(float)
     as_f = lambda v: jnp.asarray(v, dtype)  # noqa: E731
     return Chassis(**{k: as_f(v) for k, v in full.items()},
                    tire_scale_front=TireScale(*(as_f(v) for v in sf)),
                    tire_scale_rear=TireScale(*(as_f(v) for v in sr)),
-                   surface_ids=jnp.asarray(np.round(ids).astype(np.int32)))
+                   surface_ids=jnp.asarray(np.round(ids).astype(np.int32)), tire_sides=as_f(sides))
 
 
 def _tire_dtype(tire):

@@ -31,7 +31,7 @@ def geometry(params: VehicleParams, state: VehicleState, controls: Controls) -> 
     """Axle positions, steer, per-tire loads and surfaces of the two axles (front, rear)."""
     ch = params.chassis
     delta = jnp.clip(controls.steer, -ch.max_steer, ch.max_steer)
-    ff, fr = core.axle_loads(ch, state.vx, state.ax)
+    ff, fr = core.clamped_axle_loads(ch, state.vx, state.ax)
     zero = jnp.zeros_like(delta)
     sf, bf = ch.drive_split_front, ch.brake_bias_front
     return core.Geometry(
