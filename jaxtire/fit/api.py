@@ -27,7 +27,7 @@ from jaxtire.fit.reports import FitReport, FitResult, FleetReport, FleetResult, 
 from jaxtire.fit.stages import STAGES, fit_coefficients, model_tables, plan as make_plan, stage_bounds, stage_coefficients
 from jaxtire.params import MFParams, make_params
 from jaxtire.simple import SimpleParams, default_simple_params
-from jaxtire.tir import PAC2002_UNUSED
+from jaxtire.tir import PAC2002_UNUSED, default_tire
 from jaxtire.tire import coefficient_names, get_coefficient, model_name, nominal_load, replace_coefficients
 
 __all__ = [
@@ -221,12 +221,21 @@ def generic_tire(fnomin: float = 4000.0, unloaded_radius: float = 0.3, *, like: 
     """A neutral starting tire: :data:`GENERIC_COEFFICIENTS`, every other fitted coefficient 0.
 
     ``like`` (e.g. the measured tire's file) supplies ``FNOMIN``, ``UNLOADED_RADIUS``,
-    pressures, speeds, scaling factors, FITTYP, metadata and all coefficients no stage fits;
-    otherwise ``fnomin`` and ``unloaded_radius`` are used with the MF defaults.
+    pressures, speeds, scaling factors, FITTYP, the file layout and all coefficients no stage fits.
+    Without ``like`` the template is the bundled TNO 205/60 R15 file
+    (``jaxtire/data/TNO_car205_60R15.tir``, MF 6.2) with ``fnomin`` and ``unloaded_radius``: a fit
+    from it is saved as that file (header, units in SI radians, dimension, inertia, vertical,
+    validity-range sections, pressure / overturning / rolling-resistance / turn-slip coefficients
+    of that tire) with the fitted values, ranges and R0 / FNOMIN written in place.  For a PAC2002 /
+    MF 5.2 ``like`` the MF 6.x-only terms (:data:`jaxtire.tir.PAC2002_UNUSED`) are left as they are.
     """
     fitted = {k for s in STAGES for k in stage_coefficients(s, camber=True)}
     if like is None:
-        base = make_params({"FNOMIN": fnomin, "UNLOADED_RADIUS": unloaded_radius}, fittyp=61)
+        # the documented template: the bundled TNO 205/60 R15 file (jaxtire/data), so a fitted tire is
+        # written as that file (its sections, units, inertia, ranges) with the new values in place
+        base = default_tire(dtype=jnp.float32)
+        base = base.replace(FNOMIN=jnp.asarray(fnomin, base.coef["FNOMIN"].dtype),
+                            UNLOADED_RADIUS=jnp.asarray(unloaded_radius, base.coef["UNLOADED_RADIUS"].dtype))
     else:
         base = like
         if base.is_mf52:  # PAC2002 / MF 5.2: leave the MF 6.x-only terms as the file has them
