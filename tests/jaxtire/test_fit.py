@@ -207,7 +207,7 @@ def test_default_bounds_admit_real_tires(measured):
     for name in ("TNO_car205_60R15.tir", "MagicFormula61_Parameters.tir"):
         p = load_tir(tir_path(name))
         plan, bounds_t = make_plan(measured, p, None, None, None)  # raises if a start value is out of bounds
-        assert [s.name for s in plan] == ["Fx0", "Fy0", "Mz0", "combined"]
+        assert [s.name for s in plan] == ["Fx0", "Fy0", "Mz0", "combined", "Mz"]
         for k, (lo, hi) in bounds_t:
             assert lo <= float(p.coef[k]) <= hi
 
@@ -378,9 +378,9 @@ def test_simple_model_recovery():
     assert [s.name for s in res.report.stages] == ["pure", "Mz0", "combined"]
     clean = F.synthetic_data(true, noise=0.0, n_slip=40, loads=[2000.0, 4000.0, 6000.0])
     with jax.enable_x64(True):
-        rmse, peak, _, _ = rmse_tables(res.params, clean, ALL)
-        rmse0, _, _, _ = rmse_tables(base, clean, ALL)
-    for c in ALL:
+        rmse, peak, _, _ = rmse_tables(res.params, clean, ALL[:5])
+        rmse0, _, _, _ = rmse_tables(base, clean, ALL[:5])
+    for c in ALL[:5]:  # the simple model fits no combined Mz (no s Fx arm)
         assert rmse[c] / peak[c] < 0.01, (c, rmse[c] / peak[c])
         assert rmse0[c] / peak[c] > 0.02, c  # and the start was far off
     for k, tol in (("Dx", 0.01), ("Dy", 0.01), ("k_load", 0.05), ("trail", 0.03)):
