@@ -217,13 +217,15 @@ def load_files(paths) -> tuple[MeasurementSet, tuple[tuple[str, int, int], ...]]
 
 
 def save_csv(data: MeasurementSet, path) -> None:
-    """Write a (1-D) :class:`MeasurementSet` as a CSV table readable by :func:`load_csv`."""
-    arr = np.stack([np.asarray(getattr(data, c), dtype=np.float64) for c in COLUMNS], axis=1)
+    """Write a (1-D) :class:`MeasurementSet` as a CSV table readable by :func:`load_csv` (a measured
+    channel that is entirely NaN, "not measured", is left out)."""
+    cols = [c for c in COLUMNS if not (c in MEASURED and np.isnan(np.asarray(getattr(data, c))).all())]
+    arr = np.stack([np.asarray(getattr(data, c), dtype=np.float64) for c in cols], axis=1)
     if arr.ndim != 2:
         raise ValueError("save_csv writes one tire; got batched measurements")
     with Path(path).open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(COLUMNS)
+        w.writerow(cols)
         for row in arr:
             w.writerow([repr(float(x)) for x in row])
 
