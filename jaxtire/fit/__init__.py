@@ -9,7 +9,8 @@ Quick use::
 
 The package, in the order data flows through it:
 
-* :mod:`jaxtire.fit.data`: :class:`MeasurementSet`, CSV in/out, TYDEX and several files (:func:`load_files`), load cases, row weights and
+* :mod:`jaxtire.fit.data`: :class:`MeasurementSet`, CSV in/out, TYDEX and several files
+  (:func:`load_files`), load cases, row weights and
   row selection (pure longitudinal / pure lateral / combined);
 * :mod:`jaxtire.fit.stages`: which coefficients each stage frees (:data:`STAGES` for MF 6.1,
   :data:`SIMPLE_STAGES` for the simple model), their bounds and the plan of a fit;

@@ -25,7 +25,7 @@ from jaxtire.fit.loop import METHODS, compiler_options
 from jaxtire.fit.objectives import fleet_jit, fleet_rmse, predict, stage_jit
 from jaxtire.fit.reports import FitReport, FitResult, FleetReport, FleetResult, StageReport, converged_at, rmse_tables
 from jaxtire.fit.stages import STAGES, fit_coefficients, model_tables, plan as make_plan, stage_bounds, stage_coefficients
-from jaxtire.params import MFParams, make_params
+from jaxtire.params import MFParams
 from jaxtire.simple import SimpleParams, default_simple_params
 from jaxtire.tir import PAC2002_UNUSED, default_tire
 from jaxtire.tire import coefficient_names, get_coefficient, model_name, nominal_load, replace_coefficients

@@ -6,7 +6,8 @@ Shows a tqdm progress bar over the stages and writes ``fitted.tir`` (the start f
 documented template, with the fitted coefficients, the data's validity ranges and a header comment),
 ``fitted_residuals.json`` / ``.csv``, ``fitted_coefficients.csv`` and ``fitted_fit.png``
 (:mod:`jaxtire.fit.outputs`).  Arguments are checked before anything is compiled: a bad path or
-file ends with one line on stderr and exit status 2.  Without ``--data`` it fits synthetic data of the bundled TNO 205/60 R15 tire (1 % noise) from a
+file ends with one line on stderr and exit status 2.
+Without ``--data`` it fits synthetic data of the bundled TNO 205/60 R15 tire (1 % noise) from a
 generic start and reports the error against the true curves and cornering stiffness.
 """
 
@@ -23,8 +24,8 @@ from tqdm.auto import tqdm
 
 from jaxtire.fit.api import fit, fit_many, generic_tire, perturbed_tires, synthetic_data
 from jaxtire.fit.data import load_cases, load_files, save_csv
-from jaxtire.fit.outputs import fit_header, plot_sheet, sweep_blocks, write_tables
 from jaxtire.fit.loop import compiler_options
+from jaxtire.fit.outputs import fit_header, plot_sheet, sweep_blocks, write_tables
 from jaxtire.fit.reports import rmse_tables
 from jaxtire.tir import data_path, default_tire, load_tir, save_tir
 from jaxtire.tire import linear_stiffness
@@ -136,7 +137,8 @@ def main(argv=None) -> int:
               + ", ".join(f"{c} {100 * rmse[c] / peak[c]:.3f}%" for c in rmse) + " of peak")
         loads = load_cases(data.fz)[0]
         err = _kya_errors(result.params, true, loads)
-        print("Kya error vs the true tire: " + ", ".join(f"{ld:.0f} N {100 * e:+.3f}%" for ld, e in zip(loads, err)))
+        cells = [f"{ld:.0f} N {100 * e:+.3f}%" for ld, e in zip(loads, err, strict=True)]
+        print("Kya error vs the true tire: " + ", ".join(cells))
     header = fit_header(result.report, sources)
     meta = result.params.meta
     has_doc = getattr(meta, "document", None) is not None

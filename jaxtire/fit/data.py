@@ -19,7 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 
 __all__ = [
-    "CAMBER_TOL", "COLUMNS", "MEASURED", "MeasurementSet", "PURE_TOL_ALPHA", "PURE_TOL_KAPPA", "load_cases", "load_csv", "load_files", "load_tydex",
+    "CAMBER_TOL", "COLUMNS", "MEASURED", "MeasurementSet", "PURE_TOL_ALPHA", "PURE_TOL_KAPPA", "load_cases", "load_csv",
+    "load_files", "load_tydex",
     "measurement_set", "row_masks", "row_weights", "save_csv",
 ]
 

@@ -93,7 +93,7 @@ def sweep_blocks(data: MeasurementSet, block: int | None = None) -> tuple[tuple[
     key = np.stack([case, kind, np.where(kind == 2, np.round(np.asarray(data.alpha), 4), 0.0)], axis=1)
     cut = np.flatnonzero(np.any(key[1:] != key[:-1], axis=1)) + 1
     edges = np.concatenate([[0], cut, [n]])
-    return tuple((f"rows {a}-{b - 1}", int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]))
+    return tuple((f"rows {a}-{b - 1}", int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True))
 
 
 def plot_sheet(params, data: MeasurementSet, sweeps, path, *, max_sweeps: int = 24) -> Path:

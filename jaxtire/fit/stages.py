@@ -19,7 +19,8 @@ QHZ3 QHZ4``; ``RBX3 RBY4 RVY3``; ``SSZ3 SSZ4``).  Pressure (``PP*``) terms are n
 pressure per data set).  A PAC2002 / MF 5.2 start never frees the coefficients its equations do
 not have (:data:`jaxtire.tir.PAC2002_UNUSED`, e.g. ``PKY4-7``).  A channel with no measured
 (finite) value on a stage's rows drops out of that stage; a stage left with no channel is skipped
-and its coefficients stay as in the start (:func:`plan` lists them in ``skipped``).  The simple model has the stages :data:`SIMPLE_STAGES`.  Each model's table
+and its coefficients stay as in the start (the fit report lists it in ``skipped``).
+The simple model has the stages :data:`SIMPLE_STAGES`.  Each model's table
 is found by :func:`jaxtire.tire.model_name` (:data:`MODEL_TABLES`).
 """
 
