@@ -9,7 +9,8 @@ Quick use::
 
 The package, in the order data flows through it:
 
-* :mod:`jaxtire.fit.data`: :class:`MeasurementSet`, CSV in/out, load cases, row weights and
+* :mod:`jaxtire.fit.data`: :class:`MeasurementSet`, CSV in/out, TYDEX and several files
+  (:func:`load_files`), load cases, row weights and
   row selection (pure longitudinal / pure lateral / combined);
 * :mod:`jaxtire.fit.stages`: which coefficients each stage frees (:data:`STAGES` for MF 6.1,
   :data:`SIMPLE_STAGES` for the simple model), their bounds and the plan of a fit;
@@ -21,14 +22,15 @@ The package, in the order data flows through it:
 * :mod:`jaxtire.fit.reports`: :class:`FitReport`, :class:`FleetReport`;
 * :mod:`jaxtire.fit.api`: :func:`fit`, :func:`fit_simple`, :func:`fit_many`, :func:`generic_tire`,
   :func:`synthetic_data`, :func:`perturbed_tires`;
-* :mod:`jaxtire.fit.cli`: ``python -m jaxtire.fit [--data CSV] [--tir START.tir] --out fitted.tir [--many N]``.
+* :mod:`jaxtire.fit.outputs`: the fitted ``.tir`` header, residual tables (JSON, CSV) and the plot sheet;
+* :mod:`jaxtire.fit.cli`: ``python -m jaxtire.fit [--data A.tdx B.tdx C.csv] [--tir START.tir] --out fitted.tir``.
 """
 
 from jaxtire.fit.api import (GENERIC_COEFFICIENTS, fit, fit_many, fit_simple, generic_tire, perturbed_tires,
-                             synthetic_data)
+                             synthetic_data, validity_ranges)
 from jaxtire.fit.cli import main
 from jaxtire.fit.data import (CAMBER_TOL, COLUMNS, PURE_TOL_ALPHA, PURE_TOL_KAPPA, MeasurementSet, load_cases,
-                              load_csv, measurement_set, row_masks, row_weights, save_csv)
+                              load_csv, load_files, load_tydex, measurement_set, row_masks, row_weights, save_csv)
 from jaxtire.fit.loop import (FAST_COMPILE_OPTIONS, MinimizeResult, compiler_options, dual_jit, make_optimizer,
                               minimize)
 from jaxtire.fit.reports import FitReport, FitResult, FleetReport, FleetResult, StageReport
@@ -43,4 +45,5 @@ __all__ = [
     "dual_jit", "fit", "fit_many", "fit_simple", "from_unconstrained", "generic_tire", "load_cases", "load_csv",
     "main", "make_optimizer", "measurement_set", "minimize", "pack", "perturbed_tires", "row_masks", "row_weights",
     "save_csv", "stage_coefficients", "synthetic_data", "to_unconstrained", "unpack",
+    "load_files", "load_tydex", "validity_ranges",
 ]

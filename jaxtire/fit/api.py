@@ -20,17 +20,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtire.fit.data import COLUMNS, MeasurementSet, measurement_set, row_weights
+from jaxtire.fit.data import COLUMNS, MEASURED, MeasurementSet, measurement_set, row_weights
 from jaxtire.fit.loop import METHODS, compiler_options
 from jaxtire.fit.objectives import fleet_jit, fleet_rmse, predict, stage_jit
 from jaxtire.fit.reports import FitReport, FitResult, FleetReport, FleetResult, StageReport, converged_at, rmse_tables
 from jaxtire.fit.stages import STAGES, fit_coefficients, model_tables, plan as make_plan, stage_bounds, stage_coefficients
-from jaxtire.params import MFParams, make_params
+from jaxtire.params import MFParams
 from jaxtire.simple import SimpleParams, default_simple_params
-from jaxtire.tire import coefficient_names, get_coefficient, nominal_load, replace_coefficients
+from jaxtire.tir import PAC2002_UNUSED, default_tire
+from jaxtire.tire import coefficient_names, get_coefficient, model_name, nominal_load, replace_coefficients
 
 __all__ = [
     "GENERIC_COEFFICIENTS", "fit", "fit_many", "fit_simple", "generic_tire", "perturbed_tires", "synthetic_data",
+    "validity_ranges",
 ]
 
 
@@ -66,7 +68,8 @@ def fit(data: MeasurementSet, start: MFParams | SimpleParams | None = None, *,
         coefs: Mapping[str, Sequence[str]] | None = None,
         bounds: Mapping[str, tuple[float, float]] | None = None,
         load_weights: Any = None, n_iter: int | None = None, method: str = "lbfgs",
-        learning_rate: float = 0.02, fast_compile: bool = True) -> FitResult:
+        learning_rate: float = 0.02, fast_compile: bool = True, set_ranges: bool = True,
+        progress=None) -> FitResult:
     """Fit the coefficients of ``start`` to ``data`` in stages; returns ``FitResult(params, report)``.
 
     Args:
@@ -82,36 +85,63 @@ def fit(data: MeasurementSet, start: MFParams | SimpleParams | None = None, *,
       n_iter: optimiser iterations per stage (fixed; default 150 for L-BFGS, 1000 for Adam).
       method: ``"lbfgs"`` (optax L-BFGS, zoom line search) or ``"adam"`` (``learning_rate``).
       fast_compile: compile with :data:`FAST_COMPILE_OPTIONS` on CPU (compile ~3x faster, run ~2x slower).
+      set_ranges: (MF) set the validity ranges ``FZMIN ... CAMMAX`` of the result to the data's
+        (:func:`validity_ranges`); they change no force (ranges only flag or, on request, clamp).
+      progress: optional callable ``progress(stage_name, i, n_stages)`` called before each stage
+        (the command line drives a tqdm bar with it).
+
+    Channels: NaN in ``fx``, ``fy`` or ``mz`` means "not measured"; a stage with no measured rows
+    is skipped and its coefficients stay as in ``start`` (``report.skipped``, ``report.absent``).
 
     The fitted params have float64 leaves; x64 is enabled only inside this call.
     """
-    data = measurement_set(*data)
+    data = measurement_set(*data, allow_missing=True)
     if start is None:
         start = generic_tire(fnomin=float(np.median(data.fz)))
     n_iter = _default_iters(n_iter, method)
     w = row_weights(data.fz, load_weights)
     plan, bounds_t = make_plan(data, start, stages, coefs, bounds)
+    table = model_tables(start)[0]
+    wanted = tuple(table) if stages is None else tuple(stages)
+    skipped = tuple(s for s in wanted if s not in {p.name for p in plan})
+    absent = tuple(c for c in MEASURED if not np.isfinite(np.asarray(getattr(data, c))).any())
     with jax.enable_x64(True):
         params = _to_float64(start)
         d = _device_data(data, w)
         runner = stage_jit(fast_compile)
         t0 = time.perf_counter()
         l0, lf, hist = [], [], []
-        for stage in plan:
+        for i, stage in enumerate(plan):
+            if progress is not None:
+                progress(stage.name, i, len(plan))
             params, a, b, h = runner(params, d, stage=stage, bounds=stage_bounds(bounds_t, stage),
                                      n_iter=int(n_iter), method=method, learning_rate=float(learning_rate))
             l0.append(float(a))
             lf.append(float(b))
             hist.append(np.asarray(h))
         seconds = time.perf_counter() - t0
+        if set_ranges and model_name(start) == "mf":
+            params = params.replace(**{k: jnp.asarray(v, jnp.float64) for k, v in validity_ranges(data).items()})
         channels = tuple(c for s in plan for c in s.channels)
         rmse, peak, by_load, n_rows = rmse_tables(params, data, channels, fast_compile)
     stage_reports = tuple(StageReport(s.name, s.coefs, int(n_iter), l0[i], lf[i], converged_at(hist[i], lf[i]))
                           for i, s in enumerate(plan))
     coef_vals = {k: (float(get_coefficient(start, k)), float(get_coefficient(params, k))) for s in plan for k in s.coefs}
     report = FitReport(stage_reports, coef_vals, rmse, peak, by_load, n_rows, int(n_iter) * len(plan),
-                       float(sum(lf)), seconds, method)
+                       float(sum(lf)), seconds, method, skipped, absent)
     return FitResult(params, report)
+
+
+def validity_ranges(data: MeasurementSet) -> dict[str, float]:
+    """The data's validity ranges as ``.tir`` keys: ``FZMIN/FZMAX`` [N] (min / max load),
+    ``KPUMIN/KPUMAX`` [-], ``ALPMIN/ALPMAX`` [rad], ``CAMMIN/CAMMAX`` [rad]; each minimum is at most 0
+    and each maximum at least 0 (except the loads), as the ``.tir`` bounds require."""
+    g = {k: np.asarray(getattr(data, k), dtype=np.float64) for k in ("fz", "kappa", "alpha", "gamma")}
+    out = {"FZMIN": float(g["fz"].min()), "FZMAX": float(g["fz"].max())}
+    for key, col in (("KPU", "kappa"), ("ALP", "alpha"), ("CAM", "gamma")):
+        out[key + "MIN"] = float(min(g[col].min(), 0.0))
+        out[key + "MAX"] = float(max(g[col].max(), 0.0))
+    return out
 
 
 def fit_simple(data: MeasurementSet, start: SimpleParams | None = None, **kwargs) -> FitResult:
@@ -191,14 +221,25 @@ def generic_tire(fnomin: float = 4000.0, unloaded_radius: float = 0.3, *, like: 
     """A neutral starting tire: :data:`GENERIC_COEFFICIENTS`, every other fitted coefficient 0.
 
     ``like`` (e.g. the measured tire's file) supplies ``FNOMIN``, ``UNLOADED_RADIUS``,
-    pressures, speeds, scaling factors, FITTYP, metadata and all coefficients no stage fits;
-    otherwise ``fnomin`` and ``unloaded_radius`` are used with the MF defaults.
+    pressures, speeds, scaling factors, FITTYP, the file layout and all coefficients no stage fits.
+    Without ``like`` the template is the bundled TNO 205/60 R15 file
+    (``jaxtire/data/TNO_car205_60R15.tir``, MF 6.2) with ``fnomin`` and ``unloaded_radius``: a fit
+    from it is saved as that file (header, units in SI radians, dimension, inertia, vertical,
+    validity-range sections, pressure / overturning / rolling-resistance / turn-slip coefficients
+    of that tire) with the fitted values, ranges and R0 / FNOMIN written in place.  For a PAC2002 /
+    MF 5.2 ``like`` the MF 6.x-only terms (:data:`jaxtire.tir.PAC2002_UNUSED`) are left as they are.
     """
     fitted = {k for s in STAGES for k in stage_coefficients(s, camber=True)}
     if like is None:
-        base = make_params({"FNOMIN": fnomin, "UNLOADED_RADIUS": unloaded_radius}, fittyp=61)
+        # the documented template: the bundled TNO 205/60 R15 file (jaxtire/data), so a fitted tire is
+        # written as that file (its sections, units, inertia, ranges) with the new values in place
+        base = default_tire(dtype=jnp.float32)
+        base = base.replace(FNOMIN=jnp.asarray(fnomin, base.coef["FNOMIN"].dtype),
+                            UNLOADED_RADIUS=jnp.asarray(unloaded_radius, base.coef["UNLOADED_RADIUS"].dtype))
     else:
         base = like
+        if base.is_mf52:  # PAC2002 / MF 5.2: leave the MF 6.x-only terms as the file has them
+            fitted -= set(PAC2002_UNUSED)
     changes = {k: jnp.asarray(GENERIC_COEFFICIENTS.get(k, 0.0), jnp.result_type(base.coef[k])) for k in fitted}
     return base.replace(**changes)
 

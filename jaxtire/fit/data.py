@@ -19,11 +19,13 @@ import jax.numpy as jnp
 import numpy as np
 
 __all__ = [
-    "CAMBER_TOL", "COLUMNS", "MeasurementSet", "PURE_TOL_ALPHA", "PURE_TOL_KAPPA", "load_cases", "load_csv",
+    "CAMBER_TOL", "COLUMNS", "MEASURED", "MeasurementSet", "PURE_TOL_ALPHA", "PURE_TOL_KAPPA", "load_cases", "load_csv",
+    "load_files", "load_tydex",
     "measurement_set", "row_masks", "row_weights", "save_csv",
 ]
 
 COLUMNS = ("kappa", "alpha", "gamma", "fz", "fx", "fy", "mz")
+MEASURED = ("fx", "fy", "mz")  # measured channels; the others are operating conditions
 PURE_TOL_ALPHA = 1e-3  # [rad] |alpha| below this: pure longitudinal row
 PURE_TOL_KAPPA = 1e-3  # [-]   |kappa| below this: pure lateral row
 CAMBER_TOL = 1e-3  # [rad] data with max |gamma| above this fits the camber terms
@@ -49,7 +51,7 @@ class MeasurementSet(NamedTuple):
         return int(np.shape(self.kappa)[-1])
 
 
-def measurement_set(kappa, alpha, gamma, fz, fx, fy, mz, *, batched: bool = False,
+def measurement_set(kappa, alpha, gamma, fz, fx, fy, mz, *, batched: bool = False, allow_missing: bool = False,
                     _lines=None) -> MeasurementSet:
     """Validated :class:`MeasurementSet`; scalars broadcast to the common length.
 
@@ -57,6 +59,9 @@ def measurement_set(kappa, alpha, gamma, fz, fx, fy, mz, *, batched: bool = Fals
     different lengths, NaN / inf values, ``fz <= 0`` (wrong sign or lifted
     wheel), ``|alpha|`` or ``|gamma| >= pi/2`` (degrees passed as radians).
     ``batched=True`` accepts 2-D ``(tires, rows)`` arrays for :func:`jaxtire.fit.fit_many`.
+    ``allow_missing=True`` accepts NaN in the measured channels ``fx``, ``fy``, ``mz``, meaning
+    "not measured" (a whole column, or the rows of a file that lacks the channel); a fit leaves out
+    those rows of that channel.  ``+-inf`` is always refused.
     """
     cols = dict(zip(COLUMNS, (kappa, alpha, gamma, fz, fx, fy, mz)))
     arrays = {}
@@ -94,7 +99,7 @@ def measurement_set(kappa, alpha, gamma, fz, fx, fy, mz, *, batched: bool = Fals
         return f"{word}{'s' if len(idx) > 1 else ''} {shown}{more}"
 
     for n, a in arrays.items():
-        bad = ~np.isfinite(a)
+        bad = np.isinf(a) if (allow_missing and n in MEASURED) else ~np.isfinite(a)
         if bad.any():
             raise ValueError(f"measurements: column {n!r} has NaN/inf at {rows_of(bad)}; drop or fill those rows")
     bad = arrays["fz"] <= 0
@@ -111,9 +116,11 @@ def measurement_set(kappa, alpha, gamma, fz, fx, fy, mz, *, batched: bool = Fals
 
 
 def load_csv(path) -> MeasurementSet:
-    """Read a CSV table with a header naming at least the :data:`COLUMNS` (any order, extra columns ignored).
+    """Read a CSV table with a header naming the :data:`COLUMNS` (any order, extra columns ignored).
 
-    Raises ``ValueError`` naming the file, line and column for a missing column, a non-numeric
+    The measured channels ``fx``, ``fy``, ``mz`` may be absent (any subset): an absent column is
+    NaN, "not measured" (see :func:`measurement_set`'s ``allow_missing``); ``kappa``, ``alpha``,
+    ``gamma`` and ``fz`` are required.  A ``nan`` cell in a present column is refused.  Raises ``ValueError`` naming the file, line and column for a missing column, a non-numeric
     cell, or a bad value (as :func:`measurement_set`; ``nan`` cells are bad values).
     """
     path = Path(path)
@@ -123,16 +130,22 @@ def load_csv(path) -> MeasurementSet:
             header = [h.strip().lower() for h in next(reader)]
         except StopIteration:
             raise ValueError(f"{path}: empty file, expected a header with columns {', '.join(COLUMNS)}") from None
-        missing = [c for c in COLUMNS if c not in header]
+        missing = [c for c in COLUMNS if c not in header and c not in MEASURED]
         if missing:
             raise ValueError(f"{path}: missing column(s) {', '.join(missing)}; header is {header}")
-        idx = [header.index(c) for c in COLUMNS]
+        absent = [c for c in MEASURED if c not in header]
+        if len(absent) == len(MEASURED):
+            raise ValueError(f"{path}: no measured column (fx, fy or mz); header is {header}")
+        idx = [header.index(c) if c in header else -1 for c in COLUMNS]
         rows, lines = [], []
         for lineno, rec in enumerate(reader, start=2):
             if not rec or all(not s.strip() for s in rec):
                 continue
             vals = []
             for c, j in zip(COLUMNS, idx):
+                if j < 0:
+                    vals.append(0.0)  # absent channel: set to NaN after validation
+                    continue
                 cell = rec[j].strip() if j < len(rec) else ""
                 try:
                     vals.append(float(cell))
@@ -142,19 +155,78 @@ def load_csv(path) -> MeasurementSet:
             lines.append(lineno)
     data = np.asarray(rows, dtype=np.float64).reshape(-1, len(COLUMNS))
     try:
-        return measurement_set(*data.T, _lines=lines)
+        out = measurement_set(*data.T, _lines=lines)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
+    return out._replace(**{c: np.full(out.n_rows, np.nan) for c in absent})
+
+
+def _is_tydex(path: Path) -> bool:
+    """TYDEX by extension (``.tdx``, ``.tydex``), CSV by ``.csv``; otherwise by content (a TYDEX file
+    starts, after ``!`` comments and blank lines, with a ``**`` block keyword)."""
+    ext = path.suffix.lower()
+    if ext in (".tdx", ".tydex"):
+        return True
+    if ext == ".csv":
+        return False
+    with path.open("r", encoding="latin-1") as fh:
+        for line in fh:
+            t = line.strip()
+            if t and not t.startswith("!"):
+                return t.startswith("**")
+    return False
+
+
+def load_tydex(path) -> MeasurementSet:
+    """One TYDEX ``.tdx`` file (:func:`jaxtire.tydex.to_measurements`, SI) as a :class:`MeasurementSet`.
+
+    ``FZW`` (or a constant) is required; an absent ``LONGSLIP``, ``SLIPANGL`` or ``INCLANGL``
+    channel (and constant) is 0 (a pure sweep of the other slip, no camber); absent ``FXW``,
+    ``FYW``, ``MZW`` are NaN ("not measured"); at least one of them is required."""
+    from jaxtire.tydex import to_measurements
+
+    path = Path(path)
+    m = to_measurements(path)
+    if m["fz"] is None:
+        raise ValueError(f"{path}: no vertical load (channel or constant FZW / FZ)")
+    if all(m[c] is None for c in MEASURED):
+        raise ValueError(f"{path}: no measured channel (FXW, FYW or MZW)")
+    n = len(m["fz"])
+    cols = {c: (np.zeros(n) if m[c] is None else m[c]) for c in COLUMNS}
+    try:
+        out = measurement_set(**cols)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    return out._replace(**{c: np.full(n, np.nan) for c in MEASURED if m[c] is None})
+
+
+def load_files(paths) -> tuple[MeasurementSet, tuple[tuple[str, int, int], ...]]:
+    """Read measurement files (TYDEX or CSV, :func:`_is_tydex`; one sweep each, or a whole CSV table)
+    and concatenate them: ``(data, sweeps)`` with ``sweeps`` the ``(file name, first row, end row)``
+    of each file.  Channels a file lacks are NaN on its rows."""
+    parts, sweeps, start = [], [], 0
+    for p in paths:
+        p = Path(p)
+        d = load_tydex(p) if _is_tydex(p) else load_csv(p)
+        parts.append(d)
+        sweeps.append((p.name, start, start + d.n_rows))
+        start += d.n_rows
+    if not parts:
+        raise ValueError("no measurement files given")
+    data = MeasurementSet(*(np.concatenate([getattr(d, c) for d in parts]) for c in COLUMNS))
+    return data, tuple(sweeps)
 
 
 def save_csv(data: MeasurementSet, path) -> None:
-    """Write a (1-D) :class:`MeasurementSet` as a CSV table readable by :func:`load_csv`."""
-    arr = np.stack([np.asarray(getattr(data, c), dtype=np.float64) for c in COLUMNS], axis=1)
+    """Write a (1-D) :class:`MeasurementSet` as a CSV table readable by :func:`load_csv` (a measured
+    channel that is entirely NaN, "not measured", is left out)."""
+    cols = [c for c in COLUMNS if not (c in MEASURED and np.isnan(np.asarray(getattr(data, c))).all())]
+    arr = np.stack([np.asarray(getattr(data, c), dtype=np.float64) for c in cols], axis=1)
     if arr.ndim != 2:
         raise ValueError("save_csv writes one tire; got batched measurements")
     with Path(path).open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(COLUMNS)
+        w.writerow(cols)
         for row in arr:
             w.writerow([repr(float(x)) for x in row])
 

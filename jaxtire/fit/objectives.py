@@ -27,13 +27,20 @@ from jaxtire.fit.stages import CHANNELS, Stage, stage_bounds
 from jaxtire.fit.transforms import from_unconstrained, to_unconstrained
 from jaxtire.tire import get_coefficient, replace_coefficients, tire_forces
 
-__all__ = ["fleet_program", "fleet_rmse", "predict", "stage_loss", "stage_program"]
+__all__ = ["fleet_program", "fleet_rmse", "measured", "predict", "stage_loss", "stage_program"]
 
 
 def predict(params, d: dict, combined: bool) -> dict:
     """``{"fx", "fy", "mz"}`` of the tire at the rows of ``d`` (pure-slip curves unless ``combined``)."""
     out = tire_forces(params, d["kappa"], d["alpha"], d["gamma"], d["fz"], combined=combined)
     return {"fx": out.fx, "fy": out.fy, "mz": out.mz}
+
+
+def measured(d: dict, col: str, rows):
+    """``(mask, values)``: the rows of ``rows`` where channel ``col`` was measured (finite; NaN = not
+    measured) and the channel with unmeasured entries replaced by 0 (so no NaN reaches a gradient)."""
+    ok = jnp.isfinite(d[col])
+    return rows & ok, jnp.where(ok, d[col], 0.0)
 
 
 def stage_loss(params, d: dict, stage: Stage):
@@ -43,9 +50,10 @@ def stage_loss(params, d: dict, stage: Stage):
     loss = 0.0
     for ch in stage.channels:
         col, rows = CHANNELS[ch]
-        w = jnp.where(masks[rows], d["w"], 0.0)
-        peak = jnp.max(jnp.where(masks[rows], jnp.abs(d[col]), 0.0))
-        r = (pred[col] - d[col]) / jnp.where(peak > 0, peak, 1.0)
+        m, meas = measured(d, col, masks[rows])
+        w = jnp.where(m, d["w"], 0.0)
+        peak = jnp.max(jnp.where(m, jnp.abs(meas), 0.0))
+        r = (pred[col] - meas) / jnp.where(peak > 0, peak, 1.0)
         loss = loss + jnp.sum(w * r * r) / jnp.maximum(jnp.sum(w), 1e-300)
     return loss
 
@@ -90,10 +98,10 @@ def fleet_rmse(params, d, channels):
     preds = {comb: predict(params, d, comb) for comb in (False, True)}
     for ch in channels:
         col, rows = CHANNELS[ch]
-        m = masks[rows]
-        res = jnp.where(m, preds[rows == "combined"][col] - d[col], 0.0)
+        m, meas = measured(d, col, masks[rows])
+        res = jnp.where(m, preds[rows == "combined"][col] - meas, 0.0)
         rm.append(jnp.sqrt(jnp.sum(res**2) / jnp.maximum(jnp.sum(m), 1)))
-        pk.append(jnp.max(jnp.where(m, jnp.abs(d[col]), 0.0)))
+        pk.append(jnp.max(jnp.where(m, jnp.abs(meas), 0.0)))
     return jnp.stack(rm), jnp.stack(pk)
 
 

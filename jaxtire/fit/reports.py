@@ -41,6 +41,8 @@ class FitReport:
     final_loss: float  # sum of the stages' final losses
     seconds: float
     method: str
+    skipped: tuple[str, ...] = ()  # stages without measured rows: their coefficients stay as started
+    absent: tuple[str, ...] = ()  # measured columns (fx, fy, mz) with no value at all
 
     @property
     def rel_rmse(self) -> dict[str, float]:
@@ -50,6 +52,11 @@ class FitReport:
     def __str__(self) -> str:
         lines = [f"jaxtire fit ({self.method}, {self.iterations} iterations, {self.seconds:.2f} s, "
                  f"final loss {self.final_loss:.4g})"]
+        if self.absent:
+            lines.append(f"  not in the data: {', '.join(self.absent)}")
+        if self.skipped:
+            lines.append(f"  not fitted (no measured rows; coefficients left as in the start): "
+                         f"{', '.join(self.skipped)}")
         lines.append(f"  {'stage':<9} {'coefs':>5} {'iters':>6} {'conv@':>6} {'loss start':>12} {'loss final':>12}")
         for s in self.stages:
             lines.append(f"  {s.name:<9} {len(s.coefs):5d} {s.iterations:6d} {s.converged_at:6d} "
@@ -131,10 +138,11 @@ def rmse_tables(params, data: MeasurementSet, channels, fast_compile: bool = Tru
     rmse, peak, by_load, n_rows = {}, {}, {}, {}
     for ch in channels:
         col, rows = CHANNELS[ch]
-        m = masks[rows]
+        meas = np.asarray(getattr(data, col))
+        m = masks[rows] & np.isfinite(meas)
         if not m.any():
             continue
-        res = preds[rows == "combined"][col] - np.asarray(getattr(data, col))
+        res = preds[rows == "combined"][col] - meas
         rmse[ch] = float(np.sqrt(np.mean(res[m] ** 2)))
         peak[ch] = float(np.max(np.abs(np.asarray(getattr(data, col))[m])))
         n_rows[ch] = int(m.sum())

@@ -9,11 +9,18 @@ fits only its own subset of coefficients, all others held fixed::
                                                                    pure lateral rows, Mz (given the fitted Fy)
     "combined"  RBX1-2 RCX1 REX1-2 RHX1 RBY1-3 RCY1 REY1-2 RHY1-2 RVY1 RVY2 RVY4-6
                                                                    combined rows, Fx and Fy
+    "Mz"        SSZ1 SSZ2 and the "Mz0" coefficients again         pure lateral and combined rows, Mz
+                                                                   (the s Fx arm, given the fitted Fx and
+                                                                   Fy; pure Mz refined jointly)
 
 When the data has camber (``max |gamma| > 1e-3 rad``) the camber terms join their stage
 (``PDX3``; ``PDY3 PEY4 PEY5 PKY3 PKY5 PKY6 PKY7 PVY3 PVY4``; ``QBZ4 QBZ5 QDZ3 QDZ4 QDZ8-11 QEZ5
-QHZ3 QHZ4``; ``RBX3 RBY4 RVY3``).  Pressure (``PP*``) and the combined-slip Mz arm (``SSZ*``)
-are never fitted.  The simple model has the stages :data:`SIMPLE_STAGES`.  Each model's table
+QHZ3 QHZ4``; ``RBX3 RBY4 RVY3``; ``SSZ3 SSZ4``).  Pressure (``PP*``) terms are not fitted (one
+pressure per data set).  A PAC2002 / MF 5.2 start never frees the coefficients its equations do
+not have (:data:`jaxtire.tir.PAC2002_UNUSED`, e.g. ``PKY4-7``).  A channel with no measured
+(finite) value on a stage's rows drops out of that stage; a stage left with no channel is skipped
+and its coefficients stay as in the start (the fit report lists it in ``skipped``).
+The simple model has the stages :data:`SIMPLE_STAGES`.  Each model's table
 is found by :func:`jaxtire.tire.model_name` (:data:`MODEL_TABLES`).
 """
 
@@ -24,6 +31,8 @@ from typing import NamedTuple
 import numpy as np
 
 from jaxtire.fit.data import CAMBER_TOL, MeasurementSet, row_masks
+from jaxtire.tir import PAC2002_UNUSED
+from jaxtire.params import FITTYP_MF52
 from jaxtire.tire import get_coefficient, model_name
 
 __all__ = [
@@ -49,11 +58,11 @@ DEFAULT_BOUNDS: dict[str, tuple[float, float]] = {
     "PVY3": (-5.0, 5.0), "PVY4": (-5.0, 5.0),
     # aligning torque
     "QBZ1": (0.1, 50.0), "QBZ2": (-20.0, 20.0), "QBZ3": (-20.0, 20.0), "QBZ4": (-20.0, 20.0),
-    "QBZ5": (-20.0, 20.0), "QBZ9": (-500.0, 500.0), "QBZ10": (-50.0, 50.0), "QCZ1": (0.5, 2.5),
+    "QBZ5": (-20.0, 20.0), "QBZ9": (-500.0, 500.0), "QBZ10": (-50.0, 50.0), "QCZ1": (0.5, 100.0),
     "QDZ1": (0.001, 1.0), "QDZ2": (-1.0, 1.0), "QDZ3": (-20.0, 20.0), "QDZ4": (-50.0, 50.0),
     "QDZ6": (-0.2, 0.2), "QDZ7": (-0.2, 0.2), "QDZ8": (-5.0, 5.0), "QDZ9": (-5.0, 5.0),
-    "QDZ10": (-5.0, 5.0), "QDZ11": (-5.0, 5.0), "QEZ1": (-50.0, 1.0), "QEZ2": (-50.0, 50.0),
-    "QEZ3": (-50.0, 50.0), "QEZ4": (-5.0, 5.0), "QEZ5": (-10.0, 10.0),
+    "QDZ10": (-5.0, 5.0), "QDZ11": (-50.0, 50.0), "QEZ1": (-50.0, 1.0), "QEZ2": (-50.0, 50.0),
+    "QEZ3": (-50.0, 50.0), "QEZ4": (-5.0, 5.0), "QEZ5": (-100.0, 100.0),
     "QHZ1": (-0.05, 0.05), "QHZ2": (-0.05, 0.05), "QHZ3": (-2.0, 2.0), "QHZ4": (-2.0, 2.0),
     # combined slip
     "RBX1": (0.1, 100.0), "RBX2": (-100.0, 100.0), "RBX3": (-5000.0, 5000.0), "RCX1": (0.3, 2.5),
@@ -62,6 +71,8 @@ DEFAULT_BOUNDS: dict[str, tuple[float, float]] = {
     "RCY1": (0.3, 2.5), "REY1": (-10.0, 1.0), "REY2": (-10.0, 10.0), "RHY1": (-0.1, 0.1),
     "RHY2": (-0.1, 0.1), "RVY1": (-1.0, 1.0), "RVY2": (-1.0, 1.0), "RVY3": (-10.0, 10.0),
     "RVY4": (-500.0, 500.0), "RVY5": (-5.0, 5.0), "RVY6": (-200.0, 200.0),
+    # combined-slip aligning torque: the s Fx arm, s / R0 = SSZ1 + SSZ2 Fy/Fz0 + (SSZ3 + SSZ4 dfz) gamma*
+    "SSZ1": (-1.0, 1.0), "SSZ2": (-1.0, 1.0), "SSZ3": (-10.0, 10.0), "SSZ4": (-10.0, 10.0),
 }
 
 
@@ -89,12 +100,14 @@ STAGES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], bool]
     "combined": (("RBX1", "RBX2", "RCX1", "REX1", "REX2", "RHX1", "RBY1", "RBY2", "RBY3", "RCY1",
                   "REY1", "REY2", "RHY1", "RHY2", "RVY1", "RVY2", "RVY4", "RVY5", "RVY6"),
                  ("RBX3", "RBY4", "RVY3"), ("Fx", "Fy"), True),
+    "Mz": (("SSZ1", "SSZ2", "QBZ1", "QBZ2", "QBZ3", "QBZ9", "QBZ10", "QCZ1", "QDZ1", "QDZ2", "QDZ6", "QDZ7",
+            "QEZ1", "QEZ2", "QEZ3", "QEZ4", "QHZ1", "QHZ2"), ("SSZ3", "SSZ4"), ("Mz0", "Mz"), True),
 }
 
 #: channel -> (measured column, rows it uses).
 CHANNELS: dict[str, tuple[str, str]] = {
     "Fx0": ("fx", "pure_long"), "Fy0": ("fy", "pure_lat"), "Mz0": ("mz", "pure_lat"),
-    "Fx": ("fx", "combined"), "Fy": ("fy", "combined"),
+    "Fx": ("fx", "combined"), "Fy": ("fy", "combined"), "Mz": ("mz", "combined"),
 }
 
 #: Stages of the simple B, C, D, E model (:mod:`jaxtire.simple`), same layout as :data:`STAGES`.
@@ -152,6 +165,8 @@ def plan(data: MeasurementSet, start, stages, coefs, bounds) -> tuple[tuple[Stag
     table, default_bounds = model_tables(start)
     fittable = fit_coefficients(table)
     masks = row_masks(np.asarray(data.kappa), np.asarray(data.alpha), np)
+    finite = {c: np.isfinite(np.asarray(getattr(data, c))) for c in ("fx", "fy", "mz")}
+    unused = set(PAC2002_UNUSED) if model == "mf" and int(getattr(start, "fittyp", 61)) in FITTYP_MF52 else set()
     camber = bool(np.max(np.abs(np.asarray(data.gamma))) > CAMBER_TOL)
     stages = tuple(table) if stages is None else tuple(stages)
     coefs = dict(coefs or {})
@@ -167,9 +182,10 @@ def plan(data: MeasurementSet, start, stages, coefs, bounds) -> tuple[tuple[Stag
         if name not in table:
             raise ValueError(f"stages: unknown stage {name!r}; stages are {list(table)}")
         _, _, channels, combined = table[name]
-        if not any(masks[CHANNELS[c][1]].any() for c in channels):
-            continue  # no data rows for this stage
-        free = tuple(coefs.get(name, stage_coefficients(name, camber, model)))
+        channels = tuple(c for c in channels if (masks[CHANNELS[c][1]] & finite[CHANNELS[c][0]]).any())
+        if not channels:
+            continue  # no measured rows for this stage: its coefficients stay as started
+        free = tuple(k for k in coefs.get(name, stage_coefficients(name, camber, model)) if k not in unused)
         for k in free:
             if k not in fittable:
                 raise ValueError(f"coefs[{name!r}]: {k!r} is not a fittable coefficient; choose from {fittable}")
