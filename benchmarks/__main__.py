@@ -27,7 +27,6 @@ import sys
 import tempfile
 import time
 
-from benchmarks import harness  # imports no JAX: safe before XLA_FLAGS are set
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,14 +59,14 @@ def _wait_quiet(limit: float, log) -> None:
 
 def _tune_xla(args, log) -> None:
     """Prefer 512-bit vectors on AVX-512 CPUs (before JAX is imported); see the module docstring."""
-    flags = os.environ.get("XLA_FLAGS", "")
-    if (args.xla_default or args.gpu or "xla_cpu_prefer_vector_width" in flags
-            or "avx512f" not in harness.cpu_flags()):
+    from sims.run._xla import backend_started, tune_cpu  # imports no JAX
+
+    if args.xla_default or args.gpu:
         return
-    if "jax" in sys.modules:  # too late to change the backend's flags
-        log("note: JAX already imported; not adding --xla_cpu_prefer_vector_width=512")
+    if backend_started():  # too late to change the backend's flags
+        log("note: JAX backend already started; not adding --xla_cpu_prefer_vector_width=512")
         return
-    os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_prefer_vector_width=512").strip()
+    tune_cpu()
 
 
 def main(argv=None) -> int:

@@ -222,8 +222,8 @@ def _point(vx, vy, omega, gamma, fz_in):
                     + ((QDZ8 + QDZ9 * dfz) * (ONE + PPZ2 * dpi) + (QDZ10 + QDZ11 * dfz) * abs(gz)) * gz * LKZC) * lmuy
     dr = dr * cos_a * w_low
     br = QBZ9 * LKY / lmuy + QBZ10 * by * cy
-    et = min((QEZ1 + QEZ2 * dfz + QEZ3 * dfz * dfz) * (ONE + (QEZ4 + QEZ5 * gz) * TWO_OVER_PI * atan_p(bt * ct * alpha_t)),
-             ONE)
+    et = min((QEZ1 + QEZ2 * dfz + QEZ3 * dfz * dfz)
+             * (ONE + (QEZ4 + QEZ5 * gz) * TWO_OVER_PI * atan_p(bt * ct * alpha_t)), ONE)
     q = safe_div(kxk, kya)
     ratio2 = q * q * kappa * kappa
     alpha_t = safe_sqrt(alpha_t * alpha_t + ratio2) * sgn(alpha_t)

@@ -31,6 +31,7 @@ from tqdm import tqdm
 from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES, surface_id
 from sims.cli._tire import add_tire_arguments, check_tire_arguments, tire_from_args, tire_label
 from sims.drivers import Constant
+from sims.run._xla import tune_cpu
 from sims.run.fleet import FleetRun, Sampling, broadcast, sample_fleet
 from sims.run.rollout import fast_compile_options
 from sims.scenarios import braking, skidpad, step_steer
@@ -342,6 +343,7 @@ def main(argv=None) -> dict:
         args.surfaces = {"skidpad": "asphalt_dry,asphalt_wet,snow", "step-steer": "asphalt_dry"}.get(
             args.scenario, args.surfaces)
     _validate(ap, args)
+    tune_cpu()  # 512-bit vectors on AVX-512 before the first JAX computation (sims/run/_xla.py)
     os.environ.setdefault("MPLBACKEND", "Agg")
     if args.x64:
         jax.config.update("jax_enable_x64", True)
