@@ -254,6 +254,10 @@ def markdown(results: dict, s: dict) -> str:
         L.append(f"* `{k}`: {val:.3g}")
     L.append("")
     L.append(METHOD)
+    notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "PERF_NOTES.md")
+    if os.path.exists(notes):  # hand-measured A/B notes (issue 18), kept across regenerated reports
+        with open(notes) as f:
+            L.append(f.read())
     return "\n".join(L) + "\n"
 
 
