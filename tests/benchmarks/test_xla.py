@@ -31,3 +31,14 @@ def test_cpu_flags_reads_proc_cpuinfo():
     except OSError:
         return
     assert ("avx2" in flags) == (" avx2" in text.split("flags", 1)[1].split("\n", 1)[0] if "flags" in text else False)
+
+
+def test_host_devices_appended_unless_user_set_a_count():
+    env = {}
+    assert _xla.tune_cpu(env, {"avx2"}, host_devices=2) == "--xla_force_host_platform_device_count=2"
+    assert env["XLA_FLAGS"] == "--xla_force_host_platform_device_count=2"
+    env = {"XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    assert _xla.tune_cpu(env, AVX512, host_devices=2) == _xla.VECTOR_FLAG
+    assert env["XLA_FLAGS"] == "--xla_force_host_platform_device_count=8 --xla_cpu_prefer_vector_width=512"
+    env = {}
+    assert _xla.tune_cpu(env, {"avx2"}, host_devices=1) is None and "XLA_FLAGS" not in env
