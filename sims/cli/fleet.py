@@ -343,7 +343,8 @@ def main(argv=None) -> dict:
         args.surfaces = {"skidpad": "asphalt_dry,asphalt_wet,snow", "step-steer": "asphalt_dry"}.get(
             args.scenario, args.surfaces)
     _validate(ap, args)
-    tune_cpu()  # 512-bit vectors on AVX-512 before the first JAX computation (sims/run/_xla.py)
+    if argv is None:  # from the command line only: 512-bit vectors on AVX-512 CPUs (sims/run/_xla.py)
+        tune_cpu()
     os.environ.setdefault("MPLBACKEND", "Agg")
     if args.x64:
         jax.config.update("jax_enable_x64", True)
