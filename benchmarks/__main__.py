@@ -5,6 +5,7 @@ Usage (from the repository root)::
     python -m benchmarks                 # full run (~10-20 min on 2 CPU cores), writes benchmarks/RESULTS.md
     python -m benchmarks --quick         # smoke run on tiny sizes (< 30 s), writes to a temporary directory
     python -m benchmarks --gpu           # GPU sizes (needs jax[cuda12]); refuses to run on CPU
+    python -m benchmarks --gpu --quick   # the GPU code path at tiny sizes on any backend (a dry run, tested)
     python -m benchmarks --out DIR       # write the three files to DIR
     python -m benchmarks --wait-quiet 1.5   # first wait (up to 10 min) for the 1-min load average <= 1.5
     python -m benchmarks --xla-default   # do not add --xla_cpu_prefer_vector_width=512 (see below)
