@@ -203,6 +203,26 @@ def markdown(results: dict, s: dict) -> str:
              "the fleet. Compile = XLA compile time of that executable (tracing and lowering are in "
              "`results.json` as `lower_s`).\n")
 
+    comp = [r for r in cases if r["impl"].startswith("numba")]
+    if comp:
+        L.append("## Compiled baseline (numba, same polynomials)\n")
+        L.append("`benchmarks/compiled.py`: `@njit(parallel=True, fastmath=True)`, one `prange` loop, float32, the "
+                 "same `atan` / `sin` / `cos` polynomials as jaxtire, tire coefficients as compile-time constants; "
+                 "timed in the same run right after jaxtire on the same inputs. Ratio = baseline time / jaxtire time "
+                 "(> 1: jaxtire faster). CPU/wall = process CPU time / wall time (cores in use).\n")
+        L.append("| case | batch | jaxtire | CPU/wall | numba 1 thread | numba all threads | CPU/wall | "
+                 "jaxtire / 1 thread | jaxtire / all threads | load avg |")
+        L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        cw = lambda r: f"{r['cpu_seconds_per_call'] / r['seconds_per_call']:.2f}" if r.get("cpu_seconds_per_call") else "-"  # noqa: E731
+        for case in ("mf_curve", "tire_mf61"):
+            for n in sorted({r["batch"] for r in comp if r["case"] == case}):
+                j, c1, ca = (_find(cases, case, impl, n) for impl in ("jaxtire", "numba-1t", "numba-all"))
+                if j is None or c1 is None or ca is None:
+                    continue
+                L.append(f"| {case} | {n:,} | {_fmt_ns(j['ns_per_item'])} | {cw(j)} | {_fmt_ns(c1['ns_per_item'])} | "
+                         f"{_fmt_ns(ca['ns_per_item'])} | {cw(ca)} | {_ratio(c1['ns_per_item'], j['ns_per_item'])} | "
+                         f"{_ratio(ca['ns_per_item'], j['ns_per_item'])} | {la(j)} |")
+        L.append("\nThe 4-wheel vehicle step is not ported to numba yet.\n")
     L.append("## Scaling: vehicle-steps per second, 1 to 1 M vehicles\n")
     L.append("![scaling](scaling.png)\n")
     L.append("| vehicles | mode | steps per call | vehicle-steps/s | time per call | bytes/vehicle (state) | "
@@ -234,6 +254,10 @@ def markdown(results: dict, s: dict) -> str:
         L.append(f"* `{k}`: {val:.3g}")
     L.append("")
     L.append(METHOD)
+    notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "PERF_NOTES.md")
+    if os.path.exists(notes):  # hand-measured A/B notes (issue 18), kept across regenerated reports
+        with open(notes) as f:
+            L.append(f.read())
     return "\n".join(L) + "\n"
 
 

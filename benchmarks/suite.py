@@ -53,6 +53,8 @@ class Config:
     min_steps: int = 10
     unroll: int = 1
     gpu: bool = False
+    compiled: bool = True  # numba baseline (benchmarks.compiled), skipped when numba is missing
+    compiled_min: int = 1_000  # smallest batch timed with numba (its per-call overhead is not the point)
 
     @classmethod
     def make(cls, quick=False, gpu=False, **kw):
@@ -60,7 +62,9 @@ class Config:
             base = dict(quick=True, repeats=3, target_s=0.03, curve_sizes=(1, 1_000), tire_sizes=(1, 1_000),
                         frame_fleet=100, call_fleets=(100,), big_fleet=100, scaling=(100,), chunk=64,
                         chunk_from=10**12, numpy_fleets=(1, 100), py_items=300, py_vehicles=20, work_per_call=2e3,
-                        max_steps=20, min_steps=5)
+                        max_steps=20, min_steps=5, compiled=False)
+            if gpu:  # the GPU code path at tiny sizes: a dry run that works on any backend (tests)
+                base.update(gpu=True, unroll=4)
         elif gpu:
             base = dict(gpu=True, big_fleet=1_000_000,
                         scaling=(1, 100, 10_000, 100_000, 1_000_000, 4_000_000, 16_000_000),
@@ -87,6 +91,45 @@ def _say(log, row):
         f"{row['items_per_s']:10.3e} items/s{comp}")
 
 
+def _on_devices(arrays):
+    """Shard 1-D batches over all local CPU devices when there are several and the batch divides evenly
+    (``python -m benchmarks`` forces one host device per core: 1.7x less CPU time per tire evaluation on
+    the AVX-512 VM, ``PERF_NOTES.md``); otherwise the arrays as they are (one device)."""
+    import jax
+    import jax.numpy as jnp
+
+    devs = jax.devices()
+    n = arrays[0].shape[0]
+    if len(devs) < 2 or devs[0].platform != "cpu" or n % len(devs):
+        return tuple(jnp.asarray(a) for a in arrays)
+    sh = jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(devs), ("batch",)),
+                                    jax.sharding.PartitionSpec("batch"))
+    return tuple(jax.device_put(jnp.asarray(a), sh) for a in arrays)
+
+
+# --------------------------------------------------------------------------------------------------
+# compiled (numba) baseline, 1 thread and all threads, timed right after jaxtire at the same batch
+
+def _compiled_rows(cfg: Config, case: str, n: int, fn: Callable, args: tuple, log: Callable) -> list:
+    from benchmarks import compiled
+
+    if not cfg.compiled or n < cfg.compiled_min:
+        return []
+    if not compiled.AVAILABLE:
+        log(f"  {case}: compiled baseline skipped: {compiled.skip_reason()}")
+        return []
+    rows = []
+    fn(*args)  # compile (numba compiles on first call)
+    for impl, th in (("numba-1t", 1), ("numba-all", None)):
+        k = compiled.set_threads(th)
+        r = _row(case, impl, n, n, harness.time_call(fn, args, repeats=cfg.repeats, target_s=cfg.target_s),
+                 threads=k)
+        rows.append(r)
+        _say(log, r)
+    compiled.set_threads(None)
+    return rows
+
+
 # --------------------------------------------------------------------------------------------------
 # Magic Formula curve and the single-wheel MF 6.1 step
 
@@ -103,10 +146,16 @@ def mf_curve(cfg: Config, log: Callable) -> list:
 
     for n in cfg.curve_sizes:
         x = inputs.curve_inputs(n)
-        xj = jnp.asarray(x)
+        (xj,) = _on_devices((x,))
         r = _row("mf_curve", "jaxtire", n, n, harness.time_jax(jfn, (xj,), repeats=cfg.repeats, target_s=cfg.target_s))
         rows.append(r)
         _say(log, r)
+        Bf, Cf, Df, Ef = (np.float32(v) for v in inputs.MF_BCDE)
+        out = np.empty_like(x)
+        if cfg.compiled and n >= cfg.compiled_min:
+            from benchmarks import compiled
+
+            rows += _compiled_rows(cfg, "mf_curve", n, lambda a: compiled.curve(a, Bf, Cf, Df, Ef, out), (x,), log)
         r = _row("mf_curve", "numpy", n, n, harness.time_call(
             lambda a: ref.magic_formula(ref.NP, a, B, C, D, E), (x,), repeats=cfg.repeats, target_s=cfg.target_s))
         rows.append(r)
@@ -142,10 +191,20 @@ def tire_step(cfg: Config, log: Callable) -> tuple[list, dict]:
     for n in cfg.tire_sizes:
         d = inputs.tire_inputs(n)
         args_np = tuple(d[k] for k in keys)
-        args_j = tuple(jnp.asarray(a) for a in args_np)
+        args_j = _on_devices(args_np)
         r = _row("tire_mf61", "jaxtire", n, n, harness.time_jax(jfn, args_j, repeats=cfg.repeats, target_s=cfg.target_s))
         rows.append(r)
         _say(log, r)
+        if cfg.compiled and n >= cfg.compiled_min:
+            from benchmarks import compiled
+
+            if compiled.AVAILABLE and "numba_tire" not in check:
+                check["numba_tire"] = compiled.tire_kernel(
+                    {k: float(v) for k, v in vars(inputs.reference_tire(np.float64)).items()}, R)
+            outs = tuple(np.empty(n, np.float32) for _ in range(3))
+            kern = check.get("numba_tire")
+            crow = _compiled_rows(cfg, "tire_mf61", n, (lambda *a: kern(*a, *outs)) if kern else None, args_np, log)
+            rows += crow
         r = _row("tire_mf61", "numpy", n, n, harness.time_call(
             lambda *a: ref.mf61_step(ref.NP, tnp, *a, R), args_np, repeats=cfg.repeats, target_s=cfg.target_s))
         rows.append(r)
@@ -165,8 +224,16 @@ def tire_step(cfg: Config, log: Callable) -> tuple[list, dict]:
 
             jo = jax.jit(jfn)(*args_j)
             no = ref.mf61_step(ref.NP, inputs.reference_tire(np.float64), *(a.astype(np.float64) for a in args_np), R)
-            check = {f"tire_{k}_max_rel_diff_vs_numpy_f64": float(np.max(np.abs(np.asarray(a) - b)) / np.max(np.abs(b)))
-                     for k, a, b in zip(("fx", "fy", "mz"), jo, no)}
+            kern = check.pop("numba_tire", None)
+            check.update({f"tire_{k}_max_rel_diff_vs_numpy_f64": float(np.max(np.abs(np.asarray(a) - b)) / np.max(np.abs(b)))
+                          for k, a, b in zip(("fx", "fy", "mz"), jo, no)})
+            if kern is not None:
+                outs = tuple(np.empty(n, np.float32) for _ in range(3))
+                kern(*args_np, *outs)
+                check.update({f"tire_{k}_max_rel_diff_numba_vs_jaxtire": float(np.max(np.abs(a - np.asarray(b)))
+                                                                               / np.max(np.abs(np.asarray(b))))
+                              for k, a, b in zip(("fx", "fy", "mz"), outs, jo)})
+    check.pop("numba_tire", None)
     return rows, check
 
 
@@ -327,7 +394,7 @@ def run_all(cfg: Config, log: Callable = print) -> dict:
     env = harness.environment()
     log(f"jaxtire benchmarks on {env['cpu']} ({env['cpu_count']} CPUs), backend {env['backend']}, "
         f"devices {env['devices']}, {env['dtype']}, load average {env['load_average_start']}")
-    if cfg.gpu and env["backend"] != "gpu":
+    if cfg.gpu and env["backend"] != "gpu" and not cfg.quick:
         raise SystemExit(f"--gpu given but JAX's default backend is {env['backend']!r} (devices {jax.devices()}); "
                          "install jax[cuda12] on a machine with an NVIDIA GPU")
     t0 = time.perf_counter()

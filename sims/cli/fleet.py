@@ -33,6 +33,7 @@ from jaxtire.surfaces import surface_id
 from sims.cli._checks import OneLineParser, check_memory, check_out_dir, check_seed, exact_chunks
 from sims.cli._tire import add_tire_arguments, check_tire_arguments, tire_from_args, tire_label
 from sims.drivers import Constant
+from sims.run._xla import tune_cpu
 from sims.run.fleet import FleetRun, Sampling, broadcast, sample_fleet
 from sims.run.rollout import fast_compile_options
 from sims.scenarios import braking, skidpad, step_steer
@@ -361,6 +362,8 @@ def main(argv=None) -> dict:
         args.surfaces = {"skidpad": "asphalt_dry,asphalt_wet,snow", "step-steer": "asphalt_dry"}.get(
             args.scenario, args.surfaces)
     _validate(ap, args)
+    if argv is None:  # from the command line only: 512-bit vectors on AVX-512 CPUs (sims/run/_xla.py)
+        tune_cpu()
     os.environ.setdefault("MPLBACKEND", "Agg")
     if args.x64:
         jax.config.update("jax_enable_x64", True)

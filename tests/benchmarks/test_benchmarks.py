@@ -126,3 +126,17 @@ def test_steal_fraction_from_proc_stat_deltas():
     now = harness.cpu_times()
     if now is not None:  # Linux: eight or more counters, monotone
         assert len(now) >= 8 and all(v >= 0 for v in now)
+
+
+def test_gpu_mode_dry_run_on_cpu(tmp_path):
+    """``--gpu --quick`` runs the GPU code path (unrolled scan, GPU target) at tiny sizes on any backend and
+    labels its results; plain ``--gpu`` refuses a non-GPU backend."""
+    env = dict(os.environ, MPLBACKEND="Agg")
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--gpu", "--out", str(tmp_path)], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["config"]["gpu"] is True and res["config"]["unroll"] == 4
+    assert any(t["target"] == 1e9 for t in res["summary"]["targets"])
+    assert all(r["bytes_per_vehicle_state"] > 0 for r in res["scaling"] if r["impl"].startswith("jaxtire"))
+    assert "--gpu" in (tmp_path / "RESULTS.md").read_text()
