@@ -32,22 +32,38 @@ import tempfile
 import time
 
 
-
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes, finishes in < 30 s (a smoke test)")
-    ap.add_argument("--gpu", action="store_true",
-                    help="GPU run: larger fleets, unrolled scan, 1e9 vehicle-steps/s target; needs a GPU backend")
-    ap.add_argument("--out", default=None,
-                    help="output directory (default: benchmarks/, or a temporary directory with --quick)")
+    ap.add_argument(
+        "--gpu",
+        action="store_true",
+        help="GPU run: larger fleets, unrolled scan, 1e9 vehicle-steps/s target; needs a GPU backend",
+    )
+    ap.add_argument(
+        "--out", default=None, help="output directory (default: benchmarks/, or a temporary directory with --quick)"
+    )
     ap.add_argument("--repeats", type=int, default=None, help="timed samples per case (median reported)")
     ap.add_argument("--max-vehicles", type=int, default=None, help="largest fleet of the scaling curve")
-    ap.add_argument("--chunk", type=int, default=None, help="vehicles per block of the chunked scan (default: the fastest of 2048-32768, timed on this machine)")
+    ap.add_argument(
+        "--chunk",
+        type=int,
+        default=None,
+        help="vehicles per block of the chunked scan (default: the fastest of 2048-32768, timed on this machine)",
+    )
     ap.add_argument("--unroll", type=int, default=None, help="lax.scan unroll of the fleet rollouts (--gpu: 4)")
-    ap.add_argument("--xla-default", action="store_true",
-                    help="keep XLA's default CPU vector width (do not add --xla_cpu_prefer_vector_width=512)")
-    ap.add_argument("--wait-quiet", type=float, default=None, metavar="LOAD",
-                    help="wait up to 10 min until the 1-minute load average is <= LOAD before measuring")
+    ap.add_argument(
+        "--xla-default",
+        action="store_true",
+        help="keep XLA's default CPU vector width (do not add --xla_cpu_prefer_vector_width=512)",
+    )
+    ap.add_argument(
+        "--wait-quiet",
+        type=float,
+        default=None,
+        metavar="LOAD",
+        help="wait up to 10 min until the 1-minute load average is <= LOAD before measuring",
+    )
     return ap
 
 
@@ -84,8 +100,7 @@ def main(argv=None) -> int:
 
     if args.wait_quiet is not None:
         _wait_quiet(args.wait_quiet, log)
-    cfg = suite.Config.make(quick=args.quick, gpu=args.gpu, repeats=args.repeats, chunk=args.chunk,
-                            unroll=args.unroll)
+    cfg = suite.Config.make(quick=args.quick, gpu=args.gpu, repeats=args.repeats, chunk=args.chunk, unroll=args.unroll)
     if args.max_vehicles is not None:
         cfg.scaling = tuple(n for n in cfg.scaling if n <= args.max_vehicles) or (args.max_vehicles,)
         cfg.big_fleet = min(cfg.big_fleet, args.max_vehicles)

@@ -54,8 +54,13 @@ def _child(n: int) -> dict:
     ft = jax.jit(tire).lower(*args).compile()
     fc = jax.jit(lambda v: jaxtire.magic_formula(v, *inputs.MF_BCDE)).lower(x).compile()
     hlo = ft.as_text()
-    out = {"devices": len(devs), "fusions": len(re.findall(r"^\s*\S+ = \S+ fusion\(", hlo, re.M)),
-           "loops": hlo.count("kind=kLoop"), "while": hlo.count(" while("), "load": os.getloadavg()[0]}
+    out = {
+        "devices": len(devs),
+        "fusions": len(re.findall(r"^\s*\S+ = \S+ fusion\(", hlo, re.M)),
+        "loops": hlo.count("kind=kLoop"),
+        "while": hlo.count(" while("),
+        "load": os.getloadavg()[0],
+    }
 
     def tm(f, a, reps=7):
         jax.block_until_ready(f(*a))
@@ -67,6 +72,7 @@ def _child(n: int) -> dict:
             c.append(time.process_time() - c0)
         i = int(np.argmin(w))
         return w[i] / n * 1e9, c[i] / n * 1e9
+
     out["tire_ns"], out["tire_cpu_ns"] = tm(ft, args)
     out["curve_ns"], out["curve_cpu_ns"] = tm(fc, (x,))
     return out
@@ -85,13 +91,21 @@ def main(argv=None) -> int:
     for r in range(a.rounds):
         for name, flags in SETTINGS.items():
             env = dict(os.environ, XLA_FLAGS=flags, JAXTIRE_XLA_DEFAULT="1")
-            res = subprocess.run([sys.executable, "-m", "benchmarks.ab", "--child", "--n", str(a.n)], env=env,
-                                 capture_output=True, text=True, check=True)
+            res = subprocess.run(
+                [sys.executable, "-m", "benchmarks.ab", "--child", "--n", str(a.n)],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             row = dict(json.loads(res.stdout.strip().splitlines()[-1]), setting=name, round=r)
             rows.append(row)
-            print(f"round {r} {name:12s} tire {row['tire_ns']:6.1f} ns (CPU {row['tire_cpu_ns']:6.1f})  "
-                  f"curve {row['curve_ns']:5.2f} ns (CPU {row['curve_cpu_ns']:5.2f})  fusions {row['fusions']} "
-                  f"loops {row['loops']}  load {row['load']:.1f}", flush=True)
+            print(
+                f"round {r} {name:12s} tire {row['tire_ns']:6.1f} ns (CPU {row['tire_cpu_ns']:6.1f})  "
+                f"curve {row['curve_ns']:5.2f} ns (CPU {row['curve_cpu_ns']:5.2f})  fusions {row['fusions']} "
+                f"loops {row['loops']}  load {row['load']:.1f}",
+                flush=True,
+            )
     return 0
 
 

@@ -28,6 +28,7 @@ import numpy as np
 try:  # optional: pip install .[bench]
     import numba
     from numba import njit, prange
+
     AVAILABLE = True
     _WHY = ""
 except ImportError as e:  # pragma: no cover - depends on the environment
@@ -69,7 +70,7 @@ def atan_p(x):
     big = t > ONE
     z = ONE / max(t, ONE) if big else t
     z2 = z * z
-    p = ((((((((A8 * z2 + A7) * z2 + A6) * z2 + A5) * z2 + A4) * z2 + A3) * z2 + A2) * z2 + A1) * z2 + A0)
+    p = (((((((A8 * z2 + A7) * z2 + A6) * z2 + A5) * z2 + A4) * z2 + A3) * z2 + A2) * z2 + A1) * z2 + A0
     r = p * z
     r = PIO2 - r if big else r
     return r if x >= ZERO else -r
@@ -136,9 +137,16 @@ def curve(x, B, C, D, E, out):
 # ---------------------------------------------------------------------------------------------
 # MF 6.1 (the FITTYP 61 default path of benchmarks.reference.mf61_forces), coefficients as globals
 
+
 def _fy0(alpha_s, gs, fz, dfz, dpi, lmuy, lmuy_p, w_low):
-    kya = (PKY1 * FZ0P * (ONE + PPY1 * dpi) * (ONE - PKY3 * abs(gs))
-           * sin_p(PKY4 * atan_p(fz / ((PKY2 + PKY5 * gs * gs) * (ONE + PPY2 * dpi) * FZ0P))) * LKY)
+    kya = (
+        PKY1
+        * FZ0P
+        * (ONE + PPY1 * dpi)
+        * (ONE - PKY3 * abs(gs))
+        * sin_p(PKY4 * atan_p(fz / ((PKY2 + PKY5 * gs * gs) * (ONE + PPY2 * dpi) * FZ0P)))
+        * LKY
+    )
     kyg0 = fz * (PKY6 + PKY7 * dfz) * (ONE + PPY5 * dpi) * LKYC
     svyg = fz * (PVY3 + PVY4 * dfz) * gs * LKYC * lmuy_p
     shy_camber = safe_div(kyg0 * gs - svyg, kya)
@@ -218,12 +226,21 @@ def _point(vx, vy, omega, gamma, fz_in):
     ct = QCZ1
     dt0 = fz * (R0 / FZ0P) * (QDZ1 + QDZ2 * dfz) * (ONE - PPZ1 * dpi) * LTR
     dt = dt0 * (ONE + QDZ3 * abs(gz) + QDZ4 * gz * gz)
-    dr = fz * R0 * ((QDZ6 + QDZ7 * dfz) * LRES
-                    + ((QDZ8 + QDZ9 * dfz) * (ONE + PPZ2 * dpi) + (QDZ10 + QDZ11 * dfz) * abs(gz)) * gz * LKZC) * lmuy
+    dr = (
+        fz
+        * R0
+        * (
+            (QDZ6 + QDZ7 * dfz) * LRES
+            + ((QDZ8 + QDZ9 * dfz) * (ONE + PPZ2 * dpi) + (QDZ10 + QDZ11 * dfz) * abs(gz)) * gz * LKZC
+        )
+        * lmuy
+    )
     dr = dr * cos_a * w_low
     br = QBZ9 * LKY / lmuy + QBZ10 * by * cy
-    et = min((QEZ1 + QEZ2 * dfz + QEZ3 * dfz * dfz)
-             * (ONE + (QEZ4 + QEZ5 * gz) * TWO_OVER_PI * atan_p(bt * ct * alpha_t)), ONE)
+    et = min(
+        (QEZ1 + QEZ2 * dfz + QEZ3 * dfz * dfz) * (ONE + (QEZ4 + QEZ5 * gz) * TWO_OVER_PI * atan_p(bt * ct * alpha_t)),
+        ONE,
+    )
     q = safe_div(kxk, kya)
     ratio2 = q * q * kappa * kappa
     alpha_t = safe_sqrt(alpha_t * alpha_t + ratio2) * sgn(alpha_t)
@@ -247,10 +264,18 @@ def tire_kernel(coefs: dict, radius: float):
     g = dict(globals())
     g.update({k: f32(v) for k, v in coefs.items()})
     fz0p = float(coefs["FNOMIN"]) * float(coefs["LFZO"])
-    g.update(FZ0P=f32(fz0p), DPI=f32((coefs["INFLPRES"] - coefs["NOMPRES"]) / coefs["NOMPRES"]),
-             R0=f32(coefs["UNLOADED_RADIUS"]), RADIUS=f32(radius))
-    for name, opts in (("_fy0", dict(inline="always")), ("_gyk", dict(inline="always")),
-                       ("_point", dict(inline="always")), ("_tire", dict(parallel=True))):
+    g.update(
+        FZ0P=f32(fz0p),
+        DPI=f32((coefs["INFLPRES"] - coefs["NOMPRES"]) / coefs["NOMPRES"]),
+        R0=f32(coefs["UNLOADED_RADIUS"]),
+        RADIUS=f32(radius),
+    )
+    for name, opts in (
+        ("_fy0", dict(inline="always")),
+        ("_gyk", dict(inline="always")),
+        ("_point", dict(inline="always")),
+        ("_tire", dict(parallel=True)),
+    ):
         fn = types.FunctionType(globals()[name].__code__, g, name)
         g[name] = njit(fastmath=True, **opts)(fn)
     return g["_tire"]

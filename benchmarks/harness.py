@@ -26,7 +26,8 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 @dataclasses.dataclass
@@ -45,8 +46,9 @@ class Timing:
         return dataclasses.asdict(self)
 
 
-def _samples(call: Callable[[], Any], finish: Callable[[Any], Any], repeats: int, target_s: float,
-             max_inner: int) -> tuple[list, list, int]:
+def _samples(
+    call: Callable[[], Any], finish: Callable[[Any], Any], repeats: int, target_s: float, max_inner: int
+) -> tuple[list, list, int]:
     # calibrate: how many calls fill target_s (the first, warm-up call is not counted)
     finish(call())
     t0 = time.perf_counter()
@@ -65,8 +67,16 @@ def _samples(call: Callable[[], Any], finish: Callable[[Any], Any], repeats: int
     return walls, cpus, inner
 
 
-def time_jax(fn: Callable, args: tuple, *, repeats: int = 5, target_s: float = 0.2, max_inner: int = 10000,
-             static_argnums=(), return_compiled: bool = False):
+def time_jax(
+    fn: Callable,
+    args: tuple,
+    *,
+    repeats: int = 5,
+    target_s: float = 0.2,
+    max_inner: int = 10000,
+    static_argnums=(),
+    return_compiled: bool = False,
+):
     """Compile ``jax.jit(fn)`` for ``args`` (timed) and time the compiled call (see the module docstring).
 
     Returns the :class:`Timing`, or ``(timing, compiled)`` with ``return_compiled=True``."""
@@ -81,9 +91,16 @@ def time_jax(fn: Callable, args: tuple, *, repeats: int = 5, target_s: float = 0
     try:
         ma = compiled.memory_analysis()
         if ma is not None:
-            memory = {k: int(getattr(ma, k)) for k in ("argument_size_in_bytes", "output_size_in_bytes",
-                                                       "temp_size_in_bytes", "generated_code_size_in_bytes")
-                      if hasattr(ma, k)}
+            memory = {
+                k: int(getattr(ma, k))
+                for k in (
+                    "argument_size_in_bytes",
+                    "output_size_in_bytes",
+                    "temp_size_in_bytes",
+                    "generated_code_size_in_bytes",
+                )
+                if hasattr(ma, k)
+            }
     except Exception:  # pragma: no cover - backend without memory analysis
         memory = None
     walls, cpus, inner = _samples(lambda: compiled(*args), jax.block_until_ready, repeats, target_s, max_inner)
@@ -113,6 +130,7 @@ def time_loop(body: Callable[[int], Any], n: int, *, repeats: int = 3) -> Timing
 # --------------------------------------------------------------------------------------------------
 # environment
 
+
 def load_average() -> list | None:
     try:
         return [round(v, 2) for v in os.getloadavg()]
@@ -138,7 +156,7 @@ def steal_fraction(start: list | None, end: list | None) -> float | None:
     guests (``steal``): on a shared virtual machine, the part of the wall time this run could not use."""
     if not start or not end or len(start) < 8 or len(end) < 8:
         return None
-    d = [b - a for a, b in zip(start, end)]
+    d = [b - a for a, b in zip(start, end, strict=False)]
     total = sum(d[:8])
     return d[7] / total if total > 0 else None
 
@@ -189,8 +207,9 @@ def _mem_total_gib() -> float | None:
 def _git_commit() -> str | None:
     try:
         here = os.path.dirname(os.path.abspath(__file__))
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True,
-                             timeout=5)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
+        )
         return out.stdout.strip() or None
     except Exception:
         return None

@@ -31,8 +31,8 @@ def tire_inputs(n: int, seed: int = 0) -> dict:
     alpha = rng.uniform(-0.3, 0.3, n)
     out = {
         "vx": vx,
-        "vy": np.tan(alpha) * np.sqrt(vx * vx + ref.V_REG ** 2),
-        "omega": (kappa * np.sqrt(vx * vx + ref.V_REG ** 2) + vx) / WHEEL_RADIUS,
+        "vy": np.tan(alpha) * np.sqrt(vx * vx + ref.V_REG**2),
+        "omega": (kappa * np.sqrt(vx * vx + ref.V_REG**2) + vx) / WHEEL_RADIUS,
         "gamma": rng.uniform(-0.05, 0.05, n),
         "fz": rng.uniform(1000.0, 8000.0, n),
     }
@@ -69,6 +69,7 @@ def fleet_controls(n: int, seed: int = 1) -> dict:
 # --------------------------------------------------------------------------------------------------
 # JAX side (sims API)
 
+
 def jax_fleet(n: int, seed: int = 0, dtype=None):
     """``(params, state, controls)`` of a fleet of ``n`` double-track cars for :mod:`sims` (batched chassis),
     in ``dtype`` (default float32)."""
@@ -76,7 +77,7 @@ def jax_fleet(n: int, seed: int = 0, dtype=None):
     import jax.numpy as jnp
 
     import jaxtire
-    from sims.vehicles import Controls, DOUBLE_TRACK, make_chassis, make_vehicle
+    from sims.vehicles import DOUBLE_TRACK, Controls, make_chassis, make_vehicle
     from sims.vehicles.params import CHASSIS_DEFAULTS, TireScale
 
     dtype = dtype or jnp.float32
@@ -86,12 +87,17 @@ def jax_fleet(n: int, seed: int = 0, dtype=None):
     for k in ("mass", "yaw_inertia", "cg_height", "max_drive_torque", "brake_bias_front"):
         values[k] = arrs[k]
     one = np.ones(n, np.float32)
-    ch = make_chassis(**values, tire_scale_front=TireScale(arrs["mu_front"], arrs["mu_front"], one, one),
-                      tire_scale_rear=TireScale(arrs["mu_rear"], arrs["mu_rear"], one, one),
-                      surface_ids=arrs["surface_ids"], dtype=dtype)
+    ch = make_chassis(
+        **values,
+        tire_scale_front=TireScale(arrs["mu_front"], arrs["mu_front"], one, one),
+        tire_scale_rear=TireScale(arrs["mu_rear"], arrs["mu_rear"], one, one),
+        surface_ids=arrs["surface_ids"],
+        dtype=dtype,
+    )
     params = make_vehicle(ch, jaxtire.default_tire(dtype=dtype), dtype=dtype)
     state = jax.vmap(lambda c, v, r: DOUBLE_TRACK.init_state(params._replace(chassis=c), v, yaw_rate=r))(
-        params.chassis, ctl["speed"], ctl["yaw_rate"])
+        params.chassis, ctl["speed"], ctl["yaw_rate"]
+    )
     controls = Controls(steer=ctl["steer"], throttle=ctl["throttle"], brake=ctl["brake"])
     return params, state, controls
 
@@ -101,8 +107,8 @@ def fleet_step_fn(dt: float):
     double track, vmapped over the vehicles (chassis batched, tires and surface table shared)."""
     import jax
 
-    from sims.vehicles.integrators import make_step
     from sims.vehicles import DOUBLE_TRACK, fleet_axes
+    from sims.vehicles.integrators import make_step
 
     one = make_step(DOUBLE_TRACK)
 
@@ -119,14 +125,16 @@ def fleet_rollout_fn(dt: float, n_steps: int, unroll: int = 1):
     step = fleet_step_fn(dt)
 
     def run(params, state, controls):
-        return jax.lax.scan(lambda s, _: (step(params, s, controls), None), state, None, length=n_steps,
-                            unroll=unroll)[0]
+        return jax.lax.scan(lambda s, _: (step(params, s, controls), None), state, None, length=n_steps, unroll=unroll)[
+            0
+        ]
 
     return run
 
 
 # --------------------------------------------------------------------------------------------------
 # NumPy / Python side (same numbers)
+
 
 def _coef_values(tire) -> dict:
     return {k: float(np.asarray(v)) for k, v in tire.coef.items()}
@@ -169,8 +177,12 @@ def numpy_fleet(n: int, seed: int = 0):
     ctl = fleet_controls(n, seed + 1)
     z = np.zeros(n, np.float32)
     speed = ctl["speed"]
-    omega = [speed / ch.wheel_radius_front, speed / ch.wheel_radius_front, speed / ch.wheel_radius_rear,
-             speed / ch.wheel_radius_rear]
+    omega = [
+        speed / ch.wheel_radius_front,
+        speed / ch.wheel_radius_front,
+        speed / ch.wheel_radius_rear,
+        speed / ch.wheel_radius_rear,
+    ]
     state = (z, z.copy(), z.copy(), speed.copy(), z.copy(), ctl["yaw_rate"].copy(), omega, z.copy(), z.copy())
     return ch, reference_tire(), reference_table(), state, (ctl["steer"], ctl["throttle"], ctl["brake"])
 
@@ -189,7 +201,18 @@ def python_fleet(n: int, seed: int = 0):
         ch.surface_ids = [int(v) for v in arrs["surface_ids"][i]]
         chs.append(ch)
         v = float(ctl["speed"][i])
-        states.append((0.0, 0.0, 0.0, v, 0.0, float(ctl["yaw_rate"][i]),
-                       [v / ch.wheel_radius_front] * 2 + [v / ch.wheel_radius_rear] * 2, 0.0, 0.0))
+        states.append(
+            (
+                0.0,
+                0.0,
+                0.0,
+                v,
+                0.0,
+                float(ctl["yaw_rate"][i]),
+                [v / ch.wheel_radius_front] * 2 + [v / ch.wheel_radius_rear] * 2,
+                0.0,
+                0.0,
+            )
+        )
         ctls.append((float(ctl["steer"][i]), float(ctl["throttle"][i]), float(ctl["brake"][i])))
     return chs, tire, table, states, ctls

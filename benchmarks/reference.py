@@ -50,19 +50,50 @@ def _py_clip(x, lo, hi):
 
 #: Vectorised NumPy namespace (the ``xp`` of the NumPy baseline).
 NP = types.SimpleNamespace(
-    name="numpy", sin=np.sin, cos=np.cos, tan=np.tan, atan=np.arctan, atan2=np.arctan2, exp=np.exp,
-    sqrt=np.sqrt, tanh=np.tanh, abs=np.abs, sign=np.sign, where=np.where, minimum=np.minimum,
-    maximum=np.maximum, clip=np.clip, pi=np.float32(np.pi), take=lambda table, ids: table[ids])
+    name="numpy",
+    sin=np.sin,
+    cos=np.cos,
+    tan=np.tan,
+    atan=np.arctan,
+    atan2=np.arctan2,
+    exp=np.exp,
+    sqrt=np.sqrt,
+    tanh=np.tanh,
+    abs=np.abs,
+    sign=np.sign,
+    where=np.where,
+    minimum=np.minimum,
+    maximum=np.maximum,
+    clip=np.clip,
+    pi=np.float32(np.pi),
+    take=lambda table, ids: table[ids],
+)
 
 #: Scalar ``math`` namespace (the ``xp`` of the pure-Python baseline).
 PY = types.SimpleNamespace(
-    name="python", sin=math.sin, cos=math.cos, tan=math.tan, atan=math.atan, atan2=math.atan2, exp=math.exp,
-    sqrt=math.sqrt, tanh=math.tanh, abs=abs, sign=_py_sign, where=_py_where, minimum=min, maximum=max,
-    clip=_py_clip, pi=math.pi, take=lambda table, ids: table[int(ids)])
+    name="python",
+    sin=math.sin,
+    cos=math.cos,
+    tan=math.tan,
+    atan=math.atan,
+    atan2=math.atan2,
+    exp=math.exp,
+    sqrt=math.sqrt,
+    tanh=math.tanh,
+    abs=abs,
+    sign=_py_sign,
+    where=_py_where,
+    minimum=min,
+    maximum=max,
+    clip=_py_clip,
+    pi=math.pi,
+    take=lambda table, ids: table[int(ids)],
+)
 
 
 # --------------------------------------------------------------------------------------------------
 # parameters
+
 
 def tire_coefs(coef_values: dict, dtype=np.float32) -> types.SimpleNamespace:
     """A namespace of the MF coefficients (``name -> float``), cast to ``dtype`` (NumPy scalars) or
@@ -87,6 +118,7 @@ def chassis_values(values: dict, dtype=np.float32):
 
 # --------------------------------------------------------------------------------------------------
 # elementary helpers (the safe-where forms of jaxtire._math)
+
 
 def safe_div(xp, num, den):
     return num / (den + EPS * xp.where(den >= 0, 1.0, -1.0))
@@ -120,6 +152,7 @@ def magic_formula(xp, x, B, C, D, E):
 # --------------------------------------------------------------------------------------------------
 # MF 6.1 tire
 
+
 def _common(xp, p, fz, gamma, vx, grip, slip_speed):
     fz0p = p.FNOMIN * p.LFZO
     dfz = (fz - fz0p) / fz0p
@@ -132,26 +165,44 @@ def _common(xp, p, fz, gamma, vx, grip, slip_speed):
     lmuy_p = A_MU * lmuy / (1.0 + (A_MU - 1.0) * lmuy)
     ratio = xp.minimum(xp.abs(vx) / p.VXLOW, 1.0)
     w_low = 0.5 * (1.0 - xp.cos(xp.pi * ratio))
-    return types.SimpleNamespace(fz=fz, fz0p=fz0p, dfz=dfz, dpi=dpi, gx=gamma, gs=gs, gz=gs, lmux=lmux,
-                                 lmuy=lmuy, lmux_p=lmux_p, lmuy_p=lmuy_p, w_low=w_low)
+    return types.SimpleNamespace(
+        fz=fz,
+        fz0p=fz0p,
+        dfz=dfz,
+        dpi=dpi,
+        gx=gamma,
+        gs=gs,
+        gz=gs,
+        lmux=lmux,
+        lmuy=lmuy,
+        lmux_p=lmux_p,
+        lmuy_p=lmuy_p,
+        w_low=w_low,
+    )
 
 
 def _fx0(xp, p, c, kappa):
     cx = p.PCX1 * p.LCX
-    mux = (p.PDX1 + p.PDX2 * c.dfz) * (1.0 + p.PPX3 * c.dpi + p.PPX4 * c.dpi ** 2) * (1.0 - p.PDX3 * c.gx ** 2) * c.lmux
+    mux = (p.PDX1 + p.PDX2 * c.dfz) * (1.0 + p.PPX3 * c.dpi + p.PPX4 * c.dpi**2) * (1.0 - p.PDX3 * c.gx**2) * c.lmux
     dx = mux * c.fz
-    kxk = c.fz * (p.PKX1 + p.PKX2 * c.dfz) * xp.exp(p.PKX3 * c.dfz) * (1.0 + p.PPX1 * c.dpi + p.PPX2 * c.dpi ** 2) * p.LKX
+    kxk = c.fz * (p.PKX1 + p.PKX2 * c.dfz) * xp.exp(p.PKX3 * c.dfz) * (1.0 + p.PPX1 * c.dpi + p.PPX2 * c.dpi**2) * p.LKX
     shx = (p.PHX1 + p.PHX2 * c.dfz) * p.LHX * c.w_low
     svx = c.fz * (p.PVX1 + p.PVX2 * c.dfz) * p.LVX * c.lmux_p * c.w_low
     kx = kappa + shx
-    ex = xp.minimum((p.PEX1 + p.PEX2 * c.dfz + p.PEX3 * c.dfz ** 2) * (1.0 - p.PEX4 * xp.sign(kx)) * p.LEX, 1.0)
+    ex = xp.minimum((p.PEX1 + p.PEX2 * c.dfz + p.PEX3 * c.dfz**2) * (1.0 - p.PEX4 * xp.sign(kx)) * p.LEX, 1.0)
     bx = safe_div(xp, kxk, cx * dx)
     return dx * xp.sin(peak_phase(xp, kx, bx, cx, ex)) + svx, kxk
 
 
 def _fy0(xp, p, c, alpha_s, gs):
-    kya = (p.PKY1 * c.fz0p * (1.0 + p.PPY1 * c.dpi) * (1.0 - p.PKY3 * xp.abs(gs))
-           * xp.sin(p.PKY4 * xp.atan(c.fz / ((p.PKY2 + p.PKY5 * gs ** 2) * (1.0 + p.PPY2 * c.dpi) * c.fz0p))) * p.LKY)
+    kya = (
+        p.PKY1
+        * c.fz0p
+        * (1.0 + p.PPY1 * c.dpi)
+        * (1.0 - p.PKY3 * xp.abs(gs))
+        * xp.sin(p.PKY4 * xp.atan(c.fz / ((p.PKY2 + p.PKY5 * gs**2) * (1.0 + p.PPY2 * c.dpi) * c.fz0p)))
+        * p.LKY
+    )
     kyg0 = c.fz * (p.PKY6 + p.PKY7 * c.dfz) * (1.0 + p.PPY5 * c.dpi) * p.LKYC
     svyg = c.fz * (p.PVY3 + p.PVY4 * c.dfz) * gs * p.LKYC * c.lmuy_p
     shy_camber = safe_div(xp, kyg0 * gs - svyg, kya)
@@ -159,28 +210,27 @@ def _fy0(xp, p, c, alpha_s, gs):
     shy = ((p.PHY1 + p.PHY2 * c.dfz) * p.LHY + shy_camber) * c.w_low
     ay = alpha_s + shy
     cy = p.PCY1 * p.LCY
-    muy = (p.PDY1 + p.PDY2 * c.dfz) * (1.0 + p.PPY3 * c.dpi + p.PPY4 * c.dpi ** 2) * (1.0 - p.PDY3 * gs ** 2) * c.lmuy
+    muy = (p.PDY1 + p.PDY2 * c.dfz) * (1.0 + p.PPY3 * c.dpi + p.PPY4 * c.dpi**2) * (1.0 - p.PDY3 * gs**2) * c.lmuy
     dy = muy * c.fz
-    ey = xp.minimum((p.PEY1 + p.PEY2 * c.dfz) * (1.0 + p.PEY5 * gs ** 2 - (p.PEY3 + p.PEY4 * gs) * xp.sign(ay)) * p.LEY,
-                    1.0)
+    ey = xp.minimum(
+        (p.PEY1 + p.PEY2 * c.dfz) * (1.0 + p.PEY5 * gs**2 - (p.PEY3 + p.PEY4 * gs) * xp.sign(ay)) * p.LEY, 1.0
+    )
     by = safe_div(xp, kya, cy * dy)
     fy0 = dy * xp.sin(peak_phase(xp, ay, by, cy, ey)) + svy
     return types.SimpleNamespace(fy0=fy0, kya=kya, muy=muy, by=by, cy=cy, shy=shy, svy=svy)
 
 
 def _gxa(xp, p, c, kappa, alpha_s):
-    bxa = (p.RBX1 + p.RBX3 * c.gs ** 2) * cos_atan(xp, p.RBX2 * kappa) * p.LXAL
+    bxa = (p.RBX1 + p.RBX3 * c.gs**2) * cos_atan(xp, p.RBX2 * kappa) * p.LXAL
     exa = xp.minimum(p.REX1 + p.REX2 * c.dfz, 1.0)
-    return (xp.cos(peak_phase(xp, alpha_s, bxa, p.RCX1, exa, p.RHX1))
-            / xp.cos(peak_phase(xp, p.RHX1, bxa, p.RCX1, exa)))
+    return xp.cos(peak_phase(xp, alpha_s, bxa, p.RCX1, exa, p.RHX1)) / xp.cos(peak_phase(xp, p.RHX1, bxa, p.RCX1, exa))
 
 
 def _gyk(xp, p, c, kappa, alpha_s, gs, muy):
-    byk = (p.RBY1 + p.RBY4 * gs ** 2) * cos_atan(xp, p.RBY2 * (alpha_s - p.RBY3)) * p.LYKA
+    byk = (p.RBY1 + p.RBY4 * gs**2) * cos_atan(xp, p.RBY2 * (alpha_s - p.RBY3)) * p.LYKA
     eyk = xp.minimum(p.REY1 + p.REY2 * c.dfz, 1.0)
     shyk = p.RHY1 + p.RHY2 * c.dfz
-    gyk = (xp.cos(peak_phase(xp, kappa, byk, p.RCY1, eyk, shyk))
-           / xp.cos(peak_phase(xp, shyk, byk, p.RCY1, eyk)))
+    gyk = xp.cos(peak_phase(xp, kappa, byk, p.RCY1, eyk, shyk)) / xp.cos(peak_phase(xp, shyk, byk, p.RCY1, eyk))
     dvyk = muy * c.fz * (p.RVY1 + p.RVY2 * c.dfz + p.RVY3 * gs) * cos_atan(xp, p.RVY4 * alpha_s)
     svyk = dvyk * xp.sin(p.RVY5 * xp.atan(p.RVY6 * kappa)) * p.LVYKA * c.w_low
     return gyk, svyk
@@ -193,20 +243,31 @@ def _mz(xp, p, c, kappa, alpha_s, fy, fy_g0, fx, y, kxk):
     sht = p.QHZ1 + p.QHZ2 * c.dfz + (p.QHZ3 + p.QHZ4 * c.dfz) * gz
     alpha_t = alpha_s + sht
     alpha_r = alpha_s + y.shy + safe_div(xp, y.svy, y.kya)
-    bt = (p.QBZ1 + p.QBZ2 * c.dfz + p.QBZ3 * c.dfz ** 2) * (1.0 + p.QBZ4 * gz + p.QBZ5 * xp.abs(gz)) * p.LKY / c.lmuy
+    bt = (p.QBZ1 + p.QBZ2 * c.dfz + p.QBZ3 * c.dfz**2) * (1.0 + p.QBZ4 * gz + p.QBZ5 * xp.abs(gz)) * p.LKY / c.lmuy
     ct = p.QCZ1
     dt0 = c.fz * (r0 / c.fz0p) * (p.QDZ1 + p.QDZ2 * c.dfz) * (1.0 - p.PPZ1 * c.dpi) * p.LTR
-    dt = dt0 * (1.0 + p.QDZ3 * xp.abs(gz) + p.QDZ4 * gz ** 2)
-    dr = c.fz * r0 * ((p.QDZ6 + p.QDZ7 * c.dfz) * p.LRES
-                      + ((p.QDZ8 + p.QDZ9 * c.dfz) * (1.0 + p.PPZ2 * c.dpi)
-                         + (p.QDZ10 + p.QDZ11 * c.dfz) * xp.abs(gz)) * gz * p.LKZC) * c.lmuy
+    dt = dt0 * (1.0 + p.QDZ3 * xp.abs(gz) + p.QDZ4 * gz**2)
+    dr = (
+        c.fz
+        * r0
+        * (
+            (p.QDZ6 + p.QDZ7 * c.dfz) * p.LRES
+            + ((p.QDZ8 + p.QDZ9 * c.dfz) * (1.0 + p.PPZ2 * c.dpi) + (p.QDZ10 + p.QDZ11 * c.dfz) * xp.abs(gz))
+            * gz
+            * p.LKZC
+        )
+        * c.lmuy
+    )
     dr = dr * cos_a * c.w_low
     br = p.QBZ9 * p.LKY / c.lmuy + p.QBZ10 * y.by * y.cy
-    et = xp.minimum((p.QEZ1 + p.QEZ2 * c.dfz + p.QEZ3 * c.dfz ** 2)
-                    * (1.0 + (p.QEZ4 + p.QEZ5 * gz) * (2.0 / math.pi) * xp.atan(bt * ct * alpha_t)), 1.0)
-    ratio2 = safe_div(xp, kxk, y.kya) ** 2 * kappa ** 2
-    alpha_t = safe_sqrt(xp, alpha_t ** 2 + ratio2) * xp.sign(alpha_t)
-    alpha_r = safe_sqrt(xp, alpha_r ** 2 + ratio2) * xp.sign(alpha_r)
+    et = xp.minimum(
+        (p.QEZ1 + p.QEZ2 * c.dfz + p.QEZ3 * c.dfz**2)
+        * (1.0 + (p.QEZ4 + p.QEZ5 * gz) * (2.0 / math.pi) * xp.atan(bt * ct * alpha_t)),
+        1.0,
+    )
+    ratio2 = safe_div(xp, kxk, y.kya) ** 2 * kappa**2
+    alpha_t = safe_sqrt(xp, alpha_t**2 + ratio2) * xp.sign(alpha_t)
+    alpha_r = safe_sqrt(xp, alpha_r**2 + ratio2) * xp.sign(alpha_r)
     t = dt * xp.cos(peak_phase(xp, alpha_t, bt, ct, et)) * cos_a
     mzr = dr * cos_atan(xp, br * alpha_r)
     s = r0 * (p.SSZ1 + p.SSZ2 * (fy / c.fz0p) + (p.SSZ3 + p.SSZ4 * c.dfz) * gz) * p.LS
@@ -217,8 +278,9 @@ def _my(xp, p, c, gamma, fx, vx, rr_scale):
     r0, fz0 = p.UNLOADED_RADIUS, p.FNOMIN
     vxn = vx / p.LONGVL
     direction = xp.clip(vx / p.VXLOW, -1.0, 1.0)
-    poly = (p.QSY1 + p.QSY2 * fx / fz0 + p.QSY3 * xp.abs(vxn) + p.QSY4 * vxn ** 4
-            + (p.QSY5 + p.QSY6 * c.fz / fz0) * gamma ** 2)
+    poly = (
+        p.QSY1 + p.QSY2 * fx / fz0 + p.QSY3 * xp.abs(vxn) + p.QSY4 * vxn**4 + (p.QSY5 + p.QSY6 * c.fz / fz0) * gamma**2
+    )
     load = safe_pow(xp, c.fz / fz0, p.QSY7) * (p.INFLPRES / p.NOMPRES) ** p.QSY8
     return -r0 * fz0 * p.LMY * rr_scale * poly * load * direction
 
@@ -273,6 +335,7 @@ def _vehicle_tire(xp, p, kappa, alpha, fz, vx, grip, rr_scale):
 
 # --------------------------------------------------------------------------------------------------
 # 4-wheel vehicle (double track), one semi-implicit Euler step
+
 
 def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
     """One step of length ``h`` [s].
@@ -349,8 +412,7 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
         fbx = c * fx_gs - s * fy + pscale * ucx
         fby = s * fx_gs + c * fy + pscale * ucy
         # the wheel's implicit row eliminated (Schur complement): a free wheel follows the chassis
-        cx = (jx * xp.maximum(V_REG * V_REG + om * R * uwx, 0.0) / (vr * vr * vr)
-              * (inertia[i] + h * j_brake) / d_wheel)
+        cx = jx * xp.maximum(V_REG * V_REG + om * R * uwx, 0.0) / (vr * vr * vr) * (inertia[i] + h * j_brake) / d_wheel
         cy = jy * vr / (vr * vr + uwy * uwy)
         cxx, cxy, cyy = c * c * cx + s * s * cy, c * s * (cx - cy), s * s * cx + c * c * cy
         qx, qy, qr = qx + fbx, qy + fby, qr + X[i] * fby - Y[i] * fbx
@@ -380,8 +442,17 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
     day = (dvy + r * vx - ay) / tau
     # semi-implicit Euler: velocities first, then the pose from the new velocities
     vx2, vy2, r2 = vx + h * dvx, vy + h * dvy, r + h * dyr
-    omega2 = [om + h * d for om, d in zip(omega, domegas)]
+    omega2 = [om + h * d for om, d in zip(omega, domegas, strict=False)]
     mid = yaw + 0.5 * h * r2
     cm, sm = xp.cos(mid), xp.sin(mid)
-    return (x + h * (vx2 * cm - vy2 * sm), y + h * (vx2 * sm + vy2 * cm), yaw + h * r2, vx2, vy2, r2, omega2,
-            ax + h * dax, ay + h * day)
+    return (
+        x + h * (vx2 * cm - vy2 * sm),
+        y + h * (vx2 * sm + vy2 * cm),
+        yaw + h * r2,
+        vx2,
+        vy2,
+        r2,
+        omega2,
+        ax + h * dax,
+        ay + h * day,
+    )

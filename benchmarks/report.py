@@ -45,9 +45,14 @@ def summary(results: dict) -> dict:
         sizes = cfg["curve_sizes"] if case == "mf_curve" else cfg["tire_sizes"]
         n = max(sizes)
         j, npy, py = (_find(cases, case, impl, n) for impl in ("jaxtire", "numpy", "python"))
-        out[case] = dict(batch=n, jax_items_per_s=j["items_per_s"], numpy_items_per_s=npy["items_per_s"],
-                         python_items_per_s=py["items_per_s"], vs_numpy=j["items_per_s"] / npy["items_per_s"],
-                         vs_python=j["items_per_s"] / py["items_per_s"])
+        out[case] = dict(
+            batch=n,
+            jax_items_per_s=j["items_per_s"],
+            numpy_items_per_s=npy["items_per_s"],
+            python_items_per_s=py["items_per_s"],
+            vs_numpy=j["items_per_s"] / npy["items_per_s"],
+            vs_python=j["items_per_s"] / py["items_per_s"],
+        )
     big = cfg["big_fleet"]
     jbig = [r for r in scaling if r["batch"] == big and r["impl"].startswith("jaxtire")]
     best = max(jbig, key=lambda r: r["items_per_s"])
@@ -57,20 +62,33 @@ def summary(results: dict) -> dict:
     frame = _find(cases, "vehicle_step", "jaxtire-call", cfg["frame_fleet"])
     one = _find(cases, "vehicle_step", "jaxtire-call", 1) or frame
     peak = max((r for r in scaling if r["impl"].startswith("jaxtire")), key=lambda r: r["items_per_s"])
-    out["vehicle"] = dict(batch=big, impl=best["impl"], jax_items_per_s=best["items_per_s"],
-                          numpy_batch=npy_big["batch"], numpy_items_per_s=npy_big["items_per_s"],
-                          python_items_per_s=py["items_per_s"], vs_numpy=best["items_per_s"] / npy_big["items_per_s"],
-                          vs_python=best["items_per_s"] / py["items_per_s"],
-                          peak_items_per_s=peak["items_per_s"], peak_batch=peak["batch"], peak_impl=peak["impl"],
-                          frame_fleet=cfg["frame_fleet"], frame_call_s=frame["seconds_per_call"],
-                          frame_fraction=frame["seconds_per_call"] / (1 / 60), one_car_call_s=one["seconds_per_call"],
-                          one_car_batch=one["batch"])
+    out["vehicle"] = dict(
+        batch=big,
+        impl=best["impl"],
+        jax_items_per_s=best["items_per_s"],
+        numpy_batch=npy_big["batch"],
+        numpy_items_per_s=npy_big["items_per_s"],
+        python_items_per_s=py["items_per_s"],
+        vs_numpy=best["items_per_s"] / npy_big["items_per_s"],
+        vs_python=best["items_per_s"] / py["items_per_s"],
+        peak_items_per_s=peak["items_per_s"],
+        peak_batch=peak["batch"],
+        peak_impl=peak["impl"],
+        frame_fleet=cfg["frame_fleet"],
+        frame_call_s=frame["seconds_per_call"],
+        frame_fraction=frame["seconds_per_call"] / (1 / 60),
+        one_car_call_s=one["seconds_per_call"],
+        one_car_batch=one["batch"],
+    )
     gpu = cfg.get("gpu")
     checks = [
         ("Magic Formula curve evals/s", TARGETS_CPU["mf_curve"], out["mf_curve"]["jax_items_per_s"]),
         ("MF 6.1 combined tire evals/s", TARGETS_CPU["tire_mf61"], out["tire_mf61"]["jax_items_per_s"]),
-        ("4-wheel vehicle-steps/s (large fleet)", TARGET_GPU_VEHICLE if gpu else TARGETS_CPU["vehicle"],
-         out["vehicle"]["jax_items_per_s"]),
+        (
+            "4-wheel vehicle-steps/s (large fleet)",
+            TARGET_GPU_VEHICLE if gpu else TARGETS_CPU["vehicle"],
+            out["vehicle"]["jax_items_per_s"],
+        ),
         ("4-wheel step speed-up vs NumPy", TARGETS_CPU["vehicle_vs_numpy"], out["vehicle"]["vs_numpy"]),
         ("4-wheel step speed-up vs Python loop", TARGETS_CPU["vehicle_vs_python"], out["vehicle"]["vs_python"]),
     ]
@@ -104,13 +122,26 @@ def write_plot(results: dict, path) -> None:
     ax1.grid(True, which="both", alpha=0.3)
     ax1.legend(fontsize=8)
     rows = sorted((r for r in sc if r["impl"] == "jaxtire-scan"), key=lambda r: r["batch"])
-    ax2.plot([r["batch"] for r in rows], [r["bytes_per_vehicle_state"] for r in rows], "o-", label="params + state + controls")
-    ax2.plot([r["batch"] for r in rows], [r["bytes_per_vehicle_peak"] or 0 for r in rows], "s-",
-             label="compiled: arguments + outputs + temporaries")
+    ax2.plot(
+        [r["batch"] for r in rows],
+        [r["bytes_per_vehicle_state"] for r in rows],
+        "o-",
+        label="params + state + controls",
+    )
+    ax2.plot(
+        [r["batch"] for r in rows],
+        [r["bytes_per_vehicle_peak"] or 0 for r in rows],
+        "s-",
+        label="compiled: arguments + outputs + temporaries",
+    )
     rows_c = sorted((r for r in sc if r["impl"] == "jaxtire-chunked"), key=lambda r: r["batch"])
     if rows_c:
-        ax2.plot([r["batch"] for r in rows_c], [r["bytes_per_vehicle_peak"] or 0 for r in rows_c], "s--",
-                 label="compiled, chunked")
+        ax2.plot(
+            [r["batch"] for r in rows_c],
+            [r["bytes_per_vehicle_peak"] or 0 for r in rows_c],
+            "s--",
+            label="compiled, chunked",
+        )
     ax2.set_xscale("log")
     ax2.set_yscale("log")
     ax2.set_xlabel("fleet size [vehicles]")
@@ -131,38 +162,54 @@ def markdown(results: dict, s: dict) -> str:
     env, cfg, cases, sc = results["env"], results["config"], results["cases"], results["scaling"]
     L = []
     L.append("# jaxtire benchmark results\n")
-    L.append(f"Generated by `python -m benchmarks{' --quick' if cfg['quick'] else ''}{' --gpu' if cfg['gpu'] else ''}` "
-             f"on {env['time_utc']} (commit {env.get('git_commit') or '?'}), {env['total_seconds']:.0f} s in all.\n")
+    L.append(
+        f"Generated by `python -m benchmarks{' --quick' if cfg['quick'] else ''}{' --gpu' if cfg['gpu'] else ''}` "
+        f"on {env['time_utc']} (commit {env.get('git_commit') or '?'}), {env['total_seconds']:.0f} s in all.\n"
+    )
     L.append("| | |\n|---|---|")
-    L.append(f"| CPU | {env['cpu']} ({env.get('vector_isa', '?')}), {env['cpu_count']} cores ({env['affinity_cpus']} usable), "
-             f"{env['memory_gib']} GiB |")
+    L.append(
+        f"| CPU | {env['cpu']} ({env.get('vector_isa', '?')}), {env['cpu_count']} cores ({env['affinity_cpus']} usable), "
+        f"{env['memory_gib']} GiB |"
+    )
     L.append(f"| backend / devices | {env['backend']} / {', '.join(env['devices'])} |")
     L.append(f"| versions | Python {env['python']}, jax {env['jax']}, jaxlib {env['jaxlib']}, numpy {env['numpy']} |")
     L.append(f"| dtype | {env['dtype']} (JAX and NumPy); pure Python uses float64 |")
     L.append(f"| load average (1, 5, 15 min) | start {env['load_average_start']}, end {env.get('load_average_end')} |")
     if env.get("steal_fraction") is not None:
-        L.append(f"| CPU steal (shared VM) | {100 * env['steal_fraction']:.0f} % of all CPU time during the run went "
-                 "to other guests |")
+        L.append(
+            f"| CPU steal (shared VM) | {100 * env['steal_fraction']:.0f} % of all CPU time during the run went "
+            "to other guests |"
+        )
     L.append(f"| XLA_FLAGS | `{env['xla_flags'] or '(none)'}` |")
     if env["backend"] != "gpu":
-        L.append("| GPU | **none in this run** (CPU only); the GPU path is `python -m benchmarks --gpu`, not measured here |")
+        L.append(
+            "| GPU | **none in this run** (CPU only); the GPU path is `python -m benchmarks --gpu`, not measured here |"
+        )
     L.append("")
     if cfg["quick"]:
         L.append("**Quick smoke run (tiny sizes): these numbers are not the benchmark.**\n")
 
     L.append("## Headline\n")
     v = s["vehicle"]
-    L.append(f"* Magic Formula curve: **{s['mf_curve']['jax_items_per_s']:.3g} evals/s** at batch "
-             f"{s['mf_curve']['batch']:,} ({s['mf_curve']['vs_numpy']:.3g}x NumPy, {s['mf_curve']['vs_python']:.3g}x Python).")
-    L.append(f"* Full MF 6.1 combined-slip tire (slip kinematics + Fx, Fy, Mz): **{s['tire_mf61']['jax_items_per_s']:.3g} "
-             f"tire evals/s** at batch {s['tire_mf61']['batch']:,} ({s['tire_mf61']['vs_numpy']:.3g}x NumPy, "
-             f"{s['tire_mf61']['vs_python']:.3g}x Python).")
-    L.append(f"* 4-wheel vehicle: **{v['jax_items_per_s']:.3g} vehicle-steps/s** for {v['batch']:,} cars ({v['impl']}), "
-             f"**{v['vs_numpy']:.3g}x** the NumPy step ({v['numpy_batch']:,} cars), **{v['vs_python']:.3g}x** a "
-             f"per-vehicle Python loop; peak {v['peak_items_per_s']:.3g} at {v['peak_batch']:,} cars ({v['peak_impl']}).")
-    L.append(f"* A {v['frame_fleet']}-car fleet step is one call of {v['frame_call_s'] * 1e6:.0f} us = "
-             f"**{100 * v['frame_fraction']:.2f} % of a 16.6 ms frame** ({v['one_car_batch']} car(s): "
-             f"{v['one_car_call_s'] * 1e6:.0f} us, mostly dispatch).\n")
+    L.append(
+        f"* Magic Formula curve: **{s['mf_curve']['jax_items_per_s']:.3g} evals/s** at batch "
+        f"{s['mf_curve']['batch']:,} ({s['mf_curve']['vs_numpy']:.3g}x NumPy, {s['mf_curve']['vs_python']:.3g}x Python)."
+    )
+    L.append(
+        f"* Full MF 6.1 combined-slip tire (slip kinematics + Fx, Fy, Mz): **{s['tire_mf61']['jax_items_per_s']:.3g} "
+        f"tire evals/s** at batch {s['tire_mf61']['batch']:,} ({s['tire_mf61']['vs_numpy']:.3g}x NumPy, "
+        f"{s['tire_mf61']['vs_python']:.3g}x Python)."
+    )
+    L.append(
+        f"* 4-wheel vehicle: **{v['jax_items_per_s']:.3g} vehicle-steps/s** for {v['batch']:,} cars ({v['impl']}), "
+        f"**{v['vs_numpy']:.3g}x** the NumPy step ({v['numpy_batch']:,} cars), **{v['vs_python']:.3g}x** a "
+        f"per-vehicle Python loop; peak {v['peak_items_per_s']:.3g} at {v['peak_batch']:,} cars ({v['peak_impl']})."
+    )
+    L.append(
+        f"* A {v['frame_fleet']}-car fleet step is one call of {v['frame_call_s'] * 1e6:.0f} us = "
+        f"**{100 * v['frame_fraction']:.2f} % of a 16.6 ms frame** ({v['one_car_batch']} car(s): "
+        f"{v['one_car_call_s'] * 1e6:.0f} us, mostly dispatch).\n"
+    )
     L.append("| target | goal | measured | met |\n|---|---:|---:|:---:|")
     for t in s["targets"]:
         L.append(f"| {t['name']} | {t['target']:.3g} | {t['measured']:.3g} | {'yes' if t['met'] else '**no**'} |")
@@ -176,80 +223,108 @@ def markdown(results: dict, s: dict) -> str:
     for case, sizes in (("mf_curve", cfg["curve_sizes"]), ("tire_mf61", cfg["tire_sizes"])):
         for n in sizes:
             j, npy, py = (_find(cases, case, impl, n) for impl in ("jaxtire", "numpy", "python"))
-            L.append(f"| {case} | {n:,} | {_fmt_ns(j['ns_per_item'])} | {_fmt_rate(j['items_per_s'])} | "
-                     f"{_fmt_ns(npy['ns_per_item'])} | {_fmt_ns(py['ns_per_item'])} | "
-                     f"{_ratio(npy['ns_per_item'], j['ns_per_item'])} | {_ratio(py['ns_per_item'], j['ns_per_item'])} | "
-                     f"{j['compile_s']:.2f} s | {la(j)} |")
+            L.append(
+                f"| {case} | {n:,} | {_fmt_ns(j['ns_per_item'])} | {_fmt_rate(j['items_per_s'])} | "
+                f"{_fmt_ns(npy['ns_per_item'])} | {_fmt_ns(py['ns_per_item'])} | "
+                f"{_ratio(npy['ns_per_item'], j['ns_per_item'])} | {_ratio(py['ns_per_item'], j['ns_per_item'])} | "
+                f"{j['compile_s']:.2f} s | {la(j)} |"
+            )
     py = _find(cases, "vehicle_step", "python", 1)
     for n in sorted(set(cfg["call_fleets"]) | {cfg["frame_fleet"]}):
         j = _find(cases, "vehicle_step", "jaxtire-call", n)
         npy = _find(cases, "vehicle_step", "numpy", n)
-        L.append(f"| vehicle step, one call | {n:,} | {_fmt_ns(j['ns_per_item'])} | {_fmt_rate(j['items_per_s'])} | "
-                 f"{_fmt_ns(npy['ns_per_item'])} | {_fmt_ns(py['ns_per_item'])} | "
-                 f"{_ratio(npy['ns_per_item'], j['ns_per_item'])} | {_ratio(py['ns_per_item'], j['ns_per_item'])} | "
-                 f"{j['compile_s']:.2f} s | {la(j)} |")
+        L.append(
+            f"| vehicle step, one call | {n:,} | {_fmt_ns(j['ns_per_item'])} | {_fmt_rate(j['items_per_s'])} | "
+            f"{_fmt_ns(npy['ns_per_item'])} | {_fmt_ns(py['ns_per_item'])} | "
+            f"{_ratio(npy['ns_per_item'], j['ns_per_item'])} | {_ratio(py['ns_per_item'], j['ns_per_item'])} | "
+            f"{j['compile_s']:.2f} s | {la(j)} |"
+        )
     big = cfg["big_fleet"]
     npy = next((r for r in sc if r["impl"] == "numpy" and r["batch"] == v["numpy_batch"]), None)
     for impl in ("jaxtire-scan", "jaxtire-chunked"):
         j = _find(sc, "vehicle_step", impl, big)
         if j is None:
             continue
-        L.append(f"| vehicle steps, {impl.split('-')[1]} x{j['steps']} | {big:,} | {_fmt_ns(j['ns_per_item'])} | "
-                 f"{_fmt_rate(j['items_per_s'])} | {_fmt_ns(npy['ns_per_item'])} | {_fmt_ns(py['ns_per_item'])} | "
-                 f"{_ratio(npy['ns_per_item'], j['ns_per_item'])} | {_ratio(py['ns_per_item'], j['ns_per_item'])} | "
-                 f"{j['compile_s']:.2f} s | {la(j)} |")
-    L.append(f"\nPure Python is timed on {cfg['py_items']:,} elements (tires, curves) and {cfg['py_vehicles']} "
-             "vehicle-steps and reported per item. NumPy vehicle steps are one Python call per step on arrays over "
-             "the fleet. Compile = XLA compile time of that executable (tracing and lowering are in "
-             "`results.json` as `lower_s`).\n")
+        L.append(
+            f"| vehicle steps, {impl.split('-')[1]} x{j['steps']} | {big:,} | {_fmt_ns(j['ns_per_item'])} | "
+            f"{_fmt_rate(j['items_per_s'])} | {_fmt_ns(npy['ns_per_item'])} | {_fmt_ns(py['ns_per_item'])} | "
+            f"{_ratio(npy['ns_per_item'], j['ns_per_item'])} | {_ratio(py['ns_per_item'], j['ns_per_item'])} | "
+            f"{j['compile_s']:.2f} s | {la(j)} |"
+        )
+    L.append(
+        f"\nPure Python is timed on {cfg['py_items']:,} elements (tires, curves) and {cfg['py_vehicles']} "
+        "vehicle-steps and reported per item. NumPy vehicle steps are one Python call per step on arrays over "
+        "the fleet. Compile = XLA compile time of that executable (tracing and lowering are in "
+        "`results.json` as `lower_s`).\n"
+    )
 
     comp = [r for r in cases if r["impl"].startswith("numba")]
     if comp:
         L.append("## Compiled baseline (numba, same polynomials)\n")
-        L.append("`benchmarks/compiled.py`: `@njit(parallel=True, fastmath=True)`, one `prange` loop, float32, the "
-                 "same `atan` / `sin` / `cos` polynomials as jaxtire, tire coefficients as compile-time constants; "
-                 "timed in the same run right after jaxtire on the same inputs. Ratio = baseline time / jaxtire time "
-                 "(> 1: jaxtire faster). CPU/wall = process CPU time / wall time (cores in use).\n")
-        L.append("| case | batch | jaxtire | CPU/wall | numba 1 thread | numba all threads | CPU/wall | "
-                 "jaxtire / 1 thread | jaxtire / all threads | load avg |")
+        L.append(
+            "`benchmarks/compiled.py`: `@njit(parallel=True, fastmath=True)`, one `prange` loop, float32, the "
+            "same `atan` / `sin` / `cos` polynomials as jaxtire, tire coefficients as compile-time constants; "
+            "timed in the same run right after jaxtire on the same inputs. Ratio = baseline time / jaxtire time "
+            "(> 1: jaxtire faster). CPU/wall = process CPU time / wall time (cores in use).\n"
+        )
+        L.append(
+            "| case | batch | jaxtire | CPU/wall | numba 1 thread | numba all threads | CPU/wall | "
+            "jaxtire / 1 thread | jaxtire / all threads | load avg |"
+        )
         L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        cw = lambda r: f"{r['cpu_seconds_per_call'] / r['seconds_per_call']:.2f}" if r.get("cpu_seconds_per_call") else "-"  # noqa: E731
+        cw = lambda r: (
+            f"{r['cpu_seconds_per_call'] / r['seconds_per_call']:.2f}" if r.get("cpu_seconds_per_call") else "-"
+        )  # noqa: E731
         for case in ("mf_curve", "tire_mf61"):
             for n in sorted({r["batch"] for r in comp if r["case"] == case}):
                 j, c1, ca = (_find(cases, case, impl, n) for impl in ("jaxtire", "numba-1t", "numba-all"))
                 if j is None or c1 is None or ca is None:
                     continue
-                L.append(f"| {case} | {n:,} | {_fmt_ns(j['ns_per_item'])} | {cw(j)} | {_fmt_ns(c1['ns_per_item'])} | "
-                         f"{_fmt_ns(ca['ns_per_item'])} | {cw(ca)} | {_ratio(c1['ns_per_item'], j['ns_per_item'])} | "
-                         f"{_ratio(ca['ns_per_item'], j['ns_per_item'])} | {la(j)} |")
+                L.append(
+                    f"| {case} | {n:,} | {_fmt_ns(j['ns_per_item'])} | {cw(j)} | {_fmt_ns(c1['ns_per_item'])} | "
+                    f"{_fmt_ns(ca['ns_per_item'])} | {cw(ca)} | {_ratio(c1['ns_per_item'], j['ns_per_item'])} | "
+                    f"{_ratio(ca['ns_per_item'], j['ns_per_item'])} | {la(j)} |"
+                )
         L.append("\nThe 4-wheel vehicle step is not ported to numba yet.\n")
     L.append("## Scaling: vehicle-steps per second, 1 to 1 M vehicles\n")
     L.append("![scaling](scaling.png)\n")
-    L.append("| vehicles | mode | steps per call | vehicle-steps/s | time per call | bytes/vehicle (state) | "
-             "bytes/vehicle (compiled peak) | compile | load avg |")
+    L.append(
+        "| vehicles | mode | steps per call | vehicle-steps/s | time per call | bytes/vehicle (state) | "
+        "bytes/vehicle (compiled peak) | compile | load avg |"
+    )
     L.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in sorted((r for r in sc if r["impl"].startswith("jaxtire")), key=lambda r: (r["batch"], r["impl"])):
-        L.append(f"| {r['batch']:,} | {r['impl'].split('-')[1]} | {r['steps']} | {r['items_per_s']:.3g} | "
-                 f"{r['seconds_per_call'] * 1e3:.3g} ms | {r['bytes_per_vehicle_state']:.0f} | "
-                 f"{(r['bytes_per_vehicle_peak'] or 0):.0f} | {r['compile_s']:.2f} s | {la(r)} |")
+        L.append(
+            f"| {r['batch']:,} | {r['impl'].split('-')[1]} | {r['steps']} | {r['items_per_s']:.3g} | "
+            f"{r['seconds_per_call'] * 1e3:.3g} ms | {r['bytes_per_vehicle_state']:.0f} | "
+            f"{(r['bytes_per_vehicle_peak'] or 0):.0f} | {r['compile_s']:.2f} s | {la(r)} |"
+        )
     for r in sorted((r for r in sc if r["impl"] == "numpy"), key=lambda r: r["batch"]):
-        L.append(f"| {r['batch']:,} | numpy | {r['steps']} | {r['items_per_s']:.3g} | "
-                 f"{r['seconds_per_call'] * 1e3:.3g} ms | | | | {la(r)} |")
-    L.append("\n*scan*: `steps` semi-implicit Euler steps of the vmapped fleet inside one `lax.scan` per call; "
-             f"*chunked*: the same scan run per block of {cfg['chunk']:,} vehicles (`sims.chunked.chunked`), so a "
-             "block's state and intermediates stay in cache for all its steps. Memory: params + state + controls "
-             "bytes per vehicle, and XLA's buffer assignment (arguments + outputs + temporaries) divided by the fleet "
-             "size.\n")
+        L.append(
+            f"| {r['batch']:,} | numpy | {r['steps']} | {r['items_per_s']:.3g} | "
+            f"{r['seconds_per_call'] * 1e3:.3g} ms | | | | {la(r)} |"
+        )
+    L.append(
+        "\n*scan*: `steps` semi-implicit Euler steps of the vmapped fleet inside one `lax.scan` per call; "
+        f"*chunked*: the same scan run per block of {cfg['chunk']:,} vehicles (`sims.chunked.chunked`), so a "
+        "block's state and intermediates stay in cache for all its steps. Memory: params + state + controls "
+        "bytes per vehicle, and XLA's buffer assignment (arguments + outputs + temporaries) divided by the fleet "
+        "size.\n"
+    )
     cal = results.get("chunk_calibration")
     if cal:
         tried = ", ".join(f"{int(k):,}: {v:.3g}" for k, v in cal["vehicle_steps_per_s"].items())
-        L.append(f"The block size was calibrated in this run ({cal['fleet']:,} cars x {cal['steps']} steps, "
-                 f"vehicle-steps/s per block size: {tried}; chosen {cal['chosen']:,}).\n")
+        L.append(
+            f"The block size was calibrated in this run ({cal['fleet']:,} cars x {cal['steps']} steps, "
+            f"vehicle-steps/s per block size: {tried}; chosen {cal['chosen']:,}).\n"
+        )
 
     L.append("## Equivalence checks\n")
-    L.append("The NumPy / Python baselines (`benchmarks/reference.py`) implement the same equations "
-             "independently of the JAX code; after one step (vehicles) or one evaluation (tires) JAX float32 "
-             "differs from the NumPy float64 reference by:\n")
+    L.append(
+        "The NumPy / Python baselines (`benchmarks/reference.py`) implement the same equations "
+        "independently of the JAX code; after one step (vehicles) or one evaluation (tires) JAX float32 "
+        "differs from the NumPy float64 reference by:\n"
+    )
     for k, val in results["checks"].items():
         L.append(f"* `{k}`: {val:.3g}")
     L.append("")

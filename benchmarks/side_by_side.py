@@ -10,37 +10,76 @@ of the MF 6.1 tire and the MF curve at 1e6 points (the figures of ``PERF_NOTES.m
 
 
 def main():
-    import os, time, json, numpy as np
-    import jax, jax.numpy as jnp, jaxtire
-    from benchmarks import compiled as cb, inputs
+    import json
+    import os
+    import time
+
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    import jaxtire
+    from benchmarks import compiled as cb
+    from benchmarks import inputs
     from jaxtire.slip import slip_angle, slip_ratio
-    n=1_000_000; R=inputs.WHEEL_RADIUS
-    d=inputs.tire_inputs(n); a=[d[k] for k in ("vx","vy","omega","gamma","fz")]
-    p=jaxtire.default_tire(dtype=jnp.float32)
-    def tire(vx,vy,omega,gamma,fz):
-        o=jaxtire.mf_forces(p, slip_ratio(omega,R,vx), slip_angle(vx,vy), gamma, fz, vx); return o.fx,o.fy,o.mz
-    devs=jax.devices(); mesh=jax.sharding.Mesh(np.array(devs),("b",)); sh=jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("b"))
-    aj=[jax.device_put(jnp.asarray(x), sh) for x in a]; x=inputs.curve_inputs(n); xj=jax.device_put(jnp.asarray(x), sh)
-    ft=jax.jit(tire); fc=jax.jit(lambda v: jaxtire.magic_formula(v,*inputs.MF_BCDE))
-    t0=time.time(); kern=cb.tire_kernel({k: float(v) for k, v in vars(inputs.reference_tire(np.float64)).items()}, R)
-    outs=[np.empty(n,np.float32) for _ in range(3)]; kern(*a,*outs); print("numba compile", time.time()-t0, flush=True)
-    B,C,D,E=(np.float32(v) for v in inputs.MF_BCDE); oc=np.empty(n,np.float32); cb.curve(x,B,C,D,E,oc)
-    jo=[np.asarray(v) for v in ft(*aj)]
-    print("rel diff fx fy mz", [float(np.max(np.abs(u-v))/np.max(np.abs(v))) for u,v in zip(outs,jo)])
-    print("curve rel diff", float(np.max(np.abs(oc-np.asarray(fc(xj))))/np.max(np.abs(oc))))
+
+    n = 1_000_000
+    R = inputs.WHEEL_RADIUS
+    d = inputs.tire_inputs(n)
+    a = [d[k] for k in ("vx", "vy", "omega", "gamma", "fz")]
+    p = jaxtire.default_tire(dtype=jnp.float32)
+
+    def tire(vx, vy, omega, gamma, fz):
+        o = jaxtire.mf_forces(p, slip_ratio(omega, R, vx), slip_angle(vx, vy), gamma, fz, vx)
+        return o.fx, o.fy, o.mz
+
+    devs = jax.devices()
+    mesh = jax.sharding.Mesh(np.array(devs), ("b",))
+    sh = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("b"))
+    aj = [jax.device_put(jnp.asarray(x), sh) for x in a]
+    x = inputs.curve_inputs(n)
+    xj = jax.device_put(jnp.asarray(x), sh)
+    ft = jax.jit(tire)
+    fc = jax.jit(lambda v: jaxtire.magic_formula(v, *inputs.MF_BCDE))
+    t0 = time.time()
+    kern = cb.tire_kernel({k: float(v) for k, v in vars(inputs.reference_tire(np.float64)).items()}, R)
+    outs = [np.empty(n, np.float32) for _ in range(3)]
+    kern(*a, *outs)
+    print("numba compile", time.time() - t0, flush=True)
+    B, C, D, E = (np.float32(v) for v in inputs.MF_BCDE)
+    oc = np.empty(n, np.float32)
+    cb.curve(x, B, C, D, E, oc)
+    jo = [np.asarray(v) for v in ft(*aj)]
+    print(
+        "rel diff fx fy mz", [float(np.max(np.abs(u - v)) / np.max(np.abs(v))) for u, v in zip(outs, jo, strict=False)]
+    )
+    print("curve rel diff", float(np.max(np.abs(oc - np.asarray(fc(xj)))) / np.max(np.abs(oc))))
+
     def tm(f, reps=5):
-        f(); w=[];c=[]
+        f()
+        w = []
+        c = []
         for _ in range(reps):
-            c0=time.process_time(); t0=time.perf_counter(); f(); w.append(time.perf_counter()-t0); c.append(time.process_time()-c0)
-        i=int(np.argmin(w)); return round(w[i]/n*1e9,2), round(c[i]/n*1e9,2)
-    for r in range(3):
-        res={"load":os.getloadavg()[0], "devices":len(devs), "XLA_FLAGS":os.environ.get("XLA_FLAGS")}
-        res["jax_tire"]=tm(lambda: jax.block_until_ready(ft(*aj)))
-        cb.set_threads(1); res["numba1_tire"]=tm(lambda: kern(*a,*outs))
-        cb.set_threads(None); res["numbaall_tire"]=tm(lambda: kern(*a,*outs))
-        res["jax_curve"]=tm(lambda: jax.block_until_ready(fc(xj)))
-        cb.set_threads(1); res["numba1_curve"]=tm(lambda: cb.curve(x,B,C,D,E,oc))
-        cb.set_threads(None); res["numbaall_curve"]=tm(lambda: cb.curve(x,B,C,D,E,oc))
+            c0 = time.process_time()
+            t0 = time.perf_counter()
+            f()
+            w.append(time.perf_counter() - t0)
+            c.append(time.process_time() - c0)
+        i = int(np.argmin(w))
+        return round(w[i] / n * 1e9, 2), round(c[i] / n * 1e9, 2)
+
+    for _r in range(3):
+        res = {"load": os.getloadavg()[0], "devices": len(devs), "XLA_FLAGS": os.environ.get("XLA_FLAGS")}
+        res["jax_tire"] = tm(lambda: jax.block_until_ready(ft(*aj)))
+        cb.set_threads(1)
+        res["numba1_tire"] = tm(lambda: kern(*a, *outs))
+        cb.set_threads(None)
+        res["numbaall_tire"] = tm(lambda: kern(*a, *outs))
+        res["jax_curve"] = tm(lambda: jax.block_until_ready(fc(xj)))
+        cb.set_threads(1)
+        res["numba1_curve"] = tm(lambda: cb.curve(x, B, C, D, E, oc))
+        cb.set_threads(None)
+        res["numbaall_curve"] = tm(lambda: cb.curve(x, B, C, D, E, oc))
         print(json.dumps(res), flush=True)
 
 

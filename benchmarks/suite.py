@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -42,7 +42,9 @@ class Config:
     call_fleets: tuple = (1, 100)
     big_fleet: int = 100_000
     scaling: tuple = (1, 10, 100, 1_000, 10_000, 100_000, 1_000_000)
-    chunk: int | None = None  # None: calibrated per machine (calibrate_chunk); 2048 was best on a Zen 5 EPYC, 16384 on a Zen 3
+    chunk: int | None = (
+        None  # None: calibrated per machine (calibrate_chunk); 2048 was best on a Zen 5 EPYC, 16384 on a Zen 3
+    )
     chunk_candidates: tuple = (2048, 4096, 8192, 16384, 32768)
     chunk_from: int = 65_536
     numpy_fleets: tuple = (1, 100, 10_000, 100_000)
@@ -59,16 +61,37 @@ class Config:
     @classmethod
     def make(cls, quick=False, gpu=False, **kw):
         if quick:
-            base = dict(quick=True, repeats=3, target_s=0.03, curve_sizes=(1, 1_000), tire_sizes=(1, 1_000),
-                        frame_fleet=100, call_fleets=(100,), big_fleet=100, scaling=(100,), chunk=64,
-                        chunk_from=10**12, numpy_fleets=(1, 100), py_items=300, py_vehicles=20, work_per_call=2e3,
-                        max_steps=20, min_steps=5, compiled=False)
+            base = dict(
+                quick=True,
+                repeats=3,
+                target_s=0.03,
+                curve_sizes=(1, 1_000),
+                tire_sizes=(1, 1_000),
+                frame_fleet=100,
+                call_fleets=(100,),
+                big_fleet=100,
+                scaling=(100,),
+                chunk=64,
+                chunk_from=10**12,
+                numpy_fleets=(1, 100),
+                py_items=300,
+                py_vehicles=20,
+                work_per_call=2e3,
+                max_steps=20,
+                min_steps=5,
+                compiled=False,
+            )
             if gpu:  # the GPU code path at tiny sizes: a dry run that works on any backend (tests)
                 base.update(gpu=True, unroll=4)
         elif gpu:
-            base = dict(gpu=True, big_fleet=1_000_000,
-                        scaling=(1, 100, 10_000, 100_000, 1_000_000, 4_000_000, 16_000_000),
-                        chunk_from=10**12, work_per_call=2e8, unroll=4)
+            base = dict(
+                gpu=True,
+                big_fleet=1_000_000,
+                scaling=(1, 100, 10_000, 100_000, 1_000_000, 4_000_000, 16_000_000),
+                chunk_from=10**12,
+                work_per_call=2e8,
+                unroll=4,
+            )
         else:
             base = {}
         base.update({k: v for k, v in kw.items() if v is not None})
@@ -77,18 +100,32 @@ class Config:
 
 def _row(case, impl, n, items, t: harness.Timing, **extra) -> dict:
     per_item = t.seconds / items
-    row = dict(case=case, impl=impl, batch=n, items_per_call=items, seconds_per_call=t.seconds,
-               cpu_seconds_per_call=t.cpu_seconds, ns_per_item=per_item * 1e9, items_per_s=1.0 / per_item,
-               inner=t.inner, samples=t.samples, lower_s=t.lower_s, compile_s=t.compile_s, memory=t.memory,
-               load_average=harness.load_average())
+    row = dict(
+        case=case,
+        impl=impl,
+        batch=n,
+        items_per_call=items,
+        seconds_per_call=t.seconds,
+        cpu_seconds_per_call=t.cpu_seconds,
+        ns_per_item=per_item * 1e9,
+        items_per_s=1.0 / per_item,
+        inner=t.inner,
+        samples=t.samples,
+        lower_s=t.lower_s,
+        compile_s=t.compile_s,
+        memory=t.memory,
+        load_average=harness.load_average(),
+    )
     row.update(extra)
     return row
 
 
 def _say(log, row):
     comp = f"  compile {row['compile_s']:.2f}s" if row.get("compile_s") is not None else ""
-    log(f"  {row['case']:13s} {row['impl']:12s} n={row['batch']:>9,d}  {row['ns_per_item']:12.2f} ns/item  "
-        f"{row['items_per_s']:10.3e} items/s{comp}")
+    log(
+        f"  {row['case']:13s} {row['impl']:12s} n={row['batch']:>9,d}  {row['ns_per_item']:12.2f} ns/item  "
+        f"{row['items_per_s']:10.3e} items/s{comp}"
+    )
 
 
 def _on_devices(arrays):
@@ -102,13 +139,13 @@ def _on_devices(arrays):
     n = arrays[0].shape[0]
     if len(devs) < 2 or devs[0].platform != "cpu" or n % len(devs):
         return tuple(jnp.asarray(a) for a in arrays)
-    sh = jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(devs), ("batch",)),
-                                    jax.sharding.PartitionSpec("batch"))
+    sh = jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(devs), ("batch",)), jax.sharding.PartitionSpec("batch"))
     return tuple(jax.device_put(jnp.asarray(a), sh) for a in arrays)
 
 
 # --------------------------------------------------------------------------------------------------
 # compiled (numba) baseline, 1 thread and all threads, timed right after jaxtire at the same batch
+
 
 def _compiled_rows(cfg: Config, case: str, n: int, fn: Callable, args: tuple, log: Callable) -> list:
     from benchmarks import compiled
@@ -122,8 +159,7 @@ def _compiled_rows(cfg: Config, case: str, n: int, fn: Callable, args: tuple, lo
     fn(*args)  # compile (numba compiles on first call)
     for impl, th in (("numba-1t", 1), ("numba-all", None)):
         k = compiled.set_threads(th)
-        r = _row(case, impl, n, n, harness.time_call(fn, args, repeats=cfg.repeats, target_s=cfg.target_s),
-                 threads=k)
+        r = _row(case, impl, n, n, harness.time_call(fn, args, repeats=cfg.repeats, target_s=cfg.target_s), threads=k)
         rows.append(r)
         _say(log, r)
     compiled.set_threads(None)
@@ -133,8 +169,8 @@ def _compiled_rows(cfg: Config, case: str, n: int, fn: Callable, args: tuple, lo
 # --------------------------------------------------------------------------------------------------
 # Magic Formula curve and the single-wheel MF 6.1 step
 
+
 def mf_curve(cfg: Config, log: Callable) -> list:
-    import jax.numpy as jnp
 
     from jaxtire import magic_formula
 
@@ -156,8 +192,15 @@ def mf_curve(cfg: Config, log: Callable) -> list:
             from benchmarks import compiled
 
             rows += _compiled_rows(cfg, "mf_curve", n, lambda a: compiled.curve(a, Bf, Cf, Df, Ef, out), (x,), log)
-        r = _row("mf_curve", "numpy", n, n, harness.time_call(
-            lambda a: ref.magic_formula(ref.NP, a, B, C, D, E), (x,), repeats=cfg.repeats, target_s=cfg.target_s))
+        r = _row(
+            "mf_curve",
+            "numpy",
+            n,
+            n,
+            harness.time_call(
+                lambda a: ref.magic_formula(ref.NP, a, B, C, D, E), (x,), repeats=cfg.repeats, target_s=cfg.target_s
+            ),
+        )
         rows.append(r)
         _say(log, r)
         m = min(n, cfg.py_items)
@@ -192,7 +235,9 @@ def tire_step(cfg: Config, log: Callable) -> tuple[list, dict]:
         d = inputs.tire_inputs(n)
         args_np = tuple(d[k] for k in keys)
         args_j = _on_devices(args_np)
-        r = _row("tire_mf61", "jaxtire", n, n, harness.time_jax(jfn, args_j, repeats=cfg.repeats, target_s=cfg.target_s))
+        r = _row(
+            "tire_mf61", "jaxtire", n, n, harness.time_jax(jfn, args_j, repeats=cfg.repeats, target_s=cfg.target_s)
+        )
         rows.append(r)
         _say(log, r)
         if cfg.compiled and n >= cfg.compiled_min:
@@ -200,20 +245,31 @@ def tire_step(cfg: Config, log: Callable) -> tuple[list, dict]:
 
             if compiled.AVAILABLE and "numba_tire" not in check:
                 check["numba_tire"] = compiled.tire_kernel(
-                    {k: float(v) for k, v in vars(inputs.reference_tire(np.float64)).items()}, R)
+                    {k: float(v) for k, v in vars(inputs.reference_tire(np.float64)).items()}, R
+                )
             outs = tuple(np.empty(n, np.float32) for _ in range(3))
             kern = check.get("numba_tire")
             crow = _compiled_rows(cfg, "tire_mf61", n, (lambda *a: kern(*a, *outs)) if kern else None, args_np, log)
             rows += crow
-        r = _row("tire_mf61", "numpy", n, n, harness.time_call(
-            lambda *a: ref.mf61_step(ref.NP, tnp, *a, R), args_np, repeats=cfg.repeats, target_s=cfg.target_s))
+        r = _row(
+            "tire_mf61",
+            "numpy",
+            n,
+            n,
+            harness.time_call(
+                lambda *a: ref.mf61_step(ref.NP, tnp, *a, R), args_np, repeats=cfg.repeats, target_s=cfg.target_s
+            ),
+        )
         rows.append(r)
         _say(log, r)
         m = min(n, cfg.py_items)
         cols = [[float(v) for v in a[:m]] for a in args_np]
         py = ref.PY
-        t = harness.time_loop(lambda i: ref.mf61_step(py, tpy, cols[0][i], cols[1][i], cols[2][i], cols[3][i],
-                                                      cols[4][i], R), m, repeats=max(1, cfg.repeats // 2))
+        t = harness.time_loop(
+            lambda i: ref.mf61_step(py, tpy, cols[0][i], cols[1][i], cols[2][i], cols[3][i], cols[4][i], R),
+            m,
+            repeats=max(1, cfg.repeats // 2),
+        )
         t.seconds *= n
         t.cpu_seconds *= n
         r = _row("tire_mf61", "python", n, n, t, timed_items=m)
@@ -225,20 +281,30 @@ def tire_step(cfg: Config, log: Callable) -> tuple[list, dict]:
             jo = jax.jit(jfn)(*args_j)
             no = ref.mf61_step(ref.NP, inputs.reference_tire(np.float64), *(a.astype(np.float64) for a in args_np), R)
             kern = check.pop("numba_tire", None)
-            check.update({f"tire_{k}_max_rel_diff_vs_numpy_f64": float(np.max(np.abs(np.asarray(a) - b)) / np.max(np.abs(b)))
-                          for k, a, b in zip(("fx", "fy", "mz"), jo, no)})
+            check.update(
+                {
+                    f"tire_{k}_max_rel_diff_vs_numpy_f64": float(np.max(np.abs(np.asarray(a) - b)) / np.max(np.abs(b)))
+                    for k, a, b in zip(("fx", "fy", "mz"), jo, no, strict=False)
+                }
+            )
             if kern is not None:
                 outs = tuple(np.empty(n, np.float32) for _ in range(3))
                 kern(*args_np, *outs)
-                check.update({f"tire_{k}_max_rel_diff_numba_vs_jaxtire": float(np.max(np.abs(a - np.asarray(b)))
-                                                                               / np.max(np.abs(np.asarray(b))))
-                              for k, a, b in zip(("fx", "fy", "mz"), outs, jo)})
+                check.update(
+                    {
+                        f"tire_{k}_max_rel_diff_numba_vs_jaxtire": float(
+                            np.max(np.abs(a - np.asarray(b))) / np.max(np.abs(np.asarray(b)))
+                        )
+                        for k, a, b in zip(("fx", "fy", "mz"), outs, jo, strict=False)
+                    }
+                )
     check.pop("numba_tire", None)
     return rows, check
 
 
 # --------------------------------------------------------------------------------------------------
 # vehicles
+
 
 def _steps_for(cfg: Config, n: int) -> int:
     return int(min(max(round(cfg.work_per_call / n), cfg.min_steps), cfg.max_steps))
@@ -251,7 +317,6 @@ def _state_bytes(tree, n: int) -> float:
 
 
 def _jax_vehicle(cfg: Config, n: int, mode: str, log: Callable) -> dict:
-    import jax
 
     from sims.run.chunked import chunked
     from sims.vehicles import fleet_axes
@@ -263,8 +328,13 @@ def _jax_vehicle(cfg: Config, n: int, mode: str, log: Callable) -> dict:
         # a game loop's step: fleet params closed over (constants of the executable), state and controls in
         steps = 1
         step = inputs.fleet_step_fn(DT)
-        t, compiled = harness.time_jax(lambda s, c: step(params, s, c), (state, controls), repeats=cfg.repeats,
-                                       target_s=cfg.target_s, return_compiled=True)
+        t, compiled = harness.time_jax(
+            lambda s, c: step(params, s, c),
+            (state, controls),
+            repeats=cfg.repeats,
+            target_s=cfg.target_s,
+            return_compiled=True,
+        )
         if n == cfg.frame_fleet:
             check = vehicle_check(n, compiled(state, controls), state)
     else:
@@ -275,9 +345,17 @@ def _jax_vehicle(cfg: Config, n: int, mode: str, log: Callable) -> dict:
         t = harness.time_jax(fn, (params, state, controls), repeats=cfg.repeats, target_s=cfg.target_s)
     mem = t.memory or {}
     peak = sum(mem.get(k, 0) for k in ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes"))
-    row = _row("vehicle_step", f"jaxtire-{mode}", n, n * steps, t, steps=steps, bytes_per_vehicle_state=per_vehicle,
-               bytes_per_vehicle_peak=peak / n if peak else None,
-               temp_bytes_per_vehicle=mem.get("temp_size_in_bytes", 0) / n if mem else None)
+    row = _row(
+        "vehicle_step",
+        f"jaxtire-{mode}",
+        n,
+        n * steps,
+        t,
+        steps=steps,
+        bytes_per_vehicle_state=per_vehicle,
+        bytes_per_vehicle_peak=peak / n if peak else None,
+        temp_bytes_per_vehicle=mem.get("temp_size_in_bytes", 0) / n if mem else None,
+    )
     if check is not None:
         row["check"] = check
     _say(log, row)
@@ -326,7 +404,7 @@ def vehicle_check(n: int, js, state0) -> dict:
     st64 = tuple(f[:6]) + ([f[6][:, i] for i in range(4)],) + tuple(f[7:])
     ns = ref.vehicle_step(ref.NP, ch64, t64, t64, inputs.reference_table(np.float64), st64, up(c), DT)
     out = {}
-    for name, a, b in zip(("x", "y", "yaw", "vx", "vy", "yaw_rate", "omega", "ax", "ay"), js, ns):
+    for name, a, b in zip(("x", "y", "yaw", "vx", "vy", "yaw_rate", "omega", "ax", "ay"), js, ns, strict=False):
         b = np.stack(b, -1) if isinstance(b, list) else b
         out[f"vehicle_{name}_max_abs_diff_vs_numpy_f64"] = float(np.max(np.abs(np.asarray(a, np.float64) - b)))
     return out
@@ -392,11 +470,15 @@ def run_all(cfg: Config, log: Callable = print) -> dict:
     import jax
 
     env = harness.environment()
-    log(f"jaxtire benchmarks on {env['cpu']} ({env['cpu_count']} CPUs), backend {env['backend']}, "
-        f"devices {env['devices']}, {env['dtype']}, load average {env['load_average_start']}")
+    log(
+        f"jaxtire benchmarks on {env['cpu']} ({env['cpu_count']} CPUs), backend {env['backend']}, "
+        f"devices {env['devices']}, {env['dtype']}, load average {env['load_average_start']}"
+    )
     if cfg.gpu and env["backend"] != "gpu" and not cfg.quick:
-        raise SystemExit(f"--gpu given but JAX's default backend is {env['backend']!r} (devices {jax.devices()}); "
-                         "install jax[cuda12] on a machine with an NVIDIA GPU")
+        raise SystemExit(
+            f"--gpu given but JAX's default backend is {env['backend']!r} (devices {jax.devices()}); "
+            "install jax[cuda12] on a machine with an NVIDIA GPU"
+        )
     t0 = time.perf_counter()
     results = {"env": env, "config": dataclasses.asdict(cfg), "cases": [], "scaling": [], "checks": {}}
     log("Magic Formula curve")

@@ -37,8 +37,10 @@ from jaxtire.validation import ValidationError, check_range
 
 #: Allowed ranges of the curve coefficients: name -> (low, high, low inclusive, high inclusive).
 RANGES: dict[str, tuple[float, float, bool, bool]] = {
-    "B": (0.0, math.inf, False, False), "C": (0.0, 2.0, False, True),
-    "D": (0.0, math.inf, True, False), "E": (-math.inf, 1.0, False, True),
+    "B": (0.0, math.inf, False, False),
+    "C": (0.0, 2.0, False, True),
+    "D": (0.0, math.inf, True, False),
+    "E": (-math.inf, 1.0, False, True),
 }
 
 
@@ -62,7 +64,7 @@ class LoadTable(ValidatedReplace):
 
     _STATIC = ("direct",)
 
-    def _make(self, values: dict, dtype) -> "LoadTable":
+    def _make(self, values: dict, dtype) -> LoadTable:
         return make_load_table(**values, dtype=dtype)
 
 
@@ -86,17 +88,19 @@ def make_load_table(fz, B, C, D, E, *, direct: bool = False, dtype=None) -> Load
     steps = np.diff(loads)
     if (steps <= 0).any():
         i = int(np.argmax(steps <= 0))
-        raise ValidationError(f"{src}: fz must be strictly increasing; fz[{i}] = {loads[i]} >= fz[{i + 1}] = "
-                              f"{loads[i + 1]}")
+        raise ValidationError(
+            f"{src}: fz must be strictly increasing; fz[{i}] = {loads[i]} >= fz[{i + 1}] = {loads[i + 1]}"
+        )
     n = loads.size
     cols = {}
-    for name, v in zip("BCDE", (B, C, D, E)):
+    for name, v in zip("BCDE", (B, C, D, E), strict=False):
         arr = check_range(name, v, *RANGES[name], source=src, dtype=dtype)
         if arr.ndim == 0:
             arr = np.full(n, float(arr))
         if arr.shape != (n,):
-            raise ValidationError(f"{src}: {name} must be a scalar or have one value per load ({n}), "
-                                  f"got shape {arr.shape}")
+            raise ValidationError(
+                f"{src}: {name} must be a scalar or have one value per load ({n}), got shape {arr.shape}"
+            )
         cols[name] = arr
     if not isinstance(direct, bool):
         raise ValidationError(f"{src}: direct = {direct!r} must be a Python bool (a static flag)")

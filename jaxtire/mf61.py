@@ -145,7 +145,10 @@ def _turn_slip(p: MFParams, c: _Common, kappa, alpha_s, gamma, phit, vx, omega) 
     bxp = p.PDXP1 * (1.0 + p.PDXP2 * c.dfz) * cos_atan(p.PDXP3 * kappa)
     byp = p.PDYP1 * (1.0 + p.PDYP2 * c.dfz) * cos_atan(p.PDYP3 * alpha_s)
     return _TurnSlip(
-        phi, phit, eps_g, sgn_v,
+        phi,
+        phit,
+        eps_g,
+        sgn_v,
         zeta1=cos_atan(bxp * r0 * phi),
         zeta2=cos_atan(byp * (r0phi + p.PDYP4 * safe_sqrt(r0phi))),
         zeta3=cos_atan(p.PKYP1 * (r0 * phi) ** 2),
@@ -167,7 +170,9 @@ def _fx0(p: MFParams, c: _Common, kappa, ts: _TurnSlip | None = None) -> _Fx0:
     cx = p.PCX1 * p.LCX
     mux = (p.PDX1 + p.PDX2 * c.dfz) * (1.0 + p.PPX3 * c.dpi + p.PPX4 * c.dpi**2) * (1.0 - p.PDX3 * c.gx**2) * c.lmux
     dx = mux * c.fz if ts is None else mux * c.fz * ts.zeta1
-    kxk = c.fz * (p.PKX1 + p.PKX2 * c.dfz) * jnp.exp(p.PKX3 * c.dfz) * (1.0 + p.PPX1 * c.dpi + p.PPX2 * c.dpi**2) * p.LKX
+    kxk = (
+        c.fz * (p.PKX1 + p.PKX2 * c.dfz) * jnp.exp(p.PKX3 * c.dfz) * (1.0 + p.PPX1 * c.dpi + p.PPX2 * c.dpi**2) * p.LKX
+    )
     shx = (p.PHX1 + p.PHX2 * c.dfz) * p.LHX * c.w_low
     svx = c.fz * (p.PVX1 + p.PVX2 * c.dfz) * p.LVX * c.lmux_p * c.w_low
     kx = kappa + shx
@@ -190,8 +195,14 @@ class _Fy0(NamedTuple):
 
 def _kya(p: MFParams, c: _Common, gs):
     pky4 = 2.0 if p.is_mf52 else p.PKY4
-    return (p.PKY1 * c.fz0p * (1.0 + p.PPY1 * c.dpi) * (1.0 - p.PKY3 * jnp.abs(gs))
-            * sin(pky4 * atan(c.fz / ((p.PKY2 + p.PKY5 * gs**2) * (1.0 + p.PPY2 * c.dpi) * c.fz0p))) * p.LKY)
+    return (
+        p.PKY1
+        * c.fz0p
+        * (1.0 + p.PPY1 * c.dpi)
+        * (1.0 - p.PKY3 * jnp.abs(gs))
+        * sin(pky4 * atan(c.fz / ((p.PKY2 + p.PKY5 * gs**2) * (1.0 + p.PPY2 * c.dpi) * c.fz0p)))
+        * p.LKY
+    )
 
 
 def _fy0(p: MFParams, c: _Common, alpha_s, gs, ts: _TurnSlip | None = None) -> _Fy0:
@@ -229,7 +240,9 @@ def _fy0(p: MFParams, c: _Common, alpha_s, gs, ts: _TurnSlip | None = None) -> _
     cy = p.PCY1 * p.LCY
     muy = (p.PDY1 + p.PDY2 * c.dfz) * (1.0 + p.PPY3 * c.dpi + p.PPY4 * c.dpi**2) * (1.0 - p.PDY3 * gs**2) * c.lmuy
     dy = muy * c.fz * z2
-    ey = jnp.minimum((p.PEY1 + p.PEY2 * c.dfz) * (1.0 + p.PEY5 * gs**2 - (p.PEY3 + p.PEY4 * gs) * jnp.sign(ay)) * p.LEY, 1.0)
+    ey = jnp.minimum(
+        (p.PEY1 + p.PEY2 * c.dfz) * (1.0 + p.PEY5 * gs**2 - (p.PEY3 + p.PEY4 * gs) * jnp.sign(ay)) * p.LEY, 1.0
+    )
     by = safe_div(kya, cy * dy)
     phase = peak_phase(ay, by, cy, ey)
     return _Fy0(dy * sin(phase) + svy, kya, muy, by, cy, shy, svy, phase)
@@ -262,8 +275,23 @@ class _Mz(NamedTuple):
     mzr: jax.Array  # residual torque [N m]
 
 
-def _mz(p: MFParams, c: _Common, kappa, gamma, alpha_s, fy, fy_g0, fx, y: _Fy0, kxk, combined: bool,
-        fz_mz, mfeval: bool, ts: _TurnSlip | None = None, gyk=None) -> _Mz:
+def _mz(
+    p: MFParams,
+    c: _Common,
+    kappa,
+    gamma,
+    alpha_s,
+    fy,
+    fy_g0,
+    fx,
+    y: _Fy0,
+    kxk,
+    combined: bool,
+    fz_mz,
+    mfeval: bool,
+    ts: _TurnSlip | None = None,
+    gyk=None,
+) -> _Mz:
     """Aligning torque from pneumatic trail and residual torque (eqs. 4.E31-4.E49, 4.E71-4.E78).
 
     ``fz_mz`` is the load of the ``Dt`` and ``Dr`` factors (``max(Fz, FZMIN)`` under limits="clamp").
@@ -285,12 +313,24 @@ def _mz(p: MFParams, c: _Common, kappa, gamma, alpha_s, fy, fy_g0, fx, y: _Fy0, 
     z2 = 1.0 if ts is None else ts.zeta2
     if p.is_mf52:
         dt = fz_mz * (p.QDZ1 + p.QDZ2 * c.dfz) * (1.0 + p.QDZ3 * gz + p.QDZ4 * gz**2) * (r0 / c.fz0p) * p.LTR
-        dr = fz_mz * ((p.QDZ6 + p.QDZ7 * c.dfz) * p.LRES * z2 + (p.QDZ8 + p.QDZ9 * c.dfz) * gz * (ts is None)) * r0 * c.lmuy
+        dr = (
+            fz_mz
+            * ((p.QDZ6 + p.QDZ7 * c.dfz) * p.LRES * z2 + (p.QDZ8 + p.QDZ9 * c.dfz) * gz * (ts is None))
+            * r0
+            * c.lmuy
+        )
     else:
         dt0 = fz_mz * (r0 / c.fz0p) * (p.QDZ1 + p.QDZ2 * c.dfz) * (1.0 - p.PPZ1 * c.dpi) * p.LTR
         dt = dt0 * ((1.0 + p.QDZ3 * gb + p.QDZ4 * gb**2) if mfeval else (1.0 + p.QDZ3 * jnp.abs(gz) + p.QDZ4 * gz**2))
-        camber = 0.0 if ts is not None else (((p.QDZ8 + p.QDZ9 * c.dfz) * (1.0 + p.PPZ2 * c.dpi)
-                                              + (p.QDZ10 + p.QDZ11 * c.dfz) * jnp.abs(gz)) * gz * p.LKZC)
+        camber = (
+            0.0
+            if ts is not None
+            else (
+                ((p.QDZ8 + p.QDZ9 * c.dfz) * (1.0 + p.PPZ2 * c.dpi) + (p.QDZ10 + p.QDZ11 * c.dfz) * jnp.abs(gz))
+                * gz
+                * p.LKZC
+            )
+        )
         dr = fz_mz * r0 * ((p.QDZ6 + p.QDZ7 * c.dfz) * p.LRES * z2 + camber) * c.lmuy
     if ts is not None:
         dt = dt * ts.zeta5
@@ -311,8 +351,11 @@ def _mz(p: MFParams, c: _Common, kappa, gamma, alpha_s, fy, fy_g0, fx, y: _Fy0, 
         cr = (2.0 / np.pi) * jnp.arccos(ratio)  # zeta7
         dr = dr + drp  # + zeta8 - 1
     dr = dr * c.w_low
-    et = jnp.minimum((p.QEZ1 + p.QEZ2 * c.dfz + p.QEZ3 * c.dfz**2)
-                     * (1.0 + (p.QEZ4 + p.QEZ5 * gz) * (2.0 / np.pi) * atan(bt * ct * alpha_t)), 1.0)
+    et = jnp.minimum(
+        (p.QEZ1 + p.QEZ2 * c.dfz + p.QEZ3 * c.dfz**2)
+        * (1.0 + (p.QEZ4 + p.QEZ5 * gz) * (2.0 / np.pi) * atan(bt * ct * alpha_t)),
+        1.0,
+    )
     if combined:
         ratio2 = safe_div(kxk, y.kya) ** 2 * kappa**2
         if mfeval:
@@ -339,12 +382,16 @@ def _mx(p: MFParams, c: _Common, gamma, fy, fz):
     fyn, fzn = fy / fz0, fz / fz0
     if p.is_mf52:
         return r0 * fz * (p.QSX1 * p.LVMX - p.QSX2 * gamma + p.QSX3 * fyn) * p.LMX
-    inner = (p.QSX1 * p.LVMX - p.QSX2 * gamma * (1.0 + p.PPMX1 * c.dpi) + p.QSX3 * fyn
-             + p.QSX4 * cos(p.QSX5 * atan((p.QSX6 * fzn) ** 2))
-             * sin(p.QSX7 * gamma + p.QSX8 * atan(p.QSX9 * fyn))
-             + p.QSX10 * atan(p.QSX11 * fzn) * gamma)
-    return r0 * fz * p.LMX * inner + r0 * p.LMX * (fy * (p.QSX13 + p.QSX14 * jnp.abs(gamma))
-                                                   - fz * p.QSX12 * gamma * jnp.abs(gamma))
+    inner = (
+        p.QSX1 * p.LVMX
+        - p.QSX2 * gamma * (1.0 + p.PPMX1 * c.dpi)
+        + p.QSX3 * fyn
+        + p.QSX4 * cos(p.QSX5 * atan((p.QSX6 * fzn) ** 2)) * sin(p.QSX7 * gamma + p.QSX8 * atan(p.QSX9 * fyn))
+        + p.QSX10 * atan(p.QSX11 * fzn) * gamma
+    )
+    return r0 * fz * p.LMX * inner + r0 * p.LMX * (
+        fy * (p.QSX13 + p.QSX14 * jnp.abs(gamma)) - fz * p.QSX12 * gamma * jnp.abs(gamma)
+    )
 
 
 def _my(p: MFParams, fz, gamma, fx, vx, rr_scale, pres=None):
@@ -352,8 +399,9 @@ def _my(p: MFParams, fz, gamma, fx, vx, rr_scale, pres=None):
     r0, fz0, v0 = p.UNLOADED_RADIUS, p.FNOMIN, p.LONGVL
     vxn = 1.0 if vx is None else vx / v0
     direction = 1.0 if vx is None else jnp.clip(vx / p.VXLOW, -1.0, 1.0)
-    poly = (p.QSY1 + p.QSY2 * fx / fz0 + p.QSY3 * jnp.abs(vxn) + p.QSY4 * vxn**4
-            + (p.QSY5 + p.QSY6 * fz / fz0) * gamma**2)
+    poly = (
+        p.QSY1 + p.QSY2 * fx / fz0 + p.QSY3 * jnp.abs(vxn) + p.QSY4 * vxn**4 + (p.QSY5 + p.QSY6 * fz / fz0) * gamma**2
+    )
     load = _pow_pos(fz / fz0, p.QSY7) * ((p.INFLPRES if pres is None else pres) / p.NOMPRES) ** p.QSY8
     return -r0 * fz0 * p.LMY * rr_scale * poly * load * direction
 
@@ -381,9 +429,14 @@ class LimitFlags(NamedTuple):
 
 
 def _flags(p: MFParams, kappa, alpha, gamma, fz, pres) -> LimitFlags:
-    return LimitFlags(fz < p.FZMIN, fz > p.FZMAX, (kappa < p.KPUMIN) | (kappa > p.KPUMAX),
-                      (alpha < p.ALPMIN) | (alpha > p.ALPMAX), (gamma < p.CAMMIN) | (gamma > p.CAMMAX),
-                      (pres < p.PRESMIN) | (pres > p.PRESMAX))
+    return LimitFlags(
+        fz < p.FZMIN,
+        fz > p.FZMAX,
+        (kappa < p.KPUMIN) | (kappa > p.KPUMAX),
+        (alpha < p.ALPMIN) | (alpha > p.ALPMAX),
+        (gamma < p.CAMMIN) | (gamma > p.CAMMAX),
+        (pres < p.PRESMIN) | (pres > p.PRESMAX),
+    )
 
 
 def out_of_range(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, side=None, pressure=None) -> LimitFlags:
@@ -429,8 +482,23 @@ FZ_SAT_FACTOR = 20.0
 VX_SAT = 1000.0
 
 
-def _solve(params: MFParams, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=None, *, combined=True,
-           phi=None, side=None, pressure=None, omega=None, limits="clamp", convention="book") -> _Solution:
+def _solve(
+    params: MFParams,
+    kappa,
+    alpha,
+    gamma=0.0,
+    fz=None,
+    vx=None,
+    surface=None,
+    *,
+    combined=True,
+    phi=None,
+    side=None,
+    pressure=None,
+    omega=None,
+    limits="clamp",
+    convention="book",
+) -> _Solution:
     check_choice("limits", limits, LIMITS, "mf_forces")
     check_choice("convention", convention, CONVENTIONS, "mf_forces")
     p = params
@@ -497,13 +565,41 @@ def _solve(params: MFParams, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=
     if side is not None:
         fy, mx, mz = mirror * fy, mirror * mx, mirror * mz
     forces = TireForces(fx, fy, mz, mx, my, x.mux, y.muy, util, sliding)
-    return _Solution(forces, flags, mirror, fz, fz_f, kappa, alpha, gamma, jnp.asarray(pres), x.kxk, y.kya,
-                     m.t, m.mzr, None if ts is None else ts.phi)
+    return _Solution(
+        forces,
+        flags,
+        mirror,
+        fz,
+        fz_f,
+        kappa,
+        alpha,
+        gamma,
+        jnp.asarray(pres),
+        x.kxk,
+        y.kya,
+        m.t,
+        m.mzr,
+        None if ts is None else ts.phi,
+    )
 
 
-def mf_forces(params: MFParams, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=None, *,
-              combined: bool = True, phi=None, side=None, pressure=None, omega=None,
-              limits: str = "clamp", convention: str = "book") -> TireForces:
+def mf_forces(
+    params: MFParams,
+    kappa,
+    alpha,
+    gamma=0.0,
+    fz=None,
+    vx=None,
+    surface=None,
+    *,
+    combined: bool = True,
+    phi=None,
+    side=None,
+    pressure=None,
+    omega=None,
+    limits: str = "clamp",
+    convention: str = "book",
+) -> TireForces:
     """Steady-state MF 6.1 / 6.2 (and 5.2) forces and moments at the contact, TYDEX / ISO-W axes.
 
     Args:
@@ -543,8 +639,22 @@ def mf_forces(params: MFParams, kappa, alpha, gamma=0.0, fz=None, vx=None, surfa
       :class:`~jaxtire.forces.TireForces` with ``fx, fy`` [N], ``mz, mx, my`` [N m], peak friction
       ``mux, muy``, ``grip_utilisation`` and ``is_sliding``.
     """
-    return _solve(params, kappa, alpha, gamma, fz, vx, surface, combined=combined, phi=phi, side=side,
-                  pressure=pressure, omega=omega, limits=limits, convention=convention).forces
+    return _solve(
+        params,
+        kappa,
+        alpha,
+        gamma,
+        fz,
+        vx,
+        surface,
+        combined=combined,
+        phi=phi,
+        side=side,
+        pressure=pressure,
+        omega=omega,
+        limits=limits,
+        convention=convention,
+    ).forces
 
 
 def cornering_stiffness(params: MFParams, fz=None, gamma=0.0, surface=None):

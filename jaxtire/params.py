@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -38,12 +39,39 @@ MODEL_COEFFICIENTS: dict[str, tuple[str, ...]] = {
     "DIMENSION": ("UNLOADED_RADIUS", "WIDTH", "ASPECT_RATIO", "RIM_RADIUS", "RIM_WIDTH"),
     "OPERATING_CONDITIONS": ("INFLPRES", "NOMPRES"),
     "VERTICAL": (
-        "FNOMIN", "VERTICAL_STIFFNESS", "VERTICAL_DAMPING", "BREFF", "DREFF", "FREFF", "Q_RE0", "Q_V1",
-        "Q_V2", "Q_FZ1", "Q_FZ2", "Q_FCX", "Q_FCY", "Q_CAM", "PFZ1", "Q_FCY2", "Q_CAM1", "Q_CAM2",
-        "Q_CAM3", "Q_FYS1", "Q_FYS2", "Q_FYS3", "BOTTOM_OFFST", "BOTTOM_STIFF",
+        "FNOMIN",
+        "VERTICAL_STIFFNESS",
+        "VERTICAL_DAMPING",
+        "BREFF",
+        "DREFF",
+        "FREFF",
+        "Q_RE0",
+        "Q_V1",
+        "Q_V2",
+        "Q_FZ1",
+        "Q_FZ2",
+        "Q_FCX",
+        "Q_FCY",
+        "Q_CAM",
+        "PFZ1",
+        "Q_FCY2",
+        "Q_CAM1",
+        "Q_CAM2",
+        "Q_CAM3",
+        "Q_FYS1",
+        "Q_FYS2",
+        "Q_FYS3",
+        "BOTTOM_OFFST",
+        "BOTTOM_STIFF",
     ),
     "STRUCTURAL": (
-        "LONGITUDINAL_STIFFNESS", "LATERAL_STIFFNESS", "PCFX1", "PCFX2", "PCFX3", "PCFY1", "PCFY2",
+        "LONGITUDINAL_STIFFNESS",
+        "LATERAL_STIFFNESS",
+        "PCFX1",
+        "PCFX2",
+        "PCFX3",
+        "PCFY1",
+        "PCFY2",
         "PCFY3",
     ),
     "CONTACT_PATCH": ("Q_RA1", "Q_RA2", "Q_RB1", "Q_RB2", "Q_A1", "Q_A2"),
@@ -53,31 +81,173 @@ MODEL_COEFFICIENTS: dict[str, tuple[str, ...]] = {
     "SLIP_ANGLE_RANGE": ("ALPMIN", "ALPMAX"),
     "INCLINATION_ANGLE_RANGE": ("CAMMIN", "CAMMAX"),
     "SCALING_COEFFICIENTS": (
-        "LFZO", "LCX", "LMUX", "LEX", "LKX", "LHX", "LVX", "LCY", "LMUY", "LEY", "LKY", "LKYC",
-        "LKZC", "LHY", "LVY", "LTR", "LRES", "LXAL", "LYKA", "LVYKA", "LS", "LMX", "LVMX", "LMY",
-        "LMP", "LMUV", "LGAX", "LGAY", "LGAZ", "LSGKP", "LSGAL",
+        "LFZO",
+        "LCX",
+        "LMUX",
+        "LEX",
+        "LKX",
+        "LHX",
+        "LVX",
+        "LCY",
+        "LMUY",
+        "LEY",
+        "LKY",
+        "LKYC",
+        "LKZC",
+        "LHY",
+        "LVY",
+        "LTR",
+        "LRES",
+        "LXAL",
+        "LYKA",
+        "LVYKA",
+        "LS",
+        "LMX",
+        "LVMX",
+        "LMY",
+        "LMP",
+        "LMUV",
+        "LGAX",
+        "LGAY",
+        "LGAZ",
+        "LSGKP",
+        "LSGAL",
     ),
     "LONGITUDINAL_COEFFICIENTS": (
-        "PCX1", "PDX1", "PDX2", "PDX3", "PEX1", "PEX2", "PEX3", "PEX4", "PKX1", "PKX2", "PKX3",
-        "PHX1", "PHX2", "PVX1", "PVX2", "PPX1", "PPX2", "PPX3", "PPX4", "RBX1", "RBX2", "RBX3",
-        "RCX1", "REX1", "REX2", "RHX1", "PTX1", "PTX2", "PTX3",
+        "PCX1",
+        "PDX1",
+        "PDX2",
+        "PDX3",
+        "PEX1",
+        "PEX2",
+        "PEX3",
+        "PEX4",
+        "PKX1",
+        "PKX2",
+        "PKX3",
+        "PHX1",
+        "PHX2",
+        "PVX1",
+        "PVX2",
+        "PPX1",
+        "PPX2",
+        "PPX3",
+        "PPX4",
+        "RBX1",
+        "RBX2",
+        "RBX3",
+        "RCX1",
+        "REX1",
+        "REX2",
+        "RHX1",
+        "PTX1",
+        "PTX2",
+        "PTX3",
     ),
     "OVERTURNING_COEFFICIENTS": tuple(f"QSX{i}" for i in range(1, 15)) + ("PPMX1",),
     "LATERAL_COEFFICIENTS": (
-        "PCY1", "PDY1", "PDY2", "PDY3", "PEY1", "PEY2", "PEY3", "PEY4", "PEY5", "PKY1", "PKY2",
-        "PKY3", "PKY4", "PKY5", "PKY6", "PKY7", "PHY1", "PHY2", "PHY3", "PVY1", "PVY2", "PVY3",
-        "PVY4", "PPY1", "PPY2", "PPY3", "PPY4", "PPY5", "RBY1", "RBY2", "RBY3", "RBY4", "RCY1",
-        "REY1", "REY2", "RHY1", "RHY2", "RVY1", "RVY2", "RVY3", "RVY4", "RVY5", "RVY6", "PTY1", "PTY2",
+        "PCY1",
+        "PDY1",
+        "PDY2",
+        "PDY3",
+        "PEY1",
+        "PEY2",
+        "PEY3",
+        "PEY4",
+        "PEY5",
+        "PKY1",
+        "PKY2",
+        "PKY3",
+        "PKY4",
+        "PKY5",
+        "PKY6",
+        "PKY7",
+        "PHY1",
+        "PHY2",
+        "PHY3",
+        "PVY1",
+        "PVY2",
+        "PVY3",
+        "PVY4",
+        "PPY1",
+        "PPY2",
+        "PPY3",
+        "PPY4",
+        "PPY5",
+        "RBY1",
+        "RBY2",
+        "RBY3",
+        "RBY4",
+        "RCY1",
+        "REY1",
+        "REY2",
+        "RHY1",
+        "RHY2",
+        "RVY1",
+        "RVY2",
+        "RVY3",
+        "RVY4",
+        "RVY5",
+        "RVY6",
+        "PTY1",
+        "PTY2",
     ),
     "ROLLING_COEFFICIENTS": tuple(f"QSY{i}" for i in range(1, 9)),
     "ALIGNING_COEFFICIENTS": (
-        "QBZ1", "QBZ2", "QBZ3", "QBZ4", "QBZ5", "QBZ9", "QBZ10", "QCZ1", "QDZ1", "QDZ2", "QDZ3",
-        "QDZ4", "QDZ6", "QDZ7", "QDZ8", "QDZ9", "QDZ10", "QDZ11", "QEZ1", "QEZ2", "QEZ3", "QEZ4",
-        "QEZ5", "QHZ1", "QHZ2", "QHZ3", "QHZ4", "PPZ1", "PPZ2", "SSZ1", "SSZ2", "SSZ3", "SSZ4",
+        "QBZ1",
+        "QBZ2",
+        "QBZ3",
+        "QBZ4",
+        "QBZ5",
+        "QBZ9",
+        "QBZ10",
+        "QCZ1",
+        "QDZ1",
+        "QDZ2",
+        "QDZ3",
+        "QDZ4",
+        "QDZ6",
+        "QDZ7",
+        "QDZ8",
+        "QDZ9",
+        "QDZ10",
+        "QDZ11",
+        "QEZ1",
+        "QEZ2",
+        "QEZ3",
+        "QEZ4",
+        "QEZ5",
+        "QHZ1",
+        "QHZ2",
+        "QHZ3",
+        "QHZ4",
+        "PPZ1",
+        "PPZ2",
+        "SSZ1",
+        "SSZ2",
+        "SSZ3",
+        "SSZ4",
     ),
     "TURNSLIP_COEFFICIENTS": (
-        "PDXP1", "PDXP2", "PDXP3", "PKYP1", "PDYP1", "PDYP2", "PDYP3", "PDYP4", "PHYP1", "PHYP2",
-        "PHYP3", "PHYP4", "PECP1", "PECP2", "QDTP1", "QCRP1", "QCRP2", "QBRP1", "QDRP1",
+        "PDXP1",
+        "PDXP2",
+        "PDXP3",
+        "PKYP1",
+        "PDYP1",
+        "PDYP2",
+        "PDYP3",
+        "PDYP4",
+        "PHYP1",
+        "PHYP2",
+        "PHYP3",
+        "PHYP4",
+        "PECP1",
+        "PECP2",
+        "QDTP1",
+        "QCRP1",
+        "QCRP2",
+        "QBRP1",
+        "QDRP1",
     ),
 }
 
@@ -185,14 +355,14 @@ class MFParams:
         raw = self.meta_value("TYRESIDE", "LEFT")
         return -1.0 if str(raw).strip().strip("'\"").strip().upper() == "RIGHT" else 1.0
 
-    def replace(self, **changes) -> "MFParams":
+    def replace(self, **changes) -> MFParams:
         """A copy with some coefficients changed (no validation; see :func:`make_params`)."""
         unknown = set(changes) - set(self.coef)
         if unknown:
             raise ValueError(f"unknown coefficient(s) {sorted(unknown)}")
         return dataclasses.replace(self, coef={**self.coef, **changes})
 
-    def astype(self, dtype) -> "MFParams":
+    def astype(self, dtype) -> MFParams:
         """All coefficient leaves cast to ``dtype``."""
         return dataclasses.replace(self, coef={k: jnp.asarray(v, dtype) for k, v in self.coef.items()})
 
@@ -210,7 +380,8 @@ class MFParams:
 
 #: Keys an MF-Tyre 5.2 / 6.1 / 6.2 file may hold besides the model coefficients
 #: (header, units, vertical, structural, contact patch, ranges, relaxation, turn slip).
-KNOWN_TIR_KEYS: frozenset[str] = frozenset("""
+KNOWN_TIR_KEYS: frozenset[str] = frozenset(
+    """
 FILE_TYPE FILE_VERSION FILE_FORMAT LENGTH FORCE ANGLE MASS TIME FITTYP TYRESIDE ROAD_INCREMENT
 ROAD_DIRECTION PROPERTY_FILE_FORMAT FUNCTION_NAME USER_SUB_ID N_TIRE_STATES USE_MODE HMAX_LOCAL
 SWITCH_INTEG TIME_SWITCH_INTEG WIDTH ASPECT_RATIO RIM_RADIUS RIM_WIDTH IXX IYY BELT_MASS BELT_IXX
@@ -223,7 +394,8 @@ ELLIPS_HEIGHT ELLIPS_ORDER ELLIPS_MAX_STEP ELLIPS_NWIDTH ELLIPS_NLENGTH ENV_C1 E
 PRESMAX FZMIN FZMAX KPUMIN KPUMAX ALPMIN ALPMAX CAMMIN CAMMAX LSGKP LSGAL LGYR LCMZ PTX1 PTX2 PTX3
 PTY1 PTY2 QTZ1 MBELT PDXP1 PDXP2 PDXP3 PKYP1 PDYP1 PDYP2 PDYP3 PDYP4 PHYP1 PHYP2 PHYP3 PHYP4 PECP1
 PECP2 QDTP1 QCRP1 QCRP2 QBRP1 QDRP1 QBZ6 QBZ7 QBZ8 QDZ5 QSX4 Q_A1 Q_A2 Q_BRE0 Q_RA3
-""".split())
+""".split()
+)
 
 jax.tree_util.register_dataclass(MFParams, data_fields=["coef"], meta_fields=["fittyp", "meta"])
 
@@ -249,8 +421,9 @@ def _check_one(name: str, v: float, source: str) -> None:
             raise ValueError(f"{source}: {name} = {v} is outside the allowed range {lb}{lo}, {hi}]")
 
 
-def make_params(values: Mapping[str, float] | None = None, *, fittyp: int = 61, meta: tuple = (),
-                dtype=None, source: str = "params") -> MFParams:
+def make_params(
+    values: Mapping[str, float] | None = None, *, fittyp: int = 61, meta: tuple = (), dtype=None, source: str = "params"
+) -> MFParams:
     """Build validated :class:`MFParams` from a name -> value mapping; missing names take MF defaults.
 
     ``INFLPRES`` defaults to ``NOMPRES`` (nominal pressure, ``dpi = 0``).
@@ -270,8 +443,10 @@ def make_params(values: Mapping[str, float] | None = None, *, fittyp: int = 61, 
         raise ValueError(f"{source}: FITTYP = {fittyp} is not supported; allowed {FITTYP_MF61 + FITTYP_MF52}")
     dtype = dtype or jnp.result_type(float)
     if not jnp.issubdtype(dtype, jnp.floating):
-        raise ValidationError(f"{source}: dtype = {np.dtype(dtype).name} must be a floating dtype (coefficients "
-                              "such as PCX1 = 1.6 would be truncated)")
+        raise ValidationError(
+            f"{source}: dtype = {np.dtype(dtype).name} must be a floating dtype (coefficients "
+            "such as PCX1 = 1.6 would be truncated)"
+        )
     full = {n: values.get(n, default_value(n)) for n in COEFFICIENT_NAMES}
     if "INFLPRES" not in values:
         full["INFLPRES"] = full["NOMPRES"]
@@ -295,8 +470,11 @@ def make_params(values: Mapping[str, float] | None = None, *, fittyp: int = 61, 
                 bad |= ~(((arr >= lo) if incl else (arr > lo)) & (arr <= hi))
             if bad.any():
                 _check_one(name, float(arr[bad].ravel()[0]), source)
-    return MFParams({n: jnp.asarray(np.asarray(v, np.float64), dtype) for n, v in full.items()}, fittyp=int(fittyp),
-                    meta=tuple(meta))
+    return MFParams(
+        {n: jnp.asarray(np.asarray(v, np.float64), dtype) for n, v in full.items()},
+        fittyp=int(fittyp),
+        meta=tuple(meta),
+    )
 
 
 def stack(params: list[MFParams]) -> MFParams:

@@ -106,25 +106,35 @@ FZ_SAT_FACTOR = 20.0
 
 #: Documented defaults (see the module docstring for their source).
 DEFAULTS: dict[str, float] = {
-    "Bx": 13.2, "Cx": 1.58, "Dx": 1.04, "Ex": 0.11,
-    "By": 11.3, "Cy": 1.34, "Dy": 0.88, "Ey": -0.82,
-    "fz0": 4000.0,        # nominal load [N]
-    "k_load": 0.075,      # load sensitivity [-]
-    "c_gamma": -0.90,     # camber thrust coefficient [1/rad] (ISO-W: gamma > 0 gives fy < 0)
-    "slide_ratio": 0.8,   # sliding / peak friction past the ellipse [-]
-    "beta": 8.0,          # breakaway sharpness [-]
-    "trail": 0.028,       # pneumatic trail at zero slip [m]
-    "c_rr": 0.007,        # rolling-resistance coefficient [-]
-    "radius": 0.3135,     # rolling radius used by My [m]
-    "v_low": 1.0,         # low-speed floor [m/s]
+    "Bx": 13.2,
+    "Cx": 1.58,
+    "Dx": 1.04,
+    "Ex": 0.11,
+    "By": 11.3,
+    "Cy": 1.34,
+    "Dy": 0.88,
+    "Ey": -0.82,
+    "fz0": 4000.0,  # nominal load [N]
+    "k_load": 0.075,  # load sensitivity [-]
+    "c_gamma": -0.90,  # camber thrust coefficient [1/rad] (ISO-W: gamma > 0 gives fy < 0)
+    "slide_ratio": 0.8,  # sliding / peak friction past the ellipse [-]
+    "beta": 8.0,  # breakaway sharpness [-]
+    "trail": 0.028,  # pneumatic trail at zero slip [m]
+    "c_rr": 0.007,  # rolling-resistance coefficient [-]
+    "radius": 0.3135,  # rolling radius used by My [m]
+    "v_low": 1.0,  # low-speed floor [m/s]
 }
 
 #: Allowed ranges: name -> (low, high, low inclusive, high inclusive).
 RANGES: dict[str, tuple[float, float, bool, bool]] = {
-    "Bx": (0.0, math.inf, False, False), "By": (0.0, math.inf, False, False),
-    "Cx": (0.0, 2.0, False, True), "Cy": (0.0, 2.0, False, True),
-    "Dx": (0.0, 10.0, False, True), "Dy": (0.0, 10.0, False, True),
-    "Ex": (-10.0, 1.0, True, True), "Ey": (-10.0, 1.0, True, True),
+    "Bx": (0.0, math.inf, False, False),
+    "By": (0.0, math.inf, False, False),
+    "Cx": (0.0, 2.0, False, True),
+    "Cy": (0.0, 2.0, False, True),
+    "Dx": (0.0, 10.0, False, True),
+    "Dy": (0.0, 10.0, False, True),
+    "Ex": (-10.0, 1.0, True, True),
+    "Ey": (-10.0, 1.0, True, True),
     "fz0": (0.0, math.inf, False, False),
     "k_load": (0.0, 1.0, True, False),
     "c_gamma": (-5.0, 5.0, True, True),
@@ -172,10 +182,10 @@ class SimpleParams(ValidatedReplace):
 
     _STATIC = ("ellipse",)
 
-    def _make(self, values: dict, dtype) -> "SimpleParams":
+    def _make(self, values: dict, dtype) -> SimpleParams:
         return make_simple_params(**values, dtype=dtype)
 
-    def astype(self, dtype) -> "SimpleParams":
+    def astype(self, dtype) -> SimpleParams:
         """All numeric leaves cast to ``dtype``."""
         return dataclasses.replace(self, **{f: jnp.asarray(getattr(self, f), dtype) for f in FIELDS})
 
@@ -285,5 +295,14 @@ def simple_forces(params: SimpleParams, kappa, alpha, gamma=0.0, fz=None, vx=Non
     fx, fy, mz, my = (jnp.broadcast_to(v, shape) for v in (fx, fy, mz, my))
     util = jnp.broadcast_to(demand * factor, shape)
     sliding = (jnp.abs(phx) > np.pi / 2) | (jnp.abs(phy) > np.pi / 2) | (demand > 1.0)
-    return TireForces(fx, fy, mz, jnp.zeros_like(fx), my, jnp.broadcast_to(mux_pk, shape),
-                      jnp.broadcast_to(muy_pk, shape), util, jnp.broadcast_to(sliding, shape))
+    return TireForces(
+        fx,
+        fy,
+        mz,
+        jnp.zeros_like(fx),
+        my,
+        jnp.broadcast_to(mux_pk, shape),
+        jnp.broadcast_to(muy_pk, shape),
+        util,
+        jnp.broadcast_to(sliding, shape),
+    )

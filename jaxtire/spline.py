@@ -65,16 +65,21 @@ class SplineParams(NamedTuple):
     asymptote_value: Any = 10000.0
     stiffness: Any = 1.0
 
-    def replace(self, **changes) -> "SplineParams":
+    def replace(self, **changes) -> SplineParams:
         """A copy with some fields changed: validated and dtype-preserving when concrete, a plain swap
         of leaves under ``jit`` (works with tracers); an unknown field raises (:mod:`jaxtire._pytree`)."""
-        return replace_fields(self, changes, self._fields,
-                              lambda v: make_spline(**v, dtype=jnp.result_type(self.extremum_slip)),
-                              source="SplineParams")
+        return replace_fields(
+            self,
+            changes,
+            self._fields,
+            lambda v: make_spline(**v, dtype=jnp.result_type(self.extremum_slip)),
+            source="SplineParams",
+        )
 
 
-def make_spline(extremum_slip=1.0, extremum_value=20000.0, asymptote_slip=2.0, asymptote_value=10000.0,
-                stiffness=1.0, *, dtype=None) -> SplineParams:
+def make_spline(
+    extremum_slip=1.0, extremum_value=20000.0, asymptote_slip=2.0, asymptote_value=10000.0, stiffness=1.0, *, dtype=None
+) -> SplineParams:
     """Validated :class:`SplineParams` (defaults: Unity's ``WheelFrictionCurve``).
 
     Raises :class:`~jaxtire.validation.ValidationError` (a ``ValueError``) naming the field
@@ -84,8 +89,13 @@ def make_spline(extremum_slip=1.0, extremum_value=20000.0, asymptote_slip=2.0, a
     """
     src = "SplineParams"
     dtype = dtype or jnp.result_type(float)
-    values = dict(zip(SplineParams._fields, (extremum_slip, extremum_value, asymptote_slip, asymptote_value,
-                                             stiffness)))
+    values = dict(
+        zip(
+            SplineParams._fields,
+            (extremum_slip, extremum_value, asymptote_slip, asymptote_value, stiffness),
+            strict=False,
+        )
+    )
     for name, v in values.items():
         check_range(name, v, *RANGES[name], source=src, dtype=dtype)
     xe, xa = np.broadcast_arrays(np.asarray(extremum_slip, np.float64), np.asarray(asymptote_slip, np.float64))
@@ -95,8 +105,9 @@ def make_spline(extremum_slip=1.0, extremum_value=20000.0, asymptote_slip=2.0, a
     if bad.any():
         i = tuple(int(j) for j in np.argwhere(bad)[0]) if bad.ndim else ()
         at = f" (at index {i})" if i else ""
-        raise ValidationError(f"{src}: asymptote_slip = {xa[i]} must be > extremum_slip = {xe[i]}{at} "
-                              f"(also once stored in {sd.name})")
+        raise ValidationError(
+            f"{src}: asymptote_slip = {xa[i]} must be > extremum_slip = {xe[i]}{at} (also once stored in {sd.name})"
+        )
     return SplineParams(**{k: jnp.asarray(v, dtype) for k, v in values.items()})
 
 
@@ -113,8 +124,11 @@ def spline_curve(params: SplineParams, slip):
     first = ye * (u + u * jnp.abs(u) - u * u * u)  # odd extension of ye (u + u^2 - u^3)
     span = xa - xe  # > 0 for validated params; a degenerate span (replaced leaves) gives a step, not 0/0
     ok = span > 0
-    v = jnp.where(ok, jnp.clip((jnp.abs(s) - xe) / jnp.where(ok, span, 1.0), 0.0, 1.0),
-                  (jnp.abs(s) > xe).astype(jnp.result_type(first)))
+    v = jnp.where(
+        ok,
+        jnp.clip((jnp.abs(s) - xe) / jnp.where(ok, span, 1.0), 0.0, 1.0),
+        (jnp.abs(s) > xe).astype(jnp.result_type(first)),
+    )
     sign = jnp.where(s >= 0, 1.0, -1.0).astype(jnp.result_type(first))
     second = sign * (ye + (ya - ye) * v * v * (3.0 - 2.0 * v))
     return p.stiffness * jnp.where(jnp.abs(s) < xe, first, second)

@@ -22,7 +22,8 @@ coefficients relative to a hard road; drag is Wong ch. 2's order of magnitude.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, NamedTuple, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
@@ -36,7 +37,9 @@ DRAG_RANGE = (0.0, 1.0)
 ROLLING_RESISTANCE_RANGE = (0.0, 100.0)
 #: Closed allowed range of each :class:`Surface` field.
 RANGES: dict[str, tuple[float, float]] = {
-    "grip": GRIP_RANGE, "rolling_resistance": ROLLING_RESISTANCE_RANGE, "drag": DRAG_RANGE,
+    "grip": GRIP_RANGE,
+    "rolling_resistance": ROLLING_RESISTANCE_RANGE,
+    "drag": DRAG_RANGE,
 }
 
 
@@ -98,7 +101,7 @@ def make_surface(grip=1.0, rolling_resistance=1.0, drag=0.0, *, dtype=None, sour
     [0, 100], drag in [0, 1] N/N; finite in ``dtype``).
     """
     dtype = dtype or jnp.result_type(float)
-    values = dict(zip(Surface._fields, (grip, rolling_resistance, drag)))
+    values = dict(zip(Surface._fields, (grip, rolling_resistance, drag), strict=False))
     for field, v in values.items():
         check_range(field, v, *RANGES[field], source=source, dtype=dtype)
     return Surface(**{k: jnp.asarray(v, dtype) for k, v in values.items()})
@@ -110,7 +113,7 @@ def check_surface(surface: Surface, source: str = "surface") -> None:
     the field otherwise."""
     if not isinstance(surface, (Surface, SurfaceTable)) or not is_concrete(surface):
         return
-    for field, v in zip(Surface._fields, surface):
+    for field, v in zip(Surface._fields, surface, strict=False):
         check_range(field, v, *RANGES[field], source=source)
 
 
@@ -125,10 +128,12 @@ def _entry(i: int, e) -> tuple[float, float, float]:
         e = Surface(**e)
     elif not isinstance(e, Surface):
         if isinstance(e, (bytes, np.ndarray)) or not isinstance(e, Sequence) or not 1 <= len(e) <= 3:
-            raise ValidationError(f"{src}: {e!r} is not a surface (a Surface, a mapping of {Surface._fields}, a "
-                                  f"1- to 3-tuple or a preset name)")
+            raise ValidationError(
+                f"{src}: {e!r} is not a surface (a Surface, a mapping of {Surface._fields}, a "
+                f"1- to 3-tuple or a preset name)"
+            )
         e = Surface(*e)
-    return tuple(float(check_range(f, v, *RANGES[f], source=src)) for f, v in zip(Surface._fields, e))
+    return tuple(float(check_range(f, v, *RANGES[f], source=src)) for f, v in zip(Surface._fields, e, strict=False))
 
 
 def make_table(entries: Sequence) -> SurfaceTable:
@@ -141,8 +146,10 @@ def make_table(entries: Sequence) -> SurfaceTable:
     table untouched.
     """
     if entries is None or isinstance(entries, (str, bytes, Mapping, Surface)) or not isinstance(entries, Iterable):
-        raise ValidationError(f"make_table: entries = {entries!r} must be a sequence of surfaces "
-                              "(Surface, mapping, 3-tuple or preset name)")
+        raise ValidationError(
+            f"make_table: entries = {entries!r} must be a sequence of surfaces "
+            "(Surface, mapping, 3-tuple or preset name)"
+        )
     entries = list(entries)
     if not 1 <= len(entries) <= MAX_SURFACES:
         raise ValidationError(f"a surface table holds 1 to {MAX_SURFACES} entries, got {len(entries)}")
@@ -170,7 +177,7 @@ def lookup(table: SurfaceTable, ids) -> Surface:
 
 def mean(a: Surface, b: Surface) -> Surface:
     """Mean of two surfaces (the single-track model runs an axle on the mean of its two wheels)."""
-    return Surface(*((x + y) * 0.5 for x, y in zip(a, b)))
+    return Surface(*((x + y) * 0.5 for x, y in zip(a, b, strict=False)))
 
 
 def ploughing_force(surface: Surface, fz, vcx, vcy, v_floor=0.5):

@@ -34,8 +34,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -48,9 +49,22 @@ from jaxtire.simple import SimpleParams, simple_forces
 from jaxtire.surfaces import check_surface
 
 __all__ = [
-    "MODELS", "TireModel", "UnsupportedOption", "coefficient_names", "get_coefficient", "is_tire",
-    "linear_stiffness", "model_label", "model_name", "model_of", "model_options", "nominal_load",
-    "replace_coefficients", "scale_tire", "tire_forces", "unloaded_radius",
+    "MODELS",
+    "TireModel",
+    "UnsupportedOption",
+    "coefficient_names",
+    "get_coefficient",
+    "is_tire",
+    "linear_stiffness",
+    "model_label",
+    "model_name",
+    "model_of",
+    "model_options",
+    "nominal_load",
+    "replace_coefficients",
+    "scale_tire",
+    "tire_forces",
+    "unloaded_radius",
 ]
 
 
@@ -59,10 +73,16 @@ class UnsupportedOption(ValueError, NotImplementedError):
 
 
 #: Human-readable names of the model-specific keyword inputs, for error messages.
-OPTION_NAMES: Mapping[str, str] = MappingProxyType({
-    "phi": "turn slip", "side": "tire side", "pressure": "inflation pressure input",
-    "omega": "wheel spin speed input", "limits": "operating-range limits", "convention": "sign convention choice",
-})
+OPTION_NAMES: Mapping[str, str] = MappingProxyType(
+    {
+        "phi": "turn slip",
+        "side": "tire side",
+        "pressure": "inflation pressure input",
+        "omega": "wheel spin speed input",
+        "limits": "operating-range limits",
+        "convention": "sign convention choice",
+    }
+)
 
 
 class TireModel(NamedTuple):
@@ -103,11 +123,12 @@ COMMON_INPUTS = ("tire", "kappa", "alpha", "gamma", "fz", "vx", "surface")
 def _extra_inputs(fn) -> frozenset:
     """Names of ``fn``'s parameters after the seven common inputs (read from its signature, so a
     keyword input added to a model's force function becomes an option of the interface at once)."""
-    params = list(inspect.signature(fn).parameters.values())[len(COMMON_INPUTS):]
+    params = list(inspect.signature(fn).parameters.values())[len(COMMON_INPUTS) :]
     return frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
 # ------------------------------------------------------------------------------------- MF 6.1 / 6.2
+
 
 def _mf_scale(tire: MFParams, mu_x, mu_y, k_x, k_y) -> MFParams:
     return tire.replace(LMUX=tire.LMUX * mu_x, LMUY=tire.LMUY * mu_y, LKX=tire.LKX * k_x, LKY=tire.LKY * k_y)
@@ -134,10 +155,12 @@ _MF = TireModel(
 
 # ------------------------------------------------------------------------------------- simple model
 
+
 def _simple_scale(tire: SimpleParams, mu_x, mu_y, k_x, k_y) -> SimpleParams:
     # peak force D Fz, small-slip stiffness B C D Fz: D *= mu and B *= k / mu scale them independently
-    return dataclasses.replace(tire, Dx=tire.Dx * mu_x, Dy=tire.Dy * mu_y,
-                               Bx=tire.Bx * k_x / mu_x, By=tire.By * k_y / mu_y)
+    return dataclasses.replace(
+        tire, Dx=tire.Dx * mu_x, Dy=tire.Dy * mu_y, Bx=tire.Bx * k_x / mu_x, By=tire.By * k_y / mu_y
+    )
 
 
 _SIMPLE = TireModel(
@@ -159,6 +182,7 @@ MODELS: Mapping[type, TireModel] = MappingProxyType({MFParams: _MF, SimpleParams
 
 
 # ------------------------------------------------------------------------------------- the interface
+
 
 def is_tire(x) -> bool:
     """Whether ``x`` is a parameter pytree of a tire model in :data:`MODELS`."""
@@ -214,8 +238,7 @@ def tire_forces(tire, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=None, *
             del options[key]
         elif key not in have:
             what = OPTION_NAMES.get(key, "option")
-            raise UnsupportedOption(f"{type(tire).__name__} tire has no {what} ({key}); "
-                                    f"its options are {sorted(have)}")
+            raise UnsupportedOption(f"{type(tire).__name__} tire has no {what} ({key}); its options are {sorted(have)}")
     fn = model.forces if combined else model.pure_forces
     return fn(tire, kappa, alpha, gamma, fz, vx, surface, **options)
 

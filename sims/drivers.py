@@ -172,13 +172,13 @@ class CircleFollower(Driver):
         theta = jnp.arctan2(dy, dx)
         e_psi = wrap_angle(state.yaw - (theta + sigma * 0.5 * np.pi))
         v = jnp.maximum(state.vx, 2.0)
-        k_e = L * self.bandwidth ** 2 / (v * v)
+        k_e = L * self.bandwidth**2 / (v * v)
         k_psi = 2.0 * self.zeta * self.bandwidth * L / v
         k_i = k_e / self.t_integral
         limit = 0.3 / k_i
         integ = jnp.clip(dstate + e * dt, -limit, limit)
         steer = sigma * L / rad + sigma * (k_e * e + k_i * integ) - k_psi * e_psi
-        speed = jnp.sqrt(state.vx ** 2 + state.vy ** 2)
+        speed = jnp.sqrt(state.vx**2 + state.vy**2)
         throttle = jnp.clip(self.speed_gain * (self.target_speed - speed) + self.throttle_ff, 0.0, 1.0)
         return Controls(steer, throttle, jnp.zeros_like(steer)), integ
 
@@ -224,20 +224,29 @@ class StraightBraking(Driver):
         n = state.omega.shape[-1]
         r = wheel_radii(ch, n)
         if n == 4:
-            bias = jnp.stack([ch.brake_bias_front / 2, ch.brake_bias_front / 2,
-                              (1 - ch.brake_bias_front) / 2, (1 - ch.brake_bias_front) / 2], axis=-1)
-            inertia = jnp.stack([ch.wheel_inertia_front, ch.wheel_inertia_front, ch.wheel_inertia_rear,
-                                 ch.wheel_inertia_rear], axis=-1)
+            bias = jnp.stack(
+                [
+                    ch.brake_bias_front / 2,
+                    ch.brake_bias_front / 2,
+                    (1 - ch.brake_bias_front) / 2,
+                    (1 - ch.brake_bias_front) / 2,
+                ],
+                axis=-1,
+            )
+            inertia = jnp.stack(
+                [ch.wheel_inertia_front, ch.wheel_inertia_front, ch.wheel_inertia_rear, ch.wheel_inertia_rear], axis=-1
+            )
         else:
             bias = jnp.stack([ch.brake_bias_front, 1 - ch.brake_bias_front], axis=-1)
             inertia = 2.0 * jnp.stack([ch.wheel_inertia_front, ch.wheel_inertia_rear], axis=-1)
         torque = jnp.maximum(ch.max_brake_torque * bias, 1.0)
         gain = inertia / (r * torque)
         kp = 2.0 * self.zeta * self.bandwidth * gain
-        ki = self.bandwidth ** 2 * gain
+        ki = self.bandwidth**2 * gain
         vx = state.vx[..., None]
-        k_star = jnp.maximum(self.target_slip * jnp.minimum(jnp.abs(state.ax) / self.adapt_decel, 1.0),
-                             self.min_slip)[..., None]
+        k_star = jnp.maximum(self.target_slip * jnp.minimum(jnp.abs(state.ax) / self.adapt_decel, 1.0), self.min_slip)[
+            ..., None
+        ]
         err = (vx - state.omega * r) - (k_star * jnp.abs(vx) + self.slip_offset)
         b_int = jnp.clip(dstate - ki * err * dt, 0.0, self.brake)
         b_abs = jnp.clip(b_int - kp * err, 0.0, self.brake)
@@ -291,7 +300,11 @@ class LaneChangeDriver(Driver):
         e_y = state.y - y
         e_psi = wrap_angle(state.yaw - jnp.arctan(dy))
         v = jnp.maximum(state.vx, 1.0)
-        steer = (L * kappa - self.k_y * (e_y + self.t_preview * v * e_psi) - self.k_psi * e_psi
-                 - self.k_r * (state.yaw_rate - v * kappa))
+        steer = (
+            L * kappa
+            - self.k_y * (e_y + self.t_preview * v * e_psi)
+            - self.k_psi * e_psi
+            - self.k_r * (state.yaw_rate - v * kappa)
+        )
         throttle = speed_hold(self.target_speed, state.vx, self.speed_gain)
         return Controls(steer, throttle, jnp.zeros_like(steer))

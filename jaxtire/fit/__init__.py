@@ -26,24 +26,80 @@ The package, in the order data flows through it:
 * :mod:`jaxtire.fit.cli`: ``python -m jaxtire.fit [--data A.tdx B.tdx C.csv] [--tir START.tir] --out fitted.tir``.
 """
 
-from jaxtire.fit.api import (GENERIC_COEFFICIENTS, fit, fit_many, fit_simple, generic_tire, perturbed_tires,
-                             synthetic_data, validity_ranges)
+from jaxtire.fit.api import (
+    GENERIC_COEFFICIENTS,
+    fit,
+    fit_many,
+    fit_simple,
+    generic_tire,
+    perturbed_tires,
+    synthetic_data,
+    validity_ranges,
+)
 from jaxtire.fit.cli import main
-from jaxtire.fit.data import (CAMBER_TOL, COLUMNS, PURE_TOL_ALPHA, PURE_TOL_KAPPA, MeasurementSet, load_cases,
-                              load_csv, load_files, load_tydex, measurement_set, row_masks, row_weights, save_csv)
-from jaxtire.fit.loop import (FAST_COMPILE_OPTIONS, MinimizeResult, compiler_options, dual_jit, make_optimizer,
-                              minimize)
+from jaxtire.fit.data import (
+    CAMBER_TOL,
+    COLUMNS,
+    PURE_TOL_ALPHA,
+    PURE_TOL_KAPPA,
+    MeasurementSet,
+    load_cases,
+    load_csv,
+    load_files,
+    load_tydex,
+    measurement_set,
+    row_masks,
+    row_weights,
+    save_csv,
+)
+from jaxtire.fit.loop import FAST_COMPILE_OPTIONS, MinimizeResult, compiler_options, dual_jit, make_optimizer, minimize
 from jaxtire.fit.reports import FitReport, FitResult, FleetReport, FleetResult, StageReport
-from jaxtire.fit.stages import (CHANNELS, DEFAULT_BOUNDS, SIMPLE_BOUNDS, SIMPLE_STAGES, STAGES, Stage,
-                                stage_coefficients)
+from jaxtire.fit.stages import CHANNELS, DEFAULT_BOUNDS, SIMPLE_BOUNDS, SIMPLE_STAGES, STAGES, Stage, stage_coefficients
 from jaxtire.fit.transforms import from_unconstrained, pack, to_unconstrained, unpack
 
 __all__ = [
-    "CAMBER_TOL", "CHANNELS", "COLUMNS", "DEFAULT_BOUNDS", "FAST_COMPILE_OPTIONS", "GENERIC_COEFFICIENTS",
-    "PURE_TOL_ALPHA", "PURE_TOL_KAPPA", "SIMPLE_BOUNDS", "SIMPLE_STAGES", "STAGES", "FitReport", "FitResult",
-    "FleetReport", "FleetResult", "MeasurementSet", "MinimizeResult", "Stage", "StageReport", "compiler_options",
-    "dual_jit", "fit", "fit_many", "fit_simple", "from_unconstrained", "generic_tire", "load_cases", "load_csv",
-    "main", "make_optimizer", "measurement_set", "minimize", "pack", "perturbed_tires", "row_masks", "row_weights",
-    "save_csv", "stage_coefficients", "synthetic_data", "to_unconstrained", "unpack",
-    "load_files", "load_tydex", "validity_ranges",
+    "CAMBER_TOL",
+    "CHANNELS",
+    "COLUMNS",
+    "DEFAULT_BOUNDS",
+    "FAST_COMPILE_OPTIONS",
+    "GENERIC_COEFFICIENTS",
+    "PURE_TOL_ALPHA",
+    "PURE_TOL_KAPPA",
+    "SIMPLE_BOUNDS",
+    "SIMPLE_STAGES",
+    "STAGES",
+    "FitReport",
+    "FitResult",
+    "FleetReport",
+    "FleetResult",
+    "MeasurementSet",
+    "MinimizeResult",
+    "Stage",
+    "StageReport",
+    "compiler_options",
+    "dual_jit",
+    "fit",
+    "fit_many",
+    "fit_simple",
+    "from_unconstrained",
+    "generic_tire",
+    "load_cases",
+    "load_csv",
+    "main",
+    "make_optimizer",
+    "measurement_set",
+    "minimize",
+    "pack",
+    "perturbed_tires",
+    "row_masks",
+    "row_weights",
+    "save_csv",
+    "stage_coefficients",
+    "synthetic_data",
+    "to_unconstrained",
+    "unpack",
+    "load_files",
+    "load_tydex",
+    "validity_ranges",
 ]

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -24,14 +25,29 @@ from jaxtire.fit.data import COLUMNS, MEASURED, MeasurementSet, measurement_set,
 from jaxtire.fit.loop import METHODS, compiler_options
 from jaxtire.fit.objectives import fleet_jit, fleet_rmse, predict, stage_jit
 from jaxtire.fit.reports import FitReport, FitResult, FleetReport, FleetResult, StageReport, converged_at, rmse_tables
-from jaxtire.fit.stages import STAGES, fit_coefficients, model_tables, plan as make_plan, stage_bounds, stage_coefficients
+from jaxtire.fit.stages import (
+    STAGES,
+    fit_coefficients,
+    model_tables,
+    stage_bounds,
+    stage_coefficients,
+)
+from jaxtire.fit.stages import (
+    plan as make_plan,
+)
 from jaxtire.params import MFParams
 from jaxtire.simple import SimpleParams, default_simple_params
 from jaxtire.tir import PAC2002_UNUSED, default_tire
 from jaxtire.tire import coefficient_names, get_coefficient, model_name, nominal_load, replace_coefficients
 
 __all__ = [
-    "GENERIC_COEFFICIENTS", "fit", "fit_many", "fit_simple", "generic_tire", "perturbed_tires", "synthetic_data",
+    "GENERIC_COEFFICIENTS",
+    "fit",
+    "fit_many",
+    "fit_simple",
+    "generic_tire",
+    "perturbed_tires",
+    "synthetic_data",
     "validity_ranges",
 ]
 
@@ -39,6 +55,7 @@ __all__ = [
 def _to_float64(params):
     """``params`` with float64 leaves; float32 leaves go through their shortest decimal form, so a
     value read as 0.3135 stays 0.3135 (not 0.31349998...) in the fitted ``.tir``."""
+
     def up(x):
         a = np.asarray(x)
         if a.dtype == np.float32:
@@ -63,13 +80,21 @@ def _device_data(data: MeasurementSet, w) -> dict:
     return d
 
 
-def fit(data: MeasurementSet, start: MFParams | SimpleParams | None = None, *,
-        stages: Sequence[str] | None = None,
-        coefs: Mapping[str, Sequence[str]] | None = None,
-        bounds: Mapping[str, tuple[float, float]] | None = None,
-        load_weights: Any = None, n_iter: int | None = None, method: str = "lbfgs",
-        learning_rate: float = 0.02, fast_compile: bool = True, set_ranges: bool = True,
-        progress=None) -> FitResult:
+def fit(
+    data: MeasurementSet,
+    start: MFParams | SimpleParams | None = None,
+    *,
+    stages: Sequence[str] | None = None,
+    coefs: Mapping[str, Sequence[str]] | None = None,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    load_weights: Any = None,
+    n_iter: int | None = None,
+    method: str = "lbfgs",
+    learning_rate: float = 0.02,
+    fast_compile: bool = True,
+    set_ranges: bool = True,
+    progress=None,
+) -> FitResult:
     """Fit the coefficients of ``start`` to ``data`` in stages; returns ``FitResult(params, report)``.
 
     Args:
@@ -114,8 +139,15 @@ def fit(data: MeasurementSet, start: MFParams | SimpleParams | None = None, *,
         for i, stage in enumerate(plan):
             if progress is not None:
                 progress(stage.name, i, len(plan))
-            params, a, b, h = runner(params, d, stage=stage, bounds=stage_bounds(bounds_t, stage),
-                                     n_iter=int(n_iter), method=method, learning_rate=float(learning_rate))
+            params, a, b, h = runner(
+                params,
+                d,
+                stage=stage,
+                bounds=stage_bounds(bounds_t, stage),
+                n_iter=int(n_iter),
+                method=method,
+                learning_rate=float(learning_rate),
+            )
             l0.append(float(a))
             lf.append(float(b))
             hist.append(np.asarray(h))
@@ -124,11 +156,27 @@ def fit(data: MeasurementSet, start: MFParams | SimpleParams | None = None, *,
             params = params.replace(**{k: jnp.asarray(v, jnp.float64) for k, v in validity_ranges(data).items()})
         channels = tuple(c for s in plan for c in s.channels)
         rmse, peak, by_load, n_rows = rmse_tables(params, data, channels, fast_compile)
-    stage_reports = tuple(StageReport(s.name, s.coefs, int(n_iter), l0[i], lf[i], converged_at(hist[i], lf[i]))
-                          for i, s in enumerate(plan))
-    coef_vals = {k: (float(get_coefficient(start, k)), float(get_coefficient(params, k))) for s in plan for k in s.coefs}
-    report = FitReport(stage_reports, coef_vals, rmse, peak, by_load, n_rows, int(n_iter) * len(plan),
-                       float(sum(lf)), seconds, method, skipped, absent)
+    stage_reports = tuple(
+        StageReport(s.name, s.coefs, int(n_iter), l0[i], lf[i], converged_at(hist[i], lf[i]))
+        for i, s in enumerate(plan)
+    )
+    coef_vals = {
+        k: (float(get_coefficient(start, k)), float(get_coefficient(params, k))) for s in plan for k in s.coefs
+    }
+    report = FitReport(
+        stage_reports,
+        coef_vals,
+        rmse,
+        peak,
+        by_load,
+        n_rows,
+        int(n_iter) * len(plan),
+        float(sum(lf)),
+        seconds,
+        method,
+        skipped,
+        absent,
+    )
     return FitResult(params, report)
 
 
@@ -156,12 +204,19 @@ def fit_simple(data: MeasurementSet, start: SimpleParams | None = None, **kwargs
     return fit(data, start, **kwargs)
 
 
-def fit_many(data: MeasurementSet, start: MFParams | SimpleParams | None = None, *,
-             stages: Sequence[str] | None = None,
-             coefs: Mapping[str, Sequence[str]] | None = None,
-             bounds: Mapping[str, tuple[float, float]] | None = None,
-             load_weights: Any = None, n_iter: int | None = None, method: str = "adam",
-             learning_rate: float = 0.02, fast_compile: bool = False) -> FleetResult:
+def fit_many(
+    data: MeasurementSet,
+    start: MFParams | SimpleParams | None = None,
+    *,
+    stages: Sequence[str] | None = None,
+    coefs: Mapping[str, Sequence[str]] | None = None,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    load_weights: Any = None,
+    n_iter: int | None = None,
+    method: str = "adam",
+    learning_rate: float = 0.02,
+    fast_compile: bool = False,
+) -> FleetResult:
     """Fit a fleet in one compiled program (all stages, ``vmap``-ed): tire ``i`` is fitted to row ``i`` of ``data``.
 
     ``data`` leaves have shape ``(n_tires, n_rows)``; ``start`` is one tire (shared start) or a
@@ -181,11 +236,11 @@ def fit_many(data: MeasurementSet, start: MFParams | SimpleParams | None = None,
     flat = MeasurementSet(*(np.asarray(getattr(data, c)).ravel() for c in COLUMNS))
     plan, bounds_t = make_plan(flat, start, stages, coefs, bounds)
     with jax.enable_x64(True):
-        params = jax.tree.map(lambda x: jnp.broadcast_to(x, (n,) + jnp.shape(x)[1:] if jnp.ndim(x) else (n,)),
-                              _to_float64(start))
+        params = jax.tree.map(
+            lambda x: jnp.broadcast_to(x, (n,) + jnp.shape(x)[1:] if jnp.ndim(x) else (n,)), _to_float64(start)
+        )
         d = _device_data(data, w)
-        static = dict(plan=plan, bounds=bounds_t, n_iter=int(n_iter), method=method,
-                      learning_rate=float(learning_rate))
+        static = dict(plan=plan, bounds=bounds_t, n_iter=int(n_iter), method=method, learning_rate=float(learning_rate))
         t0 = time.perf_counter()
         compiled = fleet_jit(fast_compile).lower(params, d, **static).compile()
         t1 = time.perf_counter()
@@ -193,12 +248,20 @@ def fit_many(data: MeasurementSet, start: MFParams | SimpleParams | None = None,
         jax.block_until_ready(params)
         compile_s, run_s = t1 - t0, time.perf_counter() - t1
         channels = tuple(c for s in plan for c in s.channels)
-        rm, pk = jax.jit(jax.vmap(functools.partial(fleet_rmse, channels=channels)),
-                         compiler_options=compiler_options(True))(params, d)
+        rm, pk = jax.jit(
+            jax.vmap(functools.partial(fleet_rmse, channels=channels)), compiler_options=compiler_options(True)
+        )(params, d)
         rm, pk, lf = np.asarray(rm), np.asarray(pk), np.asarray(lf)
-    report = FleetReport(n, {c: rm[:, i] for i, c in enumerate(channels)},
-                         {c: pk[:, i] for i, c in enumerate(channels)}, lf.sum(axis=1),
-                         int(n_iter) * len(plan), compile_s, run_s, method)
+    report = FleetReport(
+        n,
+        {c: rm[:, i] for i, c in enumerate(channels)},
+        {c: pk[:, i] for i, c in enumerate(channels)},
+        lf.sum(axis=1),
+        int(n_iter) * len(plan),
+        compile_s,
+        run_s,
+        method,
+    )
     return FleetResult(params, report)
 
 
@@ -208,12 +271,34 @@ def fit_many(data: MeasurementSet, start: MFParams | SimpleParams | None = None,
 
 #: Round-number coefficients of a generic passenger-car tire (a neutral start, not any real tire).
 GENERIC_COEFFICIENTS: dict[str, float] = {
-    "PCX1": 1.65, "PDX1": 1.2, "PDX2": -0.1, "PEX1": 0.3, "PKX1": 25.0,
-    "PCY1": 1.4, "PDY1": 1.0, "PDY2": -0.1, "PEY1": -0.5, "PKY1": -20.0, "PKY2": 2.0, "PKY4": 2.0,
+    "PCX1": 1.65,
+    "PDX1": 1.2,
+    "PDX2": -0.1,
+    "PEX1": 0.3,
+    "PKX1": 25.0,
+    "PCY1": 1.4,
+    "PDY1": 1.0,
+    "PDY2": -0.1,
+    "PEY1": -0.5,
+    "PKY1": -20.0,
+    "PKY2": 2.0,
+    "PKY4": 2.0,
     "PKY6": -1.0,
-    "QBZ1": 10.0, "QBZ9": 10.0, "QCZ1": 1.2, "QDZ1": 0.1, "QEZ1": -1.0,
-    "RBX1": 10.0, "RBX2": 8.0, "RCX1": 1.0, "RBY1": 8.0, "RBY2": 5.0, "RCY1": 1.0,
-    "RVY1": 0.01, "RVY4": 10.0, "RVY5": 1.9, "RVY6": 10.0,
+    "QBZ1": 10.0,
+    "QBZ9": 10.0,
+    "QCZ1": 1.2,
+    "QDZ1": 0.1,
+    "QEZ1": -1.0,
+    "RBX1": 10.0,
+    "RBX2": 8.0,
+    "RCX1": 1.0,
+    "RBY1": 8.0,
+    "RBY2": 5.0,
+    "RCY1": 1.0,
+    "RVY1": 0.01,
+    "RVY4": 10.0,
+    "RVY5": 1.9,
+    "RVY6": 10.0,
 }
 
 
@@ -234,8 +319,10 @@ def generic_tire(fnomin: float = 4000.0, unloaded_radius: float = 0.3, *, like: 
         # the documented template: the bundled TNO 205/60 R15 file (jaxtire/data), so a fitted tire is
         # written as that file (its sections, units, inertia, ranges) with the new values in place
         base = default_tire(dtype=jnp.float32)
-        base = base.replace(FNOMIN=jnp.asarray(fnomin, base.coef["FNOMIN"].dtype),
-                            UNLOADED_RADIUS=jnp.asarray(unloaded_radius, base.coef["UNLOADED_RADIUS"].dtype))
+        base = base.replace(
+            FNOMIN=jnp.asarray(fnomin, base.coef["FNOMIN"].dtype),
+            UNLOADED_RADIUS=jnp.asarray(unloaded_radius, base.coef["UNLOADED_RADIUS"].dtype),
+        )
     else:
         base = like
         if base.is_mf52:  # PAC2002 / MF 5.2: leave the MF 6.x-only terms as the file has them
@@ -244,10 +331,18 @@ def generic_tire(fnomin: float = 4000.0, unloaded_radius: float = 0.3, *, like: 
     return base.replace(**changes)
 
 
-def synthetic_data(params: MFParams, *, loads: Sequence[float] | None = None, n_slip: int = 50,
-                   kappa_max: float = 0.3, alpha_max: float = 0.3,
-                   combined_alpha: Sequence[float] = (0.05, 0.12), gamma: float = 0.0,
-                   noise: float = 0.01, seed: int = 0) -> MeasurementSet:
+def synthetic_data(
+    params: MFParams,
+    *,
+    loads: Sequence[float] | None = None,
+    n_slip: int = 50,
+    kappa_max: float = 0.3,
+    alpha_max: float = 0.3,
+    combined_alpha: Sequence[float] = (0.05, 0.12),
+    gamma: float = 0.0,
+    noise: float = 0.01,
+    seed: int = 0,
+) -> MeasurementSet:
     """Noisy measurements from ``params`` (MF: combined-slip model; or the simple model; ``vx`` nominal).
 
     Per load: a pure kappa sweep (``|kappa| <= kappa_max``), a pure alpha sweep (``|alpha| <= alpha_max``
@@ -269,19 +364,26 @@ def synthetic_data(params: MFParams, *, loads: Sequence[float] | None = None, n_
     alpha = np.tile(np.concatenate(a_rows), n_loads)
     case = np.repeat(np.arange(n_loads), per_load)
     with jax.enable_x64(True):
+
         def clean(p):
             if loads is None:
                 fz = jnp.asarray(np.array([0.5, 1.0, 1.5, 2.0])[case]) * nominal_load(p)
             else:
                 fz = jnp.asarray(np.asarray(loads, dtype=np.float64)[case])
-            d = {"kappa": jnp.asarray(kappa), "alpha": jnp.asarray(alpha), "gamma": jnp.full(kappa.shape, gamma),
-                 "fz": fz}
+            d = {
+                "kappa": jnp.asarray(kappa),
+                "alpha": jnp.asarray(alpha),
+                "gamma": jnp.full(kappa.shape, gamma),
+                "fz": fz,
+            }
             o = predict(p, d, True)
             return fz, o["fx"], o["fy"], o["mz"]
 
         p = params.astype(jnp.float64)
-        fz, fx, fy, mz = (np.array(x) for x in jax.jit(jax.vmap(clean) if batched else clean,
-                                                        compiler_options=compiler_options(True))(p))
+        fz, fx, fy, mz = (
+            np.array(x)
+            for x in jax.jit(jax.vmap(clean) if batched else clean, compiler_options=compiler_options(True))(p)
+        )
     rng = np.random.default_rng(seed)
     for f in (fx, fy, mz):
         for j in range(n_loads):
@@ -309,4 +411,3 @@ def perturbed_tires(params, n: int, *, spread: float = 0.1, seed: int = 0):
             out[k] = np.full(n, v)
         out[k] = jnp.asarray(out[k], jnp.result_type(get_coefficient(params, k)))
     return replace_coefficients(params, out)
-

@@ -68,19 +68,36 @@ def _check_args(args) -> str | None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m jaxtire.fit", description="Fit MF 6.1 coefficients to tire data.")
-    ap.add_argument("--data", nargs="+", metavar="FILE",
-                    help="measurement files, one per sweep or one table: TYDEX .tdx or CSV with columns "
-                         "kappa,alpha,gamma,fz and any of fx,fy,mz (detected by extension, else content). "
-                         "Default: synthetic data from the bundled TNO 205/60R15 tire with 1%% noise")
-    ap.add_argument("--tir", help="start .tir (default: a generic passenger tire with the data's median load; "
-                                  "written from jaxtire's documented template)")
-    ap.add_argument("--out", default="fitted.tir", help="fitted .tir to write (default fitted.tir); the residual "
-                    "tables OUT_residuals.json/.csv, OUT_coefficients.csv and the sheet OUT_fit.png go next to it")
+    ap.add_argument(
+        "--data",
+        nargs="+",
+        metavar="FILE",
+        help="measurement files, one per sweep or one table: TYDEX .tdx or CSV with columns "
+        "kappa,alpha,gamma,fz and any of fx,fy,mz (detected by extension, else content). "
+        "Default: synthetic data from the bundled TNO 205/60R15 tire with 1%% noise",
+    )
+    ap.add_argument(
+        "--tir",
+        help="start .tir (default: a generic passenger tire with the data's median load; "
+        "written from jaxtire's documented template)",
+    )
+    ap.add_argument(
+        "--out",
+        default="fitted.tir",
+        help="fitted .tir to write (default fitted.tir); the residual "
+        "tables OUT_residuals.json/.csv, OUT_coefficients.csv and the sheet OUT_fit.png go next to it",
+    )
     ap.add_argument("--no-plot", action="store_true", help="do not write the plot sheet")
-    ap.add_argument("--many", type=int, default=0, metavar="N",
-                    help="also fit N synthetic tires (coefficients scaled +-10%%) in one vmapped program")
-    ap.add_argument("--iters", type=int, default=None,
-                    help="optimiser iterations per stage (default 150 for lbfgs, 1000 for adam)")
+    ap.add_argument(
+        "--many",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also fit N synthetic tires (coefficients scaled +-10%%) in one vmapped program",
+    )
+    ap.add_argument(
+        "--iters", type=int, default=None, help="optimiser iterations per stage (default 150 for lbfgs, 1000 for adam)"
+    )
     ap.add_argument("--method", choices=("lbfgs", "adam"), default="lbfgs", help="optimiser of the single fit")
     ap.add_argument("--many-method", choices=("lbfgs", "adam"), default="adam", help="optimiser of the fleet fit")
     ap.add_argument("--many-iters", type=int, default=None, help="iterations per stage of the fleet fit")
@@ -133,8 +150,11 @@ def main(argv=None) -> int:
         clean = synthetic_data(true, noise=0.0)
         with jax.enable_x64(True):
             rmse, peak, _, _ = rmse_tables(result.params, clean, tuple(result.report.rmse))
-        print("RMSE vs the true (noise-free) curves: "
-              + ", ".join(f"{c} {100 * rmse[c] / peak[c]:.3f}%" for c in rmse) + " of peak")
+        print(
+            "RMSE vs the true (noise-free) curves: "
+            + ", ".join(f"{c} {100 * rmse[c] / peak[c]:.3f}%" for c in rmse)
+            + " of peak"
+        )
         loads = load_cases(data.fz)[0]
         err = _kya_errors(result.params, true, loads)
         cells = [f"{ld:.0f} N {100 * e:+.3f}%" for ld, e in zip(loads, err, strict=True)]
@@ -157,6 +177,8 @@ def main(argv=None) -> int:
         fleet_data = synthetic_data(tires, noise=args.noise, seed=args.seed + 2)
         fleet = fit_many(fleet_data, start, n_iter=args.many_iters, method=args.many_method)
         print(fleet.report)
-        print(f"time per tire: {1e3 * fleet.report.seconds_per_tire:.2f} ms "
-              f"(+ {fleet.report.compile_seconds:.1f} s compile for the whole fleet)")
+        print(
+            f"time per tire: {1e3 * fleet.report.seconds_per_tire:.2f} ms "
+            f"(+ {fleet.report.compile_seconds:.1f} s compile for the whole fleet)"
+        )
     return 0

@@ -19,9 +19,20 @@ import jax.numpy as jnp
 import numpy as np
 
 __all__ = [
-    "CAMBER_TOL", "COLUMNS", "MEASURED", "MeasurementSet", "PURE_TOL_ALPHA", "PURE_TOL_KAPPA", "load_cases", "load_csv",
-    "load_files", "load_tydex",
-    "measurement_set", "row_masks", "row_weights", "save_csv",
+    "CAMBER_TOL",
+    "COLUMNS",
+    "MEASURED",
+    "MeasurementSet",
+    "PURE_TOL_ALPHA",
+    "PURE_TOL_KAPPA",
+    "load_cases",
+    "load_csv",
+    "load_files",
+    "load_tydex",
+    "measurement_set",
+    "row_masks",
+    "row_weights",
+    "save_csv",
 ]
 
 COLUMNS = ("kappa", "alpha", "gamma", "fz", "fx", "fy", "mz")
@@ -51,8 +62,9 @@ class MeasurementSet(NamedTuple):
         return int(np.shape(self.kappa)[-1])
 
 
-def measurement_set(kappa, alpha, gamma, fz, fx, fy, mz, *, batched: bool = False, allow_missing: bool = False,
-                    _lines=None) -> MeasurementSet:
+def measurement_set(
+    kappa, alpha, gamma, fz, fx, fy, mz, *, batched: bool = False, allow_missing: bool = False, _lines=None
+) -> MeasurementSet:
     """Validated :class:`MeasurementSet`; scalars broadcast to the common length.
 
     Raises ``ValueError`` naming the column (and rows) for: zero rows, arrays of
@@ -63,7 +75,7 @@ def measurement_set(kappa, alpha, gamma, fz, fx, fy, mz, *, batched: bool = Fals
     "not measured" (a whole column, or the rows of a file that lacks the channel); a fit leaves out
     those rows of that channel.  ``+-inf`` is always refused.
     """
-    cols = dict(zip(COLUMNS, (kappa, alpha, gamma, fz, fx, fy, mz)))
+    cols = dict(zip(COLUMNS, (kappa, alpha, gamma, fz, fx, fy, mz), strict=False))
     arrays = {}
     for name, v in cols.items():
         try:
@@ -76,13 +88,17 @@ def measurement_set(kappa, alpha, gamma, fz, fx, fy, mz, *, batched: bool = Fals
         raise ValueError("measurements: every column is a scalar; need arrays of rows")
     for n, a in shaped.items():
         if a.ndim != want_nd:
-            raise ValueError(f"measurements: column {n!r} has {a.ndim} dimensions, expected {want_nd}"
-                             + (" (tires, rows)" if batched else " (rows)"))
+            raise ValueError(
+                f"measurements: column {n!r} has {a.ndim} dimensions, expected {want_nd}"
+                + (" (tires, rows)" if batched else " (rows)")
+            )
     ref_name, ref = next(iter(shaped.items()))
     for n, a in shaped.items():
         if a.shape != ref.shape:
-            raise ValueError(f"measurements: column {n!r} has shape {a.shape} but {ref_name!r} has "
-                             f"{ref.shape}; all columns need the same number of rows")
+            raise ValueError(
+                f"measurements: column {n!r} has shape {a.shape} but {ref_name!r} has "
+                f"{ref.shape}; all columns need the same number of rows"
+            )
     if ref.shape[-1] == 0 or (batched and ref.shape[0] == 0):
         raise ValueError(f"measurements: no rows (column {ref_name!r} has shape {ref.shape})")
     arrays = {n: np.broadcast_to(a, ref.shape).copy() for n, a in arrays.items()}
@@ -104,14 +120,18 @@ def measurement_set(kappa, alpha, gamma, fz, fx, fy, mz, *, batched: bool = Fals
             raise ValueError(f"measurements: column {n!r} has NaN/inf at {rows_of(bad)}; drop or fill those rows")
     bad = arrays["fz"] <= 0
     if bad.any():
-        raise ValueError(f"measurements: column 'fz' must be > 0 N (ISO-W, compression positive); got "
-                         f"{arrays['fz'][bad].ravel()[0]:g} at {rows_of(bad)} (flip the sign of SAE data, "
-                         f"drop lifted-wheel rows)")
+        raise ValueError(
+            f"measurements: column 'fz' must be > 0 N (ISO-W, compression positive); got "
+            f"{arrays['fz'][bad].ravel()[0]:g} at {rows_of(bad)} (flip the sign of SAE data, "
+            f"drop lifted-wheel rows)"
+        )
     for n in ("alpha", "gamma"):
         bad = np.abs(arrays[n]) >= np.pi / 2
         if bad.any():
-            raise ValueError(f"measurements: column {n!r} must be in radians with |{n}| < pi/2; got "
-                             f"{arrays[n][bad].ravel()[0]:g} at {rows_of(bad)} (degrees?)")
+            raise ValueError(
+                f"measurements: column {n!r} must be in radians with |{n}| < pi/2; got "
+                f"{arrays[n][bad].ravel()[0]:g} at {rows_of(bad)} (degrees?)"
+            )
     return MeasurementSet(**arrays)
 
 
@@ -142,7 +162,7 @@ def load_csv(path) -> MeasurementSet:
             if not rec or all(not s.strip() for s in rec):
                 continue
             vals = []
-            for c, j in zip(COLUMNS, idx):
+            for c, j in zip(COLUMNS, idx, strict=False):
                 if j < 0:
                     vals.append(0.0)  # absent channel: set to NaN after validation
                     continue
@@ -260,8 +280,9 @@ def row_weights(fz, load_weights) -> np.ndarray:
         centres, case = load_cases(fz)
         if isinstance(load_weights, str):
             if load_weights != "equal":
-                raise ValueError(f"load_weights: unknown mode {load_weights!r}; "
-                                 f"use None, 'equal', a dict or a callable")
+                raise ValueError(
+                    f"load_weights: unknown mode {load_weights!r}; use None, 'equal', a dict or a callable"
+                )
             counts = np.bincount(case)
             w = (len(fz) / len(centres)) / counts[case]
         else:
@@ -279,6 +300,7 @@ def row_weights(fz, load_weights) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # Bounds transform
 # ---------------------------------------------------------------------------------------------
+
 
 def row_masks(kappa, alpha, xp=jnp) -> dict:
     """Boolean masks ``{"pure_long", "pure_lat", "combined"}`` of the rows (``xp``: ``jnp`` or ``np``)."""

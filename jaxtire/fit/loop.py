@@ -28,15 +28,22 @@ steps, gradients optionally clipped to global norm ``clip`` first:
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import optax
 
 __all__ = [
-    "FAST_COMPILE_OPTIONS", "METHODS", "MinimizeResult", "compiler_options", "dual_jit", "fast_compile_supported",
-    "make_optimizer", "minimize",
+    "FAST_COMPILE_OPTIONS",
+    "METHODS",
+    "MinimizeResult",
+    "compiler_options",
+    "dual_jit",
+    "fast_compile_supported",
+    "make_optimizer",
+    "minimize",
 ]
 
 #: XLA CPU options that cut the compile time of a program about 3x for about 2x slower iterations:
@@ -88,8 +95,14 @@ class MinimizeResult(NamedTuple):
     first_nonfinite: jax.Array  # int32: first iteration with a non-finite loss or gradient, -1 if none
 
 
-def make_optimizer(method: str = "adam", learning_rate: float = 0.02, *, n_iter: int | None = None,
-                   clip: float | None = None, decay_to: float | None = None) -> optax.GradientTransformation:
+def make_optimizer(
+    method: str = "adam",
+    learning_rate: float = 0.02,
+    *,
+    n_iter: int | None = None,
+    clip: float | None = None,
+    decay_to: float | None = None,
+) -> optax.GradientTransformation:
     """The optax transformation of :func:`minimize` (module docstring); ``decay_to`` needs ``n_iter``."""
     if method == "lbfgs":
         if clip is not None or decay_to is not None:
@@ -114,9 +127,20 @@ def _all_finite(tree) -> jax.Array:
     return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(tree)]))
 
 
-def minimize(loss_fn: Callable, x0, *, method: str = "lbfgs", n_iter: int = 150, learning_rate: float = 0.02,
-             clip: float | None = None, decay_to: float | None = None, data: Any = None, keep: str = "best",
-             callback: Callable | None = None, every: int = 10) -> MinimizeResult:
+def minimize(
+    loss_fn: Callable,
+    x0,
+    *,
+    method: str = "lbfgs",
+    n_iter: int = 150,
+    learning_rate: float = 0.02,
+    clip: float | None = None,
+    decay_to: float | None = None,
+    data: Any = None,
+    keep: str = "best",
+    callback: Callable | None = None,
+    every: int = 10,
+) -> MinimizeResult:
     """Minimise ``loss_fn`` from the pytree ``x0`` with ``n_iter`` optimiser steps in one ``lax.scan``.
 
     Args:

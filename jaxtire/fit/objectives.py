@@ -58,8 +58,7 @@ def stage_loss(params, d: dict, stage: Stage):
     return loss
 
 
-def stage_program(params, d: dict, *, stage: Stage, bounds: tuple, n_iter: int, method: str,
-                  learning_rate: float):
+def stage_program(params, d: dict, *, stage: Stage, bounds: tuple, n_iter: int, method: str, learning_rate: float):
     """One fitting stage as a pure function of arrays (jit / vmap friendly).
 
     Returns ``(fitted params, loss at the start, final loss, loss history (n_iter,))``."""
@@ -72,19 +71,28 @@ def stage_program(params, d: dict, *, stage: Stage, bounds: tuple, n_iter: int, 
         return replace_coefficients(params, {k: x[i] for i, k in enumerate(stage.coefs)})
 
     u0 = to_unconstrained(jnp.stack([get_coefficient(params, k) for k in stage.coefs]), lo, hi)
-    res = minimize(lambda u: stage_loss(unpack(u), d, stage), u0, method=method, n_iter=n_iter,
-                   learning_rate=learning_rate)
+    res = minimize(
+        lambda u: stage_loss(unpack(u), d, stage), u0, method=method, n_iter=n_iter, learning_rate=learning_rate
+    )
     return unpack(res.params), res.losses[0], res.loss, res.losses
 
 
 def fleet_program(params, d: dict, *, plan: tuple, bounds: tuple, n_iter: int, method: str, learning_rate: float):
     """Every stage of ``plan`` in sequence, ``vmap``-ed over the leading (tire) axis: one program.
     Returns ``(fitted params, final loss per stage (n_tires, n_stages))``."""
+
     def one(p, dd):
         finals = []
         for stage in plan:
-            p, _, final, _ = stage_program(p, dd, stage=stage, bounds=stage_bounds(bounds, stage), n_iter=n_iter,
-                                           method=method, learning_rate=learning_rate)
+            p, _, final, _ = stage_program(
+                p,
+                dd,
+                stage=stage,
+                bounds=stage_bounds(bounds, stage),
+                n_iter=n_iter,
+                method=method,
+                learning_rate=learning_rate,
+            )
             finals.append(final)
         return p, jnp.stack(finals)
 

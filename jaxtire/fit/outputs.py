@@ -40,8 +40,10 @@ def fit_header(report: FitReport, sources) -> list[str]:
     src = list(sources)
     shown = ", ".join(src[:8]) + (f" and {len(src) - 8} more" if len(src) > 8 else "")
     lines.append(f"  data: {shown} ({sum(report.n_rows.values())} channel rows)")
-    lines.append("  RMSE: " + ", ".join(f"{c} {report.rmse[c]:.4g} ({100 * report.rel_rmse[c]:.2f}% of peak)"
-                                       for c in report.rmse))
+    lines.append(
+        "  RMSE: "
+        + ", ".join(f"{c} {report.rmse[c]:.4g} ({100 * report.rel_rmse[c]:.2f}% of peak)" for c in report.rmse)
+    )
     lines.append("  validity ranges FZMIN..CAMMAX set from the data")
     return lines
 
@@ -50,15 +52,26 @@ def write_tables(report: FitReport, stem, sources) -> list[Path]:
     """Write the residual tables next to ``stem`` (a path without suffix); returns the paths written."""
     stem = Path(stem)
     doc = {
-        "method": report.method, "iterations": report.iterations, "seconds": report.seconds,
-        "data": list(sources), "stages": [{"name": s.name, "coefficients": list(s.coefs),
-                                           "loss_start": s.loss_start, "loss_final": s.loss_final}
-                                          for s in report.stages],
-        "skipped_stages": list(report.skipped), "absent_channels": list(report.absent),
-        "residuals": {c: {"rows": report.n_rows[c], "rmse": report.rmse[c], "peak": report.peak[c],
-                          "rel_rmse": report.rel_rmse[c],
-                          "rmse_by_load": {f"{ld:.0f}": v for ld, v in report.rmse_by_load[c].items()}}
-                      for c in report.rmse},
+        "method": report.method,
+        "iterations": report.iterations,
+        "seconds": report.seconds,
+        "data": list(sources),
+        "stages": [
+            {"name": s.name, "coefficients": list(s.coefs), "loss_start": s.loss_start, "loss_final": s.loss_final}
+            for s in report.stages
+        ],
+        "skipped_stages": list(report.skipped),
+        "absent_channels": list(report.absent),
+        "residuals": {
+            c: {
+                "rows": report.n_rows[c],
+                "rmse": report.rmse[c],
+                "peak": report.peak[c],
+                "rel_rmse": report.rel_rmse[c],
+                "rmse_by_load": {f"{ld:.0f}": v for ld, v in report.rmse_by_load[c].items()},
+            }
+            for c in report.rmse
+        },
         "coefficients": {k: {"start": a, "fitted": b} for k, (a, b) in report.coefficients.items()},
     }
     pj = stem.with_name(stem.name + "_residuals.json")
@@ -68,8 +81,9 @@ def write_tables(report: FitReport, stem, sources) -> list[Path]:
         w = csv.writer(fh)
         w.writerow(("channel", "load_N", "rows", "rmse", "peak", "rel_rmse"))
         for c in report.rmse:
-            w.writerow((c, "all", report.n_rows[c], repr(report.rmse[c]), repr(report.peak[c]),
-                        repr(report.rel_rmse[c])))
+            w.writerow(
+                (c, "all", report.n_rows[c], repr(report.rmse[c]), repr(report.peak[c]), repr(report.rel_rmse[c]))
+            )
             for ld, v in report.rmse_by_load[c].items():
                 w.writerow((c, f"{ld:.0f}", "", repr(v), "", ""))
     pk = stem.with_name(stem.name + "_coefficients.csv")
@@ -111,8 +125,7 @@ def plot_sheet(params, data: MeasurementSet, sweeps, path, *, max_sweeps: int = 
         d = {c: jnp.asarray(np.asarray(getattr(data, c)), jnp.float64) for c in COLUMNS}
         pred = {k: np.asarray(v) for k, v in predict_jit(True)(params.astype(jnp.float64), d, True).items()}
     sweeps = list(sweeps)[:max_sweeps]
-    fig, axes = plt.subplots(len(sweeps), len(chans), figsize=(3.6 * len(chans), 2.4 * len(sweeps)),
-                             squeeze=False)
+    fig, axes = plt.subplots(len(sweeps), len(chans), figsize=(3.6 * len(chans), 2.4 * len(sweeps)), squeeze=False)
     for r, (name, a, b) in enumerate(sweeps):
         kap, alp = np.asarray(data.kappa)[a:b], np.asarray(data.alpha)[a:b]
         if np.ptp(kap) >= np.ptp(alp):

@@ -50,30 +50,37 @@ class FitReport:
         return {c: self.rmse[c] / self.peak[c] for c in self.rmse}
 
     def __str__(self) -> str:
-        lines = [f"jaxtire fit ({self.method}, {self.iterations} iterations, {self.seconds:.2f} s, "
-                 f"final loss {self.final_loss:.4g})"]
+        lines = [
+            f"jaxtire fit ({self.method}, {self.iterations} iterations, {self.seconds:.2f} s, "
+            f"final loss {self.final_loss:.4g})"
+        ]
         if self.absent:
             lines.append(f"  not in the data: {', '.join(self.absent)}")
         if self.skipped:
-            lines.append(f"  not fitted (no measured rows; coefficients left as in the start): "
-                         f"{', '.join(self.skipped)}")
+            lines.append(
+                f"  not fitted (no measured rows; coefficients left as in the start): {', '.join(self.skipped)}"
+            )
         lines.append(f"  {'stage':<9} {'coefs':>5} {'iters':>6} {'conv@':>6} {'loss start':>12} {'loss final':>12}")
         for s in self.stages:
-            lines.append(f"  {s.name:<9} {len(s.coefs):5d} {s.iterations:6d} {s.converged_at:6d} "
-                         f"{s.loss_start:12.4e} {s.loss_final:12.4e}")
+            lines.append(
+                f"  {s.name:<9} {len(s.coefs):5d} {s.iterations:6d} {s.converged_at:6d} "
+                f"{s.loss_start:12.4e} {s.loss_final:12.4e}"
+            )
         loads = sorted({ld for per in self.rmse_by_load.values() for ld in per})
         head = "".join(f"{f'{ld:.0f} N':>10}" for ld in loads)
         lines.append(f"  {'channel':<8} {'rows':>5} {'peak':>9} {'RMSE':>9} {'RMSE/pk':>8}   by load:{head}")
         for c in self.rmse:
             per = self.rmse_by_load[c]
             cells = "".join(f"{per[ld]:10.2f}" if ld in per else f"{'-':>10}" for ld in loads)
-            lines.append(f"  {c:<8} {self.n_rows[c]:5d} {self.peak[c]:9.1f} {self.rmse[c]:9.2f} "
-                         f"{100 * self.rel_rmse[c]:7.3f}%            {cells}")
+            lines.append(
+                f"  {c:<8} {self.n_rows[c]:5d} {self.peak[c]:9.1f} {self.rmse[c]:9.2f} "
+                f"{100 * self.rel_rmse[c]:7.3f}%            {cells}"
+            )
         lines.append("  coefficients (start -> fitted):")
         items = list(self.coefficients.items())
         w = max([6] + [len(k) for k in self.coefficients])
         for i in range(0, len(items), 3):
-            lines.append("   " + "".join(f" {k:>{w}} {a:11.5g} -> {b:<11.5g}" for k, (a, b) in items[i:i + 3]))
+            lines.append("   " + "".join(f" {k:>{w}} {a:11.5g} -> {b:<11.5g}" for k, (a, b) in items[i : i + 3]))
         return "\n".join(lines)
 
 
@@ -104,14 +111,17 @@ class FleetReport:
         return {c: self.rmse[c] / self.peak[c] for c in self.rmse}
 
     def __str__(self) -> str:
-        lines = [f"jaxtire fleet fit: {self.n_tires} tires in one vmapped program ({self.method}, "
-                 f"{self.iterations} iterations/tire)",
-                 f"  compile {self.compile_seconds:.2f} s, run {self.seconds:.2f} s = "
-                 f"{1e3 * self.seconds_per_tire:.2f} ms per tire",
-                 f"  {'channel':<8} {'median RMSE/pk':>15} {'p95 RMSE/pk':>12} {'max RMSE/pk':>12}"]
+        lines = [
+            f"jaxtire fleet fit: {self.n_tires} tires in one vmapped program ({self.method}, "
+            f"{self.iterations} iterations/tire)",
+            f"  compile {self.compile_seconds:.2f} s, run {self.seconds:.2f} s = "
+            f"{1e3 * self.seconds_per_tire:.2f} ms per tire",
+            f"  {'channel':<8} {'median RMSE/pk':>15} {'p95 RMSE/pk':>12} {'max RMSE/pk':>12}",
+        ]
         for c, r in self.rel_rmse.items():
-            lines.append(f"  {c:<8} {100 * np.median(r):14.3f}% {100 * np.percentile(r, 95):11.3f}% "
-                         f"{100 * np.max(r):11.3f}%")
+            lines.append(
+                f"  {c:<8} {100 * np.median(r):14.3f}% {100 * np.percentile(r, 95):11.3f}% {100 * np.max(r):11.3f}%"
+            )
         lines.append(f"  final loss: median {np.median(self.final_loss):.4g}, max {np.max(self.final_loss):.4g}")
         return "\n".join(lines)
 
@@ -146,8 +156,11 @@ def rmse_tables(params, data: MeasurementSet, channels, fast_compile: bool = Tru
         rmse[ch] = float(np.sqrt(np.mean(res[m] ** 2)))
         peak[ch] = float(np.max(np.abs(np.asarray(getattr(data, col))[m])))
         n_rows[ch] = int(m.sum())
-        by_load[ch] = {float(round(centres[k])): float(np.sqrt(np.mean(res[m & (case == k)] ** 2)))
-                       for k in range(len(centres)) if (m & (case == k)).any()}
+        by_load[ch] = {
+            float(round(centres[k])): float(np.sqrt(np.mean(res[m & (case == k)] ** 2)))
+            for k in range(len(centres))
+            if (m & (case == k)).any()
+        }
     return rmse, peak, by_load, n_rows
 
 

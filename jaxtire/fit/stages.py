@@ -31,13 +31,23 @@ from typing import NamedTuple
 import numpy as np
 
 from jaxtire.fit.data import CAMBER_TOL, MeasurementSet, row_masks
-from jaxtire.tir import PAC2002_UNUSED
 from jaxtire.params import FITTYP_MF52
+from jaxtire.tir import PAC2002_UNUSED
 from jaxtire.tire import get_coefficient, model_name
 
 __all__ = [
-    "CHANNELS", "DEFAULT_BOUNDS", "MODEL_TABLES", "SIMPLE_BOUNDS", "SIMPLE_STAGES", "STAGES", "Stage",
-    "fit_coefficients", "model_tables", "plan", "stage_bounds", "stage_coefficients",
+    "CHANNELS",
+    "DEFAULT_BOUNDS",
+    "MODEL_TABLES",
+    "SIMPLE_BOUNDS",
+    "SIMPLE_STAGES",
+    "STAGES",
+    "Stage",
+    "fit_coefficients",
+    "model_tables",
+    "plan",
+    "stage_bounds",
+    "stage_coefficients",
 ]
 
 
@@ -45,36 +55,101 @@ __all__ = [
 #: MF 6.1 files in ``shared/tir`` (e.g. RBY4 = 1747 in MagicFormula61_Parameters.tir).
 DEFAULT_BOUNDS: dict[str, tuple[float, float]] = {
     # pure longitudinal
-    "PCX1": (1.0, 2.5), "PDX1": (0.1, 4.0), "PDX2": (-1.0, 1.0), "PDX3": (-50.0, 50.0),
-    "PEX1": (-10.0, 1.0), "PEX2": (-10.0, 10.0), "PEX3": (-10.0, 10.0), "PEX4": (-0.99, 0.99),
-    "PKX1": (1.0, 200.0), "PKX2": (-100.0, 100.0), "PKX3": (-5.0, 5.0),
-    "PHX1": (-0.05, 0.05), "PHX2": (-0.05, 0.05), "PVX1": (-0.2, 0.2), "PVX2": (-0.2, 0.2),
+    "PCX1": (1.0, 2.5),
+    "PDX1": (0.1, 4.0),
+    "PDX2": (-1.0, 1.0),
+    "PDX3": (-50.0, 50.0),
+    "PEX1": (-10.0, 1.0),
+    "PEX2": (-10.0, 10.0),
+    "PEX3": (-10.0, 10.0),
+    "PEX4": (-0.99, 0.99),
+    "PKX1": (1.0, 200.0),
+    "PKX2": (-100.0, 100.0),
+    "PKX3": (-5.0, 5.0),
+    "PHX1": (-0.05, 0.05),
+    "PHX2": (-0.05, 0.05),
+    "PVX1": (-0.2, 0.2),
+    "PVX2": (-0.2, 0.2),
     # pure lateral
-    "PCY1": (0.8, 2.5), "PDY1": (0.1, 4.0), "PDY2": (-1.0, 1.0), "PDY3": (-50.0, 50.0),
-    "PEY1": (-10.0, 1.0), "PEY2": (-10.0, 10.0), "PEY3": (-1.0, 1.0), "PEY4": (-50.0, 50.0),
-    "PEY5": (-500.0, 500.0), "PKY1": (-200.0, -0.1), "PKY2": (0.1, 20.0), "PKY3": (-5.0, 5.0),
-    "PKY4": (1.0, 3.0), "PKY5": (-50.0, 50.0), "PKY6": (-10.0, 10.0), "PKY7": (-10.0, 10.0),
-    "PHY1": (-0.05, 0.05), "PHY2": (-0.05, 0.05), "PVY1": (-0.2, 0.2), "PVY2": (-0.2, 0.2),
-    "PVY3": (-5.0, 5.0), "PVY4": (-5.0, 5.0),
+    "PCY1": (0.8, 2.5),
+    "PDY1": (0.1, 4.0),
+    "PDY2": (-1.0, 1.0),
+    "PDY3": (-50.0, 50.0),
+    "PEY1": (-10.0, 1.0),
+    "PEY2": (-10.0, 10.0),
+    "PEY3": (-1.0, 1.0),
+    "PEY4": (-50.0, 50.0),
+    "PEY5": (-500.0, 500.0),
+    "PKY1": (-200.0, -0.1),
+    "PKY2": (0.1, 20.0),
+    "PKY3": (-5.0, 5.0),
+    "PKY4": (1.0, 3.0),
+    "PKY5": (-50.0, 50.0),
+    "PKY6": (-10.0, 10.0),
+    "PKY7": (-10.0, 10.0),
+    "PHY1": (-0.05, 0.05),
+    "PHY2": (-0.05, 0.05),
+    "PVY1": (-0.2, 0.2),
+    "PVY2": (-0.2, 0.2),
+    "PVY3": (-5.0, 5.0),
+    "PVY4": (-5.0, 5.0),
     # aligning torque
-    "QBZ1": (0.1, 50.0), "QBZ2": (-20.0, 20.0), "QBZ3": (-20.0, 20.0), "QBZ4": (-20.0, 20.0),
-    "QBZ5": (-20.0, 20.0), "QBZ9": (-500.0, 500.0), "QBZ10": (-50.0, 50.0), "QCZ1": (0.5, 100.0),
-    "QDZ1": (0.001, 1.0), "QDZ2": (-1.0, 1.0), "QDZ3": (-20.0, 20.0), "QDZ4": (-50.0, 50.0),
-    "QDZ6": (-0.2, 0.2), "QDZ7": (-0.2, 0.2), "QDZ8": (-5.0, 5.0), "QDZ9": (-5.0, 5.0),
-    "QDZ10": (-5.0, 5.0), "QDZ11": (-50.0, 50.0), "QEZ1": (-50.0, 1.0), "QEZ2": (-50.0, 50.0),
-    "QEZ3": (-50.0, 50.0), "QEZ4": (-5.0, 5.0), "QEZ5": (-100.0, 100.0),
-    "QHZ1": (-0.05, 0.05), "QHZ2": (-0.05, 0.05), "QHZ3": (-2.0, 2.0), "QHZ4": (-2.0, 2.0),
+    "QBZ1": (0.1, 50.0),
+    "QBZ2": (-20.0, 20.0),
+    "QBZ3": (-20.0, 20.0),
+    "QBZ4": (-20.0, 20.0),
+    "QBZ5": (-20.0, 20.0),
+    "QBZ9": (-500.0, 500.0),
+    "QBZ10": (-50.0, 50.0),
+    "QCZ1": (0.5, 100.0),
+    "QDZ1": (0.001, 1.0),
+    "QDZ2": (-1.0, 1.0),
+    "QDZ3": (-20.0, 20.0),
+    "QDZ4": (-50.0, 50.0),
+    "QDZ6": (-0.2, 0.2),
+    "QDZ7": (-0.2, 0.2),
+    "QDZ8": (-5.0, 5.0),
+    "QDZ9": (-5.0, 5.0),
+    "QDZ10": (-5.0, 5.0),
+    "QDZ11": (-50.0, 50.0),
+    "QEZ1": (-50.0, 1.0),
+    "QEZ2": (-50.0, 50.0),
+    "QEZ3": (-50.0, 50.0),
+    "QEZ4": (-5.0, 5.0),
+    "QEZ5": (-100.0, 100.0),
+    "QHZ1": (-0.05, 0.05),
+    "QHZ2": (-0.05, 0.05),
+    "QHZ3": (-2.0, 2.0),
+    "QHZ4": (-2.0, 2.0),
     # combined slip
-    "RBX1": (0.1, 100.0), "RBX2": (-100.0, 100.0), "RBX3": (-5000.0, 5000.0), "RCX1": (0.3, 2.5),
-    "REX1": (-10.0, 1.0), "REX2": (-10.0, 10.0), "RHX1": (-0.05, 0.05),
-    "RBY1": (0.1, 100.0), "RBY2": (-100.0, 100.0), "RBY3": (-0.1, 0.1), "RBY4": (-5000.0, 5000.0),
-    "RCY1": (0.3, 2.5), "REY1": (-10.0, 1.0), "REY2": (-10.0, 10.0), "RHY1": (-0.1, 0.1),
-    "RHY2": (-0.1, 0.1), "RVY1": (-1.0, 1.0), "RVY2": (-1.0, 1.0), "RVY3": (-10.0, 10.0),
-    "RVY4": (-500.0, 500.0), "RVY5": (-5.0, 5.0), "RVY6": (-200.0, 200.0),
+    "RBX1": (0.1, 100.0),
+    "RBX2": (-100.0, 100.0),
+    "RBX3": (-5000.0, 5000.0),
+    "RCX1": (0.3, 2.5),
+    "REX1": (-10.0, 1.0),
+    "REX2": (-10.0, 10.0),
+    "RHX1": (-0.05, 0.05),
+    "RBY1": (0.1, 100.0),
+    "RBY2": (-100.0, 100.0),
+    "RBY3": (-0.1, 0.1),
+    "RBY4": (-5000.0, 5000.0),
+    "RCY1": (0.3, 2.5),
+    "REY1": (-10.0, 1.0),
+    "REY2": (-10.0, 10.0),
+    "RHY1": (-0.1, 0.1),
+    "RHY2": (-0.1, 0.1),
+    "RVY1": (-1.0, 1.0),
+    "RVY2": (-1.0, 1.0),
+    "RVY3": (-10.0, 10.0),
+    "RVY4": (-500.0, 500.0),
+    "RVY5": (-5.0, 5.0),
+    "RVY6": (-200.0, 200.0),
     # combined-slip aligning torque: the s Fx arm, s / R0 = SSZ1 + SSZ2 Fy/Fz0 + (SSZ3 + SSZ4 dfz) gamma*
-    "SSZ1": (-1.0, 1.0), "SSZ2": (-1.0, 1.0), "SSZ3": (-10.0, 10.0), "SSZ4": (-10.0, 10.0),
+    "SSZ1": (-1.0, 1.0),
+    "SSZ2": (-1.0, 1.0),
+    "SSZ3": (-10.0, 10.0),
+    "SSZ4": (-10.0, 10.0),
 }
-
 
 
 class Stage(NamedTuple):
@@ -88,26 +163,117 @@ class Stage(NamedTuple):
 
 #: name -> (coefficients, camber coefficients, channels, combined model?).
 STAGES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], bool]] = {
-    "Fx0": (("PCX1", "PDX1", "PDX2", "PEX1", "PEX2", "PEX3", "PEX4", "PKX1", "PKX2", "PKX3",
-             "PHX1", "PHX2", "PVX1", "PVX2"), ("PDX3",), ("Fx0",), False),
-    "Fy0": (("PCY1", "PDY1", "PDY2", "PEY1", "PEY2", "PEY3", "PKY1", "PKY2", "PKY4",
-             "PHY1", "PHY2", "PVY1", "PVY2"),
-            ("PDY3", "PEY4", "PEY5", "PKY3", "PKY5", "PKY6", "PKY7", "PVY3", "PVY4"), ("Fy0",), False),
-    "Mz0": (("QBZ1", "QBZ2", "QBZ3", "QBZ9", "QBZ10", "QCZ1", "QDZ1", "QDZ2", "QDZ6", "QDZ7",
-             "QEZ1", "QEZ2", "QEZ3", "QEZ4", "QHZ1", "QHZ2"),
-            ("QBZ4", "QBZ5", "QDZ3", "QDZ4", "QDZ8", "QDZ9", "QDZ10", "QDZ11", "QEZ5", "QHZ3", "QHZ4"),
-            ("Mz0",), False),
-    "combined": (("RBX1", "RBX2", "RCX1", "REX1", "REX2", "RHX1", "RBY1", "RBY2", "RBY3", "RCY1",
-                  "REY1", "REY2", "RHY1", "RHY2", "RVY1", "RVY2", "RVY4", "RVY5", "RVY6"),
-                 ("RBX3", "RBY4", "RVY3"), ("Fx", "Fy"), True),
-    "Mz": (("SSZ1", "SSZ2", "QBZ1", "QBZ2", "QBZ3", "QBZ9", "QBZ10", "QCZ1", "QDZ1", "QDZ2", "QDZ6", "QDZ7",
-            "QEZ1", "QEZ2", "QEZ3", "QEZ4", "QHZ1", "QHZ2"), ("SSZ3", "SSZ4"), ("Mz0", "Mz"), True),
+    "Fx0": (
+        (
+            "PCX1",
+            "PDX1",
+            "PDX2",
+            "PEX1",
+            "PEX2",
+            "PEX3",
+            "PEX4",
+            "PKX1",
+            "PKX2",
+            "PKX3",
+            "PHX1",
+            "PHX2",
+            "PVX1",
+            "PVX2",
+        ),
+        ("PDX3",),
+        ("Fx0",),
+        False,
+    ),
+    "Fy0": (
+        ("PCY1", "PDY1", "PDY2", "PEY1", "PEY2", "PEY3", "PKY1", "PKY2", "PKY4", "PHY1", "PHY2", "PVY1", "PVY2"),
+        ("PDY3", "PEY4", "PEY5", "PKY3", "PKY5", "PKY6", "PKY7", "PVY3", "PVY4"),
+        ("Fy0",),
+        False,
+    ),
+    "Mz0": (
+        (
+            "QBZ1",
+            "QBZ2",
+            "QBZ3",
+            "QBZ9",
+            "QBZ10",
+            "QCZ1",
+            "QDZ1",
+            "QDZ2",
+            "QDZ6",
+            "QDZ7",
+            "QEZ1",
+            "QEZ2",
+            "QEZ3",
+            "QEZ4",
+            "QHZ1",
+            "QHZ2",
+        ),
+        ("QBZ4", "QBZ5", "QDZ3", "QDZ4", "QDZ8", "QDZ9", "QDZ10", "QDZ11", "QEZ5", "QHZ3", "QHZ4"),
+        ("Mz0",),
+        False,
+    ),
+    "combined": (
+        (
+            "RBX1",
+            "RBX2",
+            "RCX1",
+            "REX1",
+            "REX2",
+            "RHX1",
+            "RBY1",
+            "RBY2",
+            "RBY3",
+            "RCY1",
+            "REY1",
+            "REY2",
+            "RHY1",
+            "RHY2",
+            "RVY1",
+            "RVY2",
+            "RVY4",
+            "RVY5",
+            "RVY6",
+        ),
+        ("RBX3", "RBY4", "RVY3"),
+        ("Fx", "Fy"),
+        True,
+    ),
+    "Mz": (
+        (
+            "SSZ1",
+            "SSZ2",
+            "QBZ1",
+            "QBZ2",
+            "QBZ3",
+            "QBZ9",
+            "QBZ10",
+            "QCZ1",
+            "QDZ1",
+            "QDZ2",
+            "QDZ6",
+            "QDZ7",
+            "QEZ1",
+            "QEZ2",
+            "QEZ3",
+            "QEZ4",
+            "QHZ1",
+            "QHZ2",
+        ),
+        ("SSZ3", "SSZ4"),
+        ("Mz0", "Mz"),
+        True,
+    ),
 }
 
 #: channel -> (measured column, rows it uses).
 CHANNELS: dict[str, tuple[str, str]] = {
-    "Fx0": ("fx", "pure_long"), "Fy0": ("fy", "pure_lat"), "Mz0": ("mz", "pure_lat"),
-    "Fx": ("fx", "combined"), "Fy": ("fy", "combined"), "Mz": ("mz", "combined"),
+    "Fx0": ("fx", "pure_long"),
+    "Fy0": ("fy", "pure_lat"),
+    "Mz0": ("mz", "pure_lat"),
+    "Fx": ("fx", "combined"),
+    "Fy": ("fy", "combined"),
+    "Mz": ("mz", "combined"),
 }
 
 #: Stages of the simple B, C, D, E model (:mod:`jaxtire.simple`), same layout as :data:`STAGES`.
@@ -119,10 +285,19 @@ SIMPLE_STAGES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]
 
 #: Default bounds of the simple model's fitted fields.
 SIMPLE_BOUNDS: dict[str, tuple[float, float]] = {
-    "Bx": (0.5, 60.0), "Cx": (0.5, 2.0), "Dx": (0.1, 4.0), "Ex": (-10.0, 1.0),
-    "By": (0.5, 60.0), "Cy": (0.5, 2.0), "Dy": (0.1, 4.0), "Ey": (-10.0, 1.0),
-    "k_load": (0.0, 0.95), "c_gamma": (-5.0, 5.0), "trail": (0.0, 0.2),
-    "slide_ratio": (0.05, 1.0), "beta": (0.1, 100.0),
+    "Bx": (0.5, 60.0),
+    "Cx": (0.5, 2.0),
+    "Dx": (0.1, 4.0),
+    "Ex": (-10.0, 1.0),
+    "By": (0.5, 60.0),
+    "Cy": (0.5, 2.0),
+    "Dy": (0.1, 4.0),
+    "Ey": (-10.0, 1.0),
+    "k_load": (0.0, 0.95),
+    "c_gamma": (-5.0, 5.0),
+    "trail": (0.0, 0.2),
+    "slide_ratio": (0.05, 1.0),
+    "beta": (0.1, 100.0),
 }
 
 
@@ -198,8 +373,9 @@ def plan(data: MeasurementSet, start, stages, coefs, bounds) -> tuple[tuple[Stag
         lo, hi = bd[k]
         v = np.asarray(get_coefficient(start, k), dtype=np.float64)
         if np.any(v < lo) or np.any(v > hi):
-            raise ValueError(f"start value {k} = {v.ravel()[0]:g} is outside its bounds [{lo:g}, {hi:g}]; "
-                             f"pass bounds={{{k!r}: (lower, upper)}} or another start")
+            raise ValueError(
+                f"start value {k} = {v.ravel()[0]:g} is outside its bounds [{lo:g}, {hi:g}]; "
+                f"pass bounds={{{k!r}: (lower, upper)}} or another start"
+            )
     bounds_t = tuple((k, (float(bd[k][0]), float(bd[k][1]))) for k in used)
     return tuple(stages_out), bounds_t
-

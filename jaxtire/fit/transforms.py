@@ -16,7 +16,7 @@ bound inside by 1e-6 of the range (two-sided) or 1e-12 ``scale`` (one-sided).  :
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import jax
 import jax.numpy as jnp
@@ -44,8 +44,11 @@ def from_unconstrained(u, lower=-math.inf, upper=math.inf, scale=1.0):
     none is; increasing in ``u``.  Bounds are concrete floats or arrays (elementwise), ``u`` may be traced."""
     lo, hi, lof, hif = _bound_masks(lower, upper)
     two = lo + (hi - lo) * jax.nn.sigmoid(u)
-    return jnp.where(lof & hif, two, jnp.where(lof, lo + scale * jax.nn.softplus(u),
-                                              jnp.where(hif, hi - scale * jax.nn.softplus(-u), scale * u)))
+    return jnp.where(
+        lof & hif,
+        two,
+        jnp.where(lof, lo + scale * jax.nn.softplus(u), jnp.where(hif, hi - scale * jax.nn.softplus(-u), scale * u)),
+    )
 
 
 def to_unconstrained(x, lower=-math.inf, upper=math.inf, scale=1.0):
@@ -56,8 +59,11 @@ def to_unconstrained(x, lower=-math.inf, upper=math.inf, scale=1.0):
     eps = 1e-6
     t = jnp.clip((x - lo) / np.where(lof & hif, hi - lo, 1.0), eps, 1.0 - eps)
     two = jnp.log(t) - jnp.log1p(-t)
-    return jnp.where(lof & hif, two, jnp.where(lof, _softplus_inv((x - lo) / scale),
-                                              jnp.where(hif, -_softplus_inv((hi - x) / scale), x / scale)))
+    return jnp.where(
+        lof & hif,
+        two,
+        jnp.where(lof, _softplus_inv((x - lo) / scale), jnp.where(hif, -_softplus_inv((hi - x) / scale), x / scale)),
+    )
 
 
 def pack(values: Mapping[str, float], bounds: Mapping[str, tuple[float, float]], dtype=None) -> dict:

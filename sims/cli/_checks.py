@@ -50,8 +50,10 @@ def check_memory(ap, flag: str, vehicles: int) -> None:
     need = vehicles * BYTES_PER_VEHICLE
     have = available_memory()
     if need > have:
-        ap.error(f"{flag} {vehicles} vehicles need about {need / 2**30:.3g} GiB "
-                 f"({BYTES_PER_VEHICLE // 1024} KiB each), only {have / 2**30:.3g} GiB is available")
+        ap.error(
+            f"{flag} {vehicles} vehicles need about {need / 2**30:.3g} GiB "
+            f"({BYTES_PER_VEHICLE // 1024} KiB each), only {have / 2**30:.3g} GiB is available"
+        )
 
 
 def check_out_dir(ap, out: str, flag: str = "--out") -> None:
@@ -83,8 +85,10 @@ def exact_chunks(ap, steps: int, chunk_steps: int, chunk_given: bool) -> int:
         for c in range(chunk_steps, max(1, chunk_steps // 4) - 1, -1):
             if steps % c == 0:
                 return c
-    ap.error(f"--steps {steps} is not a multiple of --chunk-steps {chunk_steps}: the run would round up to "
-             f"{-(-steps // chunk_steps) * chunk_steps} steps; pass a --chunk-steps that divides --steps")
+    ap.error(
+        f"--steps {steps} is not a multiple of --chunk-steps {chunk_steps}: the run would round up to "
+        f"{-(-steps // chunk_steps) * chunk_steps} steps; pass a --chunk-steps that divides --steps"
+    )
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -12,8 +12,12 @@ from sims.vehicles.presets import TIRE_MODELS
 
 
 def add_tire_arguments(ap: argparse.ArgumentParser) -> None:
-    ap.add_argument("--tir", default=None, metavar="PATH",
-                    help=f"tire property file (.tir) of the vehicles' tires; None: the bundled {data_path().name}")
+    ap.add_argument(
+        "--tir",
+        default=None,
+        metavar="PATH",
+        help=f"tire property file (.tir) of the vehicles' tires; None: the bundled {data_path().name}",
+    )
     ap.add_argument("--tire", default="mf", help="without --tir: mf (the bundled .tir) or simple (the simple model)")
 
 

@@ -46,19 +46,30 @@ DEFAULT_SURFACES = ("asphalt_dry", "asphalt_wet", "gravel", "snow", "ice")
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = OneLineParser(prog="python -m sims", description=__doc__.split("\n\n")[1],
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap = OneLineParser(
+        prog="python -m sims",
+        description=__doc__.split("\n\n")[1],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     ap.add_argument("--scenario", default="braking", help=f"one of {', '.join(SCENARIOS)}")
     ap.add_argument("--vehicles", type=int, default=10_000, help="fleet size of the braking Monte Carlo")
-    ap.add_argument("--steps", type=int, default=None,
-                    help="maximum number of steps, run exactly (default: 60 s of simulated time; stops when all "
-                         "have stopped); --chunk-steps must divide it")
+    ap.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="maximum number of steps, run exactly (default: 60 s of simulated time; stops when all "
+        "have stopped); --chunk-steps must divide it",
+    )
     ap.add_argument("--dt", type=float, default=0.005, help="step [s]")
     ap.add_argument("--substeps", type=int, default=1, help="integrator substeps per step")
     ap.add_argument("--integrator", default="semi_implicit_euler", help="semi_implicit_euler or rk4")
     ap.add_argument("--model", default="double_track", help="double_track or single_track")
-    ap.add_argument("--preset", default="hatchback", help="hatchback, sports_car, kart or race_car "
-                    "(braking); the table scenarios run every preset unless one is given")
+    ap.add_argument(
+        "--preset",
+        default="hatchback",
+        help="hatchback, sports_car, kart or race_car "
+        "(braking); the table scenarios run every preset unless one is given",
+    )
     add_tire_arguments(ap)
     ap.add_argument("--surfaces", default=",".join(DEFAULT_SURFACES), help="comma-separated surface names")
     ap.add_argument("--abs-fraction", type=float, default=0.5, help="share of the fleet with ABS")
@@ -72,13 +83,17 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     ap.add_argument("--counts", default="1000,10000,100000", help="fleet sizes of the throughput scenario")
     ap.add_argument("--x64", action="store_true", help="float64 instead of float32")
-    ap.add_argument("--fast-compile", action="store_true",
-                    help="XLA:CPU options that halve the compile time and double the run time (short runs)")
+    ap.add_argument(
+        "--fast-compile",
+        action="store_true",
+        help="XLA:CPU options that halve the compile time and double the run time (short runs)",
+    )
     return ap
 
 
 def _validate(ap: argparse.ArgumentParser, args) -> None:
     """Every flag checked before anything is built or compiled (argparse error, exit status 2)."""
+
     def bad(msg):
         ap.error(msg)
 
@@ -163,7 +178,7 @@ def _write_table(path: Path, columns: dict, fmt: str) -> Path:
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(names)
-        for row in zip(*(columns[k] for k in names)):
+        for row in zip(*(columns[k] for k in names), strict=False):
             w.writerow([f"{v:.6g}" if isinstance(v, float) else v for v in row])
     return path
 
@@ -193,14 +208,26 @@ def run_braking(args, out: Path) -> dict:
     base = presets.get(args.preset, tire=args.tire_params)
     mc = braking.monte_carlo_fleet(jax.random.PRNGKey(args.seed), base, n, ids, abs_fraction=args.abs_fraction)
     steps = args.steps or int(math.ceil(60.0 / args.dt))
-    print(f"jaxtire fleet: {n} x {args.preset} ({args.model}, {tire_label(args)} tires, {args.integrator}, dt "
-          f"{args.dt * 1e3:g} ms x {args.substeps}) braking from {args.speed:g} km/h on "
-          f"{', '.join(args.surface_list)}; seed {args.seed}; device {jax.devices()[0].platform}", flush=True)
+    print(
+        f"jaxtire fleet: {n} x {args.preset} ({args.model}, {tire_label(args)} tires, {args.integrator}, dt "
+        f"{args.dt * 1e3:g} ms x {args.substeps}) braking from {args.speed:g} km/h on "
+        f"{', '.join(args.surface_list)}; seed {args.seed}; device {jax.devices()[0].platform}",
+        flush=True,
+    )
     setup_s = time.perf_counter() - t_start
     print("[1/3] compile ...", end=" ", flush=True, file=sys.stderr)
-    run = braking.braking_run(mc.params, mc.abs_on, speed=args.speed / 3.6, yaw_rate0=mc.yaw_rate0, dt=args.dt,
-                              model=args.model, integrator=args.integrator, substeps=args.substeps,
-                              chunk_steps=args.chunk_steps, compiler_options=_options(args))
+    run = braking.braking_run(
+        mc.params,
+        mc.abs_on,
+        speed=args.speed / 3.6,
+        yaw_rate0=mc.yaw_rate0,
+        dt=args.dt,
+        model=args.model,
+        integrator=args.integrator,
+        substeps=args.substeps,
+        chunk_steps=args.chunk_steps,
+        compiler_options=_options(args),
+    )
     print(f"{run.compile():.1f} s", flush=True, file=sys.stderr)
     bar = _Progress(steps, "[2/3] simulate", not args.no_progress)
     res, stats = braking.run_to_stop(run, steps, progress=bar)
@@ -210,29 +237,37 @@ def run_braking(args, out: Path) -> dict:
 
     # summary
     lines = []
-    head = (f"{'surface':<12} {'mode':<7} {'n':>6} {'stopped':>8} {'p5 [m]':>8} {'p50 [m]':>8} {'p95 [m]':>8} "
-            f"{'spins':>6}")
+    head = (
+        f"{'surface':<12} {'mode':<7} {'n':>6} {'stopped':>8} {'p5 [m]':>8} {'p50 [m]':>8} {'p95 [m]':>8} {'spins':>6}"
+    )
     lines.append(head)
     lines.append("-" * len(head))
     per_surface = {}
-    for s, sid in zip(args.surface_list, ids):
+    for s, sid in zip(args.surface_list, ids, strict=False):
         for mode, flag in (("locked", 0.0), ("ABS", 1.0)):
             m = (sample.surface_id == sid) & (abs_np == flag)
             if not m.any():
                 continue
             p5, p50, p95 = _percentiles(res.distance[m & res.stopped & ~res.spun])
             spins = int(res.spun[m].sum())
-            per_surface[(s, mode)] = dict(n=int(m.sum()), p5=p5, p50=p50, p95=p95, spins=spins,
-                                          stopped=int(res.stopped[m].sum()))
-            lines.append(f"{s:<12} {mode:<7} {int(m.sum()):>6} {int(res.stopped[m].sum()):>8} {p5:>8.1f} {p50:>8.1f} "
-                         f"{p95:>8.1f} {spins:>6}")
+            per_surface[(s, mode)] = dict(
+                n=int(m.sum()), p5=p5, p50=p50, p95=p95, spins=spins, stopped=int(res.stopped[m].sum())
+            )
+            lines.append(
+                f"{s:<12} {mode:<7} {int(m.sum()):>6} {int(res.stopped[m].sum()):>8} {p5:>8.1f} {p50:>8.1f} "
+                f"{p95:>8.1f} {spins:>6}"
+            )
     total_spins = int(res.spun.sum())
     lines.append("-" * len(head))
-    lines.append(f"vehicles {n}, stopped {int(res.stopped.sum())}, spins {total_spins}; "
-                 f"{stats.steps} steps ({stats.steps * args.dt:.1f} s simulated)")
-    lines.append(f"compile {stats.compile_s:.1f} s, simulate {stats.run_s:.1f} s: "
-                 f"{stats.vehicle_steps_per_s / 1e6:.2f} M vehicle-steps/s (finished vehicles are dropped from the "
-                 f"batch as it goes)")
+    lines.append(
+        f"vehicles {n}, stopped {int(res.stopped.sum())}, spins {total_spins}; "
+        f"{stats.steps} steps ({stats.steps * args.dt:.1f} s simulated)"
+    )
+    lines.append(
+        f"compile {stats.compile_s:.1f} s, simulate {stats.run_s:.1f} s: "
+        f"{stats.vehicle_steps_per_s / 1e6:.2f} M vehicle-steps/s (finished vehicles are dropped from the "
+        f"batch as it goes)"
+    )
     print("[3/3] results", file=sys.stderr, flush=True)
     print("\n".join(lines), flush=True)
 
@@ -257,8 +292,14 @@ def run_braking(args, out: Path) -> dict:
     if not args.no_plot:
         written.append(_plot_braking(out / "braking_hist.png", args, ids, sample, abs_np, res))
     print("wrote " + ", ".join(str(p) for p in written), flush=True)
-    return dict(summary="\n".join(lines), per_surface=per_surface, stats=stats, spins=total_spins,
-                files=written, setup_s=setup_s)
+    return dict(
+        summary="\n".join(lines),
+        per_surface=per_surface,
+        stats=stats,
+        spins=total_spins,
+        files=written,
+        setup_s=setup_s,
+    )
 
 
 def _plot_braking(path: Path, args, ids, sample, abs_np, res) -> Path:
@@ -269,7 +310,7 @@ def _plot_braking(path: Path, args, ids, sample, abs_np, res) -> Path:
 
     k = len(ids)
     fig, axes = plt.subplots(1, k, figsize=(3.2 * k, 3.2), squeeze=False)
-    for ax, s, sid in zip(axes[0], args.surface_list, ids):
+    for ax, s, sid in zip(axes[0], args.surface_list, ids, strict=False):
         for flag, label, color in ((0.0, "locked", "tab:red"), (1.0, "ABS", "tab:blue")):
             m = (sample.surface_id == sid) & (abs_np == flag) & res.stopped & ~res.spun
             if m.any():
@@ -296,16 +337,35 @@ def run_tables(args, out: Path) -> dict:
     names = PRESET_NAMES if args.preset in ("all",) or args.preset_default else (args.preset,)
     t = time.perf_counter()
     if args.scenario == "braking-table":
-        rows = braking.braking_table(names, args.surface_list, tire=args.tire_params, model=args.model, dt=args.dt,
-                                     speed=args.speed / 3.6, compiler_options=_options(args))
+        rows = braking.braking_table(
+            names,
+            args.surface_list,
+            tire=args.tire_params,
+            model=args.model,
+            dt=args.dt,
+            speed=args.speed / 3.6,
+            compiler_options=_options(args),
+        )
         text = braking.format_table(rows)
     elif args.scenario == "skidpad":
-        rows = skidpad.skidpad_table(names, args.surface_list, tire=args.tire_params, model=args.model, dt=args.dt,
-                                     compiler_options=_options(args))
+        rows = skidpad.skidpad_table(
+            names,
+            args.surface_list,
+            tire=args.tire_params,
+            model=args.model,
+            dt=args.dt,
+            compiler_options=_options(args),
+        )
         text = skidpad.format_table(rows)
     else:
-        rows = step_steer.step_steer_table(names, args.surface_list, tire=args.tire_params, model=args.model,
-                                           dt=min(args.dt, 0.002), compiler_options=_options(args))
+        rows = step_steer.step_steer_table(
+            names,
+            args.surface_list,
+            tire=args.tire_params,
+            model=args.model,
+            dt=min(args.dt, 0.002),
+            compiler_options=_options(args),
+        )
         text = step_steer.format_table(rows)
     print(text)
     print(f"({time.perf_counter() - t:.1f} s)")
@@ -328,8 +388,17 @@ def run_throughput(args, out: Path) -> dict:
         fleet, _ = sample_fleet(jax.random.PRNGKey(args.seed), base, n, Sampling(surfaces=(0, 2, 4, 8, 9)))
         s0 = jax.vmap(lambda q: m.init_state(q, 27.78, yaw_rate=0.01), in_axes=(fleet_axes(fleet),))(fleet)
         drv = broadcast(Constant(steer=0.02, throttle=0.0, brake=0.3), n)
-        run = FleetRun(fleet, s0, drv, dt=args.dt, model=m, integrator=args.integrator, substeps=args.substeps,
-                       chunk_steps=steps, compiler_options=_options(args))
+        run = FleetRun(
+            fleet,
+            s0,
+            drv,
+            dt=args.dt,
+            model=m,
+            integrator=args.integrator,
+            substeps=args.substeps,
+            chunk_steps=steps,
+            compiler_options=_options(args),
+        )
         compile_s = run.compile()
         best, cpu = None, None
         for _ in range(3):
@@ -340,11 +409,21 @@ def run_throughput(args, out: Path) -> dict:
                 best, cpu = st, c1
         per = cpu / (n * steps) * 1e9
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-        rows.append(dict(vehicles=n, vehicle_steps_per_s=best.vehicle_steps_per_s, ms_per_step=best.run_s / steps * 1e3,
-                         cpu_ns_per_vehicle_step=per, compile_s=compile_s, load_average=load))
-        print(f"{n:>9} vehicles: {best.vehicle_steps_per_s / 1e6:6.2f} M vehicle-steps/s  ({best.run_s / steps * 1e3:8.3f} "
-              f"ms/step, {per:5.0f} CPU-ns/vehicle-step, compile {compile_s:.1f} s, load average {load:.1f})",
-              flush=True)
+        rows.append(
+            dict(
+                vehicles=n,
+                vehicle_steps_per_s=best.vehicle_steps_per_s,
+                ms_per_step=best.run_s / steps * 1e3,
+                cpu_ns_per_vehicle_step=per,
+                compile_s=compile_s,
+                load_average=load,
+            )
+        )
+        print(
+            f"{n:>9} vehicles: {best.vehicle_steps_per_s / 1e6:6.2f} M vehicle-steps/s  ({best.run_s / steps * 1e3:8.3f} "
+            f"ms/step, {per:5.0f} CPU-ns/vehicle-step, compile {compile_s:.1f} s, load average {load:.1f})",
+            flush=True,
+        )
     out.mkdir(parents=True, exist_ok=True)
     path = _write_table(out / "throughput", {k: [r[k] for r in rows] for k in rows[0]}, args.format)
     print(f"wrote {path}")
@@ -360,7 +439,8 @@ def main(argv=None) -> dict:
     args.chunk_given = any(a == "--chunk-steps" or a.startswith("--chunk-steps=") for a in raw)
     if args.scenario not in ("braking", "throughput") and "--surfaces" not in " ".join(raw):
         args.surfaces = {"skidpad": "asphalt_dry,asphalt_wet,snow", "step-steer": "asphalt_dry"}.get(
-            args.scenario, args.surfaces)
+            args.scenario, args.surfaces
+        )
     _validate(ap, args)
     if argv is None:  # from the command line only: 512-bit vectors on AVX-512 CPUs (sims/run/_xla.py)
         tune_cpu()
@@ -372,8 +452,10 @@ def main(argv=None) -> dict:
         try:
             dev = jax.devices(platform)[0]
         except RuntimeError:
-            ap.error(f"--device {args.device}: no such device here (available: "
-                     f"{', '.join(sorted({d.platform for d in jax.devices()}))})")
+            ap.error(
+                f"--device {args.device}: no such device here (available: "
+                f"{', '.join(sorted({d.platform for d in jax.devices()}))})"
+            )
     else:
         dev = jax.devices()[0]
     out = Path(args.out)
@@ -384,4 +466,3 @@ def main(argv=None) -> dict:
         if args.scenario == "throughput":
             return run_throughput(args, out)
         return run_tables(args, out)
-

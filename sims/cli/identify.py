@@ -14,10 +14,11 @@ from sims.vehicles import presets
 
 
 def main(argv=None) -> int:
-    ap = OneLineParser(prog="python -m sims identify",
-                                 description="Identify vehicle parameters from a synthetic log by grad through "
-                                             "windowed lax.scan rollouts.",
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap = OneLineParser(
+        prog="python -m sims identify",
+        description="Identify vehicle parameters from a synthetic log by grad through windowed lax.scan rollouts.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     ap.add_argument("--preset", default="hatchback")
     add_tire_arguments(ap)
     ap.add_argument("--steps", type=int, default=600, help="log length in steps")
@@ -46,12 +47,16 @@ def main(argv=None) -> int:
         ap.error("need --steps >= --window >= 1 and --iters >= 1")
     base = presets.get(args.preset, tire=tire)
     truth = example_truth(base)
-    log = synthetic_log(truth, n_steps=args.steps, dt=args.dt, noise=args.noise, seed=args.seed,
-                        with_loads=not args.no_loads)
-    print(f"synthetic log: {args.preset}, {tire_label(args)} tires, {log.n_steps} steps x {args.dt} s, noise "
-          f"{100 * args.noise:g} % of RMS, loads {'no' if args.no_loads else 'yes'}; start = the preset")
-    res = identify(log, base, window=args.window, restart=args.restart, n_iter=args.iters, lr=args.lr, true=truth,
-                   verbose=True)
+    log = synthetic_log(
+        truth, n_steps=args.steps, dt=args.dt, noise=args.noise, seed=args.seed, with_loads=not args.no_loads
+    )
+    print(
+        f"synthetic log: {args.preset}, {tire_label(args)} tires, {log.n_steps} steps x {args.dt} s, noise "
+        f"{100 * args.noise:g} % of RMS, loads {'no' if args.no_loads else 'yes'}; start = the preset"
+    )
+    res = identify(
+        log, base, window=args.window, restart=args.restart, n_iter=args.iters, lr=args.lr, true=truth, verbose=True
+    )
     print(res.report)
     err = res.report.rel_error
     print(f"max |error| {100 * max(abs(e) for e in err.values()):.3f} %")

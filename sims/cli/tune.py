@@ -28,10 +28,12 @@ from sims.vehicles import presets
 
 
 def main(argv=None) -> int:
-    ap = OneLineParser(prog="python -m sims tune",
-                                 description="Tune the ABS (and optionally a lane-change) controller by grad "
-                                             "through fleet rollouts; prints untuned vs tuned on held-out seeds.",
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap = OneLineParser(
+        prog="python -m sims tune",
+        description="Tune the ABS (and optionally a lane-change) controller by grad "
+        "through fleet rollouts; prints untuned vs tuned on held-out seeds.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     ap.add_argument("--vehicles", type=int, default=6, help="fleet size per iteration")
     ap.add_argument("--iters", type=int, default=40, help="Adam iterations")
     ap.add_argument("--lr", type=float, default=0.1, help="Adam learning rate (unconstrained gains)")
@@ -65,34 +67,58 @@ def main(argv=None) -> int:
     seeds = tuple(1001 + i for i in range(args.heldout))
     if not args.lateral_only:
         setup = BrakingSetup(preset=args.preset, tire=tire, dt=args.dt, surfaces=surfaces)
-        print(f"ABS tuning: {args.preset}, {tire_label(args)} tires, {args.vehicles} vehicles x {args.iters} iterations, "
-              f"surfaces {', '.join(surfaces)}, v0 U{setup.speed} m/s, dt {args.dt} s, horizon {setup.horizon} s")
-        res = tune_abs(setup, n_vehicles=args.vehicles, n_iter=args.iters, lr=args.lr, seed=args.seed,
-                       heldout_seeds=seeds, verbose=True)
+        print(
+            f"ABS tuning: {args.preset}, {tire_label(args)} tires, {args.vehicles} vehicles x {args.iters} iterations, "
+            f"surfaces {', '.join(surfaces)}, v0 U{setup.speed} m/s, dt {args.dt} s, horizon {setup.horizon} s"
+        )
+        res = tune_abs(
+            setup,
+            n_vehicles=args.vehicles,
+            n_iter=args.iters,
+            lr=args.lr,
+            seed=args.seed,
+            heldout_seeds=seeds,
+            verbose=True,
+        )
         print(res.report)
         t = time.perf_counter()
         before = evaluate_abs(abs_gains(), setup, seeds, args.vehicles)
         after = evaluate_abs(res.gains, setup, seeds, args.vehicles)
-        print(f"held-out full stops (horizon {2 * setup.horizon:g} s, no tail estimate; "
-              f"{time.perf_counter() - t:.1f} s): mean stopping distance untuned -> tuned")
+        print(
+            f"held-out full stops (horizon {2 * setup.horizon:g} s, no tail estimate; "
+            f"{time.perf_counter() - t:.1f} s): mean stopping distance untuned -> tuned"
+        )
         for s in seeds:
-            print(f"  seed {s}: {before[s].mean():8.3f} m -> {after[s].mean():8.3f} m "
-                  f"({100 * (after[s].mean() / before[s].mean() - 1):+.2f} %), better on "
-                  f"{int(np.sum(after[s] < before[s]))}/{args.vehicles} vehicles")
+            print(
+                f"  seed {s}: {before[s].mean():8.3f} m -> {after[s].mean():8.3f} m "
+                f"({100 * (after[s].mean() / before[s].mean() - 1):+.2f} %), better on "
+                f"{int(np.sum(after[s] < before[s]))}/{args.vehicles} vehicles"
+            )
         b = np.concatenate(list(before.values())).mean()
         a = np.concatenate(list(after.values())).mean()
         print(f"  all : {b:8.3f} m -> {a:8.3f} m ({100 * (a / b - 1):+.2f} %)")
     if args.lateral or args.lateral_only:
         setup = LaneSetup(preset=args.preset, tire=tire, dt=args.dt)
-        print(f"\nlane-change tuning: {args.vehicles} vehicles x {args.iters} iterations, surfaces "
-              f"{', '.join(setup.surfaces)}, v0 U{setup.speed} m/s, {setup.width} m over {setup.length} m")
-        res = tune_lateral(setup, n_vehicles=args.vehicles, n_iter=args.iters, lr=args.lr, seed=args.seed,
-                           heldout_seeds=seeds, verbose=True)
+        print(
+            f"\nlane-change tuning: {args.vehicles} vehicles x {args.iters} iterations, surfaces "
+            f"{', '.join(setup.surfaces)}, v0 U{setup.speed} m/s, {setup.width} m over {setup.length} m"
+        )
+        res = tune_lateral(
+            setup,
+            n_vehicles=args.vehicles,
+            n_iter=args.iters,
+            lr=args.lr,
+            seed=args.seed,
+            heldout_seeds=seeds,
+            verbose=True,
+        )
         print(res.report)
         before = evaluate_lateral(lane_gains(), setup, seeds, args.vehicles)
         after = evaluate_lateral(res.gains, setup, seeds, args.vehicles)
         print("held-out rms lateral error [m] / rms steer rate [rad/s], untuned -> tuned")
         for s in seeds:
-            print(f"  seed {s}: {before[s][0].mean():.4f} / {before[s][1].mean():.4f} -> "
-                  f"{after[s][0].mean():.4f} / {after[s][1].mean():.4f}")
+            print(
+                f"  seed {s}: {before[s][0].mean():.4f} / {before[s][1].mean():.4f} -> "
+                f"{after[s][0].mean():.4f} / {after[s][1].mean():.4f}"
+            )
     return 0

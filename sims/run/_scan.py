@@ -81,13 +81,15 @@ def scan_steps(params, state, dstate, acc, k0, controls, n_steps: int, *, dt: fl
         return (new, d, a, k + 1), y
 
     xs = controls if open_loop else None
-    (s, d, a, _), ys = jax.lax.scan(body, (state, dstate, acc, jnp.asarray(k0, jnp.int32)), xs,
-                                    length=None if open_loop else n_steps)
+    (s, d, a, _), ys = jax.lax.scan(
+        body, (state, dstate, acc, jnp.asarray(k0, jnp.int32)), xs, length=None if open_loop else n_steps
+    )
     return (s, d, a), ys
 
 
-def run_steps(params, state, dstate, acc, k0, controls, n_steps: int, *, every: int = 1, dt: float, step, reducer,
-              record, t0):
+def run_steps(
+    params, state, dstate, acc, k0, controls, n_steps: int, *, every: int = 1, dt: float, step, reducer, record, t0
+):
     """:func:`scan_steps` with one record every ``every`` steps (``every`` divides ``n_steps``)."""
     kw = dict(dt=dt, step=step, reducer=reducer, t0=t0)
     if every == 1 or record is None:
@@ -104,8 +106,9 @@ def run_steps(params, state, dstate, acc, k0, controls, n_steps: int, *, every: 
 
     n_out = n_steps // every
     xs = jax.tree.map(lambda v: v.reshape((n_out, every) + v.shape[1:]), controls) if open_loop else None
-    (s, d, a, _), ys = jax.lax.scan(outer, (state, dstate, acc, jnp.asarray(k0, jnp.int32)), xs,
-                                    length=None if open_loop else n_out)
+    (s, d, a, _), ys = jax.lax.scan(
+        outer, (state, dstate, acc, jnp.asarray(k0, jnp.int32)), xs, length=None if open_loop else n_out
+    )
     return (s, d, a), ys
 
 
@@ -124,9 +127,23 @@ def blocked(fn, block, in_axes):
     return run
 
 
-@functools.lru_cache(maxsize=None)
-def chunk_fns(model, integrator, substeps: int, dt: float, chunk_steps: int, t0: float, p_axes, driver_axes,
-              reducer_axes, *, record=None, every: int = 1, options: tuple = (), block=None):
+@functools.cache
+def chunk_fns(
+    model,
+    integrator,
+    substeps: int,
+    dt: float,
+    chunk_steps: int,
+    t0: float,
+    p_axes,
+    driver_axes,
+    reducer_axes,
+    *,
+    record=None,
+    every: int = 1,
+    options: tuple = (),
+    block=None,
+):
     """Jitted, vmapped ``(init, chunk)`` for one static configuration (cached: fleets of one structure share a
     compiled program).
 
@@ -141,8 +158,9 @@ def chunk_fns(model, integrator, substeps: int, dt: float, chunk_steps: int, t0:
         return d.init(p, s), (r.init(p, s) if r is not None else None)
 
     def chunk_one(p, s, dstate, acc, d, r, k0):
-        return run_steps(p, s, dstate, acc, k0, d, chunk_steps, every=every, dt=dt, step=step, reducer=r,
-                         record=rec, t0=t0)
+        return run_steps(
+            p, s, dstate, acc, k0, d, chunk_steps, every=every, dt=dt, step=step, reducer=r, record=rec, t0=t0
+        )
 
     opts = dict(options) or None
     init = jax.jit(jax.vmap(init_one, in_axes=(p_axes, 0, driver_axes, reducer_axes)), compiler_options=opts)

@@ -21,7 +21,8 @@ batch is one kernel); use it on CPU for batches above ~50 000.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -32,8 +33,8 @@ DEFAULT_CHUNK = 4096
 
 def _batch_size(args, axes) -> int:
     sizes = set()
-    for a, ax in zip(args, axes):
-        for leaf, lax_ in zip(*_leaves_with_axes(a, ax)):
+    for a, ax in zip(args, axes, strict=False):
+        for leaf, lax_ in zip(*_leaves_with_axes(a, ax), strict=False):
             if lax_ is not None:
                 sizes.add(jnp.shape(leaf)[0])
     if len(sizes) != 1:
@@ -46,8 +47,9 @@ def _leaves_with_axes(tree, axes):
     leaves, treedef = jax.tree.flatten(tree)
     if axes is None or isinstance(axes, int):
         return leaves, [axes] * len(leaves)
-    full = jax.tree.map(lambda ax, sub: [ax] * len(jax.tree.leaves(sub)), axes, tree,
-                        is_leaf=lambda x: x is None or isinstance(x, int))
+    full = jax.tree.map(
+        lambda ax, sub: [ax] * len(jax.tree.leaves(sub)), axes, tree, is_leaf=lambda x: x is None or isinstance(x, int)
+    )
     flat_axes = [a for group in jax.tree.leaves(full, is_leaf=lambda x: isinstance(x, list)) for a in group]
     if len(flat_axes) != len(leaves):  # pragma: no cover - malformed spec
         raise ValueError("chunked: in_axes does not match the argument structure")
@@ -59,7 +61,7 @@ def _split(tree, axes, n: int, chunk: int):
     m = -(-n // chunk)
     pad = m * chunk - n
     out_b, out_s = [], []
-    for leaf, ax in zip(leaves, flat_axes):
+    for leaf, ax in zip(leaves, flat_axes, strict=False):
         if ax is None:
             out_b.append(None)
             out_s.append(leaf)
@@ -91,13 +93,13 @@ def chunked(fn: Callable, chunk: int = DEFAULT_CHUNK, in_axes: Any = 0) -> Calla
         n = _batch_size(args, axes)
         if n <= chunk:
             return fn(*args)
-        parts = [_split(a, ax, n, chunk) for a, ax in zip(args, axes)]
+        parts = [_split(a, ax, n, chunk) for a, ax in zip(args, axes, strict=False)]
         batched = [p[1] for p in parts]
 
         def body(xs):
             rebuilt = []
-            for (treedef, _, shared), b in zip(parts, xs):
-                leaves = [s if bb is None else bb for bb, s in zip(b, shared)]
+            for (treedef, _, shared), b in zip(parts, xs, strict=False):
+                leaves = [s if bb is None else bb for bb, s in zip(b, shared, strict=False)]
                 rebuilt.append(jax.tree.unflatten(treedef, leaves))
             return fn(*rebuilt)
 

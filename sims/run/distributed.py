@@ -39,7 +39,8 @@ from typing import NamedTuple
 
 import jax
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from sims.run.fleet import fleet_rollout
 from sims.run.longrun import _names
@@ -60,8 +61,9 @@ class ShardInfo(NamedTuple):
     run_id: str
 
 
-def initialize(coordinator_address: str | None = None, num_processes: int | None = None,
-               process_id: int | None = None, **kw) -> None:
+def initialize(
+    coordinator_address: str | None = None, num_processes: int | None = None, process_id: int | None = None, **kw
+) -> None:
     """:func:`jax.distributed.initialize` (call before any other JAX work); on CPU also selects the Gloo
     collectives so barriers and cross-process gathers work.  A second call is a no-op."""
     if is_initialized():
@@ -72,8 +74,9 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
             jax.config.update("jax_cpu_collectives_implementation", "gloo")
         except Exception:  # pragma: no cover - older jax
             pass
-    jax.distributed.initialize(coordinator_address=coordinator_address, num_processes=num_processes,
-                               process_id=process_id, **kw)
+    jax.distributed.initialize(
+        coordinator_address=coordinator_address, num_processes=num_processes, process_id=process_id, **kw
+    )
 
 
 def is_initialized() -> bool:
@@ -123,11 +126,11 @@ def _to_global(tree, axes, mesh: Mesh, rows: tuple[int, int, int], local_inputs:
     start, stop, n_pad = rows
     leaves, treedef = jax.tree.flatten(tree)
     out = []
-    for leaf, ax in zip(leaves, _flat_axes(tree, axes)):
+    for leaf, ax in zip(leaves, _flat_axes(tree, axes), strict=False):
         x = np.asarray(jax.device_get(leaf))
         if ax == 0:
             if not local_inputs:
-                x = x[start:min(stop, n)]
+                x = x[start : min(stop, n)]
             if x.shape[0] < stop - start:  # the padding rows (copies of the last vehicle)
                 x = np.concatenate([x, np.repeat(x[-1:], stop - start - x.shape[0], axis=0)], axis=0)
             sh = NamedSharding(mesh, P(mesh.axis_names[0]))
@@ -150,9 +153,23 @@ def _local_rows(x) -> np.ndarray:
     return np.concatenate(parts, axis=0)
 
 
-def monte_carlo(out_dir, params, state0, controls, n_steps: int, *, dt: float, controls_axes=0, reducer=None,
-                reducer_axes=None, local_inputs: bool = False, n_vehicles: int | None = None, run_id: str = "run",
-                compiler_options: dict | None = None, **rollout_kw) -> ShardInfo:
+def monte_carlo(
+    out_dir,
+    params,
+    state0,
+    controls,
+    n_steps: int,
+    *,
+    dt: float,
+    controls_axes=0,
+    reducer=None,
+    reducer_axes=None,
+    local_inputs: bool = False,
+    n_vehicles: int | None = None,
+    run_id: str = "run",
+    compiler_options: dict | None = None,
+    **rollout_kw,
+) -> ShardInfo:
     """Run :func:`sims.run.fleet.fleet_rollout` over the global mesh and write this process's rows.
 
     ``params`` (a fleet), ``state0``, ``controls`` and ``reducer`` are the whole run's inputs, identical on
@@ -173,19 +190,22 @@ def monte_carlo(out_dir, params, state0, controls, n_steps: int, *, dt: float, c
         n = batch_size(args, axes)
     rows = process_rows(n, mesh)
     if local_inputs and batch_size(args, axes) != min(rows[1], n) - rows[0]:
-        raise ValueError(f"local_inputs: this process holds rows {rows[0]}..{min(rows[1], n)} of {n}, "
-                         f"got {batch_size(args, axes)} rows")
-    g = [_to_global(a, ax, mesh, rows, local_inputs, n) for a, ax in zip(args, axes)]
+        raise ValueError(
+            f"local_inputs: this process holds rows {rows[0]}..{min(rows[1], n)} of {n}, "
+            f"got {batch_size(args, axes)} rows"
+        )
+    g = [_to_global(a, ax, mesh, rows, local_inputs, n) for a, ax in zip(args, axes, strict=False)]
 
     def fn(p, s, c, r):
-        return fleet_rollout(p, s, c, n_steps, dt=dt, controls_axes=controls_axes, reducer=r,
-                             reducer_axes=reducer_axes, **rollout_kw)
+        return fleet_rollout(
+            p, s, c, n_steps, dt=dt, controls_axes=controls_axes, reducer=r, reducer_axes=reducer_axes, **rollout_kw
+        )
 
     out = jax.jit(fn, compiler_options=dict(compiler_options) if compiler_options else None)(*g)
     start, stop, _ = rows
     keep = max(0, min(stop, n) - start)
     names = _names(out)
-    arrays = {nm: _local_rows(x)[:keep] for nm, x in zip(names, jax.tree.leaves(out))}
+    arrays = {nm: _local_rows(x)[:keep] for nm, x in zip(names, jax.tree.leaves(out), strict=False)}
     arrays["vehicle"] = np.arange(start, start + keep)
     pid, npr = jax.process_index(), jax.process_count()
     os.makedirs(out_dir, exist_ok=True)
@@ -194,8 +214,18 @@ def monte_carlo(out_dir, params, state0, controls, n_steps: int, *, dt: float, c
     with open(tmp, "wb") as f:
         np.savez(f, **arrays)
     os.replace(tmp, stem + ".npz")
-    meta = dict(run_id=run_id, process_index=pid, process_count=npr, start=start, stop=start + keep, n_vehicles=n,
-                names=names, treedef=str(jax.tree.structure(out)), n_steps=n_steps, dt=dt)
+    meta = dict(
+        run_id=run_id,
+        process_index=pid,
+        process_count=npr,
+        start=start,
+        stop=start + keep,
+        n_vehicles=n,
+        names=names,
+        treedef=str(jax.tree.structure(out)),
+        n_steps=n_steps,
+        dt=dt,
+    )
     with open(stem + ".json.tmp", "w") as f:
         json.dump(meta, f, indent=1)
     os.replace(stem + ".json.tmp", stem + ".json")
@@ -226,7 +256,7 @@ def merge(out_dir, run_id: str | None = None) -> dict:
         if m["start"] != expect and m["stop"] > m["start"]:
             raise ValueError(f"run {run!r}: shard {path} starts at vehicle {m['start']}, expected {expect}")
         expect = max(expect, m["stop"])
-        with np.load(path[:-len(".json")] + ".npz") as z:
+        with np.load(path[: -len(".json")] + ".npz") as z:
             parts.append({k: z[k] for k in z.files})
     if expect != n:
         raise ValueError(f"run {run!r}: shards cover vehicles 0..{expect}, expected {n}")
@@ -239,4 +269,3 @@ def merge_tree(out_dir, like, run_id: str | None = None):
     merged = merge(out_dir, run_id)
     names = _names(like)
     return jax.tree.unflatten(jax.tree.structure(like), [merged[nm] for nm in names])
-

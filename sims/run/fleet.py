@@ -111,10 +111,13 @@ def sample_fleet(key, params: VehicleParams, n: int, sampling: Sampling = Sampli
     def scaled(ts: TireScale) -> TireScale:
         return TireScale(ts.mu_x * mu_f, ts.mu_y * mu_f, ts.k_x * k_f, ts.k_y * k_f)
 
-    fleet = fleet._replace(mass=fleet.mass * mass_f, yaw_inertia=fleet.yaw_inertia * mass_f,
-                           tire_scale_front=scaled(fleet.tire_scale_front),
-                           tire_scale_rear=scaled(fleet.tire_scale_rear),
-                           surface_ids=jnp.broadcast_to(sid[:, None], (n, 4)))
+    fleet = fleet._replace(
+        mass=fleet.mass * mass_f,
+        yaw_inertia=fleet.yaw_inertia * mass_f,
+        tire_scale_front=scaled(fleet.tire_scale_front),
+        tire_scale_rear=scaled(fleet.tire_scale_rear),
+        surface_ids=jnp.broadcast_to(sid[:, None], (n, 4)),
+    )
     return params._replace(chassis=fleet), FleetSample(mass_f, mu_f, k_f, sid)
 
 
@@ -133,13 +136,40 @@ def _fleet_impl(params, state0, controls, reducer, t0, *, params_axes, controls_
     return blocked(jax.vmap(fn, in_axes=axes), block, axes)(params, state0, controls, reducer, t0)
 
 
-_FLEET_STATIC = ("params_axes", "controls_axes", "reducer_axes", "block", "n_steps", "dt", "model", "integrator",
-                 "substeps", "record", "every")
+_FLEET_STATIC = (
+    "params_axes",
+    "controls_axes",
+    "reducer_axes",
+    "block",
+    "n_steps",
+    "dt",
+    "model",
+    "integrator",
+    "substeps",
+    "record",
+    "every",
+)
 
 
-def fleet_rollout(params: VehicleParams, state0, controls, n_steps: int, *, dt: float, model="double_track",
-                  integrator="semi_implicit_euler", substeps: int = 1, record=None, every: int = 1, reducer=None,
-                  t0=0.0, controls_axes=0, reducer_axes=None, compiler_options=None, block="auto") -> RolloutResult:
+def fleet_rollout(
+    params: VehicleParams,
+    state0,
+    controls,
+    n_steps: int,
+    *,
+    dt: float,
+    model="double_track",
+    integrator="semi_implicit_euler",
+    substeps: int = 1,
+    record=None,
+    every: int = 1,
+    reducer=None,
+    t0=0.0,
+    controls_axes=0,
+    reducer_axes=None,
+    compiler_options=None,
+    block="auto",
+) -> RolloutResult:
     """:func:`sims.run.rollout.rollout` over a fleet: ``params`` a fleet (chassis batched), ``state0`` batched,
     ``controls`` a driver or open-loop :class:`Controls` batched on axis 0 (``controls_axes=0``) or shared
     (``None``); ``reducer`` shared (``reducer_axes=None``) or batched (0).  Every output has a leading
@@ -155,11 +185,27 @@ def fleet_rollout(params: VehicleParams, state0, controls, n_steps: int, *, dt: 
             sizes = {jnp.shape(x)[0] if jnp.ndim(x) else None for x in jax.tree.leaves(tree)}
             if sizes - {n}:
                 raise ValueError(f"{name}: every leaf needs a leading vehicle axis of {n}, got sizes {sizes}")
-    fn = jitted(_fleet_impl, _FLEET_STATIC, _options_unless_traced(compiler_options, params, state0, controls, reducer,
-                                                                    t0))
-    return fn(params, state0, controls, reducer, t0, params_axes=fleet_axes(params), controls_axes=controls_axes,
-              reducer_axes=reducer_axes, block=default_block() if block == "auto" else block, n_steps=n_steps, dt=dt,
-              model=model, integrator=integrator, substeps=substeps, record=record, every=every)
+    fn = jitted(
+        _fleet_impl, _FLEET_STATIC, _options_unless_traced(compiler_options, params, state0, controls, reducer, t0)
+    )
+    return fn(
+        params,
+        state0,
+        controls,
+        reducer,
+        t0,
+        params_axes=fleet_axes(params),
+        controls_axes=controls_axes,
+        reducer_axes=reducer_axes,
+        block=default_block() if block == "auto" else block,
+        n_steps=n_steps,
+        dt=dt,
+        model=model,
+        integrator=integrator,
+        substeps=substeps,
+        record=record,
+        every=every,
+    )
 
 
 class RunStats(NamedTuple):
@@ -190,19 +236,43 @@ class FleetRun:
     per cache-sized block (``"auto"``: :func:`default_block`).
     """
 
-    def __init__(self, params: VehicleParams, state0, driver, *, dt: float, reducer=None, model="double_track",
-                 integrator="semi_implicit_euler", substeps: int = 1, chunk_steps: int = 200, driver_axes=0,
-                 reducer_axes=None, t0: float = 0.0, compiler_options=None, block="auto"):
+    def __init__(
+        self,
+        params: VehicleParams,
+        state0,
+        driver,
+        *,
+        dt: float,
+        reducer=None,
+        model="double_track",
+        integrator="semi_implicit_euler",
+        substeps: int = 1,
+        chunk_steps: int = 200,
+        driver_axes=0,
+        reducer_axes=None,
+        t0: float = 0.0,
+        compiler_options=None,
+        block="auto",
+    ):
         if isinstance(driver, Controls):
             raise ValueError("FleetRun needs a driver (wrap open-loop controls in sims.drivers.OpenLoop)")
         _, self.dt = check_args(params, chunk_steps, dt, substeps, integrator)
         self.n = fleet_size(params)
         self.params, self.state, self.driver, self.reducer = params, state0, driver, reducer
         self.chunk_steps = chunk_steps
-        self._init, self._chunk = chunk_fns(get_model(model), integrator, substeps, self.dt, chunk_steps, float(t0),
-                                            fleet_axes(params), driver_axes, reducer_axes,
-                                            options=options_key(compiler_options),
-                                            block=default_block() if block == "auto" else block)
+        self._init, self._chunk = chunk_fns(
+            get_model(model),
+            integrator,
+            substeps,
+            self.dt,
+            chunk_steps,
+            float(t0),
+            fleet_axes(params),
+            driver_axes,
+            reducer_axes,
+            options=options_key(compiler_options),
+            block=default_block() if block == "auto" else block,
+        )
         self._compiled = None
         self._ready = False
         self._driver_axes = driver_axes
@@ -218,13 +288,13 @@ class FleetRun:
         if self._compiled is None:
             t = time.perf_counter()
             self._initialise()
-            self._compiled = self._chunk.lower(self.params, self.state, self.dstate, self.acc, self.driver,
-                                               self.reducer, jnp.int32(0)).compile()
+            self._compiled = self._chunk.lower(
+                self.params, self.state, self.dstate, self.acc, self.driver, self.reducer, jnp.int32(0)
+            ).compile()
             self.compile_s = time.perf_counter() - t
         return self.compile_s
 
-    def run(self, n_steps: int, progress=None, done=None, active=None, min_batch: int = 1024,
-            max_compactions: int = 1):
+    def run(self, n_steps: int, progress=None, done=None, active=None, min_batch: int = 1024, max_compactions: int = 1):
         """Run up to ``n_steps`` (rounded up to whole chunks); returns ``(state, dstate, acc, RunStats)``.
 
         ``done(acc) -> bool``: stop early.  ``active(acc) -> bool array``: which vehicles still need
@@ -273,7 +343,7 @@ class FleetRun:
                 bucket = min_batch * int(math.ceil(n_act / min_batch))
                 idx = np.concatenate([glob, np.full(bucket - n_act, glob[0])]).astype(np.int32)
                 n_valid = n_act
-                take = lambda x: jnp.asarray(x)[idx]  # noqa: E731
+                take = lambda x, idx=idx: jnp.asarray(x)[idx]  # noqa: E731
                 params = self.params._replace(chassis=jax.tree.map(take, self.params.chassis))
                 driver = jax.tree.map(take, self.driver) if self._driver_axes == 0 else self.driver
                 cur = jax.tree.map(take, full)

@@ -62,7 +62,8 @@ import json
 import os
 import tempfile
 import time
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -102,6 +103,7 @@ class LongRunResult(NamedTuple):
 
 # --------------------------------------------------------------------------------------------------
 # files
+
 
 def _names(tree) -> list[str]:
     """A readable, unique name per leaf (``fx``, ``state.vx``, ``telemetry.fz``; ``leaf_00007`` fallback)."""
@@ -146,9 +148,12 @@ def _atomic_write(path: str, data: bytes) -> None:
                 os.close(dfd)
     except OSError as e:
         what = {errno.ENOSPC: "disk full", errno.EFBIG: "file too large", errno.EDQUOT: "disk quota exceeded"}.get(
-            e.errno, e.strerror or type(e).__name__)
-        raise LongRunError(f"long_run: could not write {path}: {what} ({e}); the run stays resumable from the "
-                           "last chunk the manifest lists") from e
+            e.errno, e.strerror or type(e).__name__
+        )
+        raise LongRunError(
+            f"long_run: could not write {path}: {what} ({e}); the run stays resumable from the "
+            "last chunk the manifest lists"
+        ) from e
     finally:
         if tmp is not None:
             try:
@@ -172,8 +177,11 @@ def _nonfinite(leaves) -> dict:
 def _remove_stale_temporaries(out_dir) -> None:
     """Remove temporary files a killed writer left (``.NAME.XXXX.tmp``; never a file the manifest lists)."""
     for name in os.listdir(out_dir):
-        if name.startswith(".") and name.endswith(".tmp") and (
-                name.startswith("." + MANIFEST + ".") or name.startswith(".chunk_") or name.startswith(".carry_")):
+        if (
+            name.startswith(".")
+            and name.endswith(".tmp")
+            and (name.startswith("." + MANIFEST + ".") or name.startswith(".chunk_") or name.startswith(".carry_"))
+        ):
             try:
                 os.remove(os.path.join(out_dir, name))
             except OSError:
@@ -213,14 +221,28 @@ def _digest(trees) -> str:
     return h.hexdigest()
 
 
-def _config(n, n_steps, chunk_steps, dt, every, t0, model, integrator, substeps, record, driver_axes,
-            reducer_axes, names) -> dict:
+def _config(
+    n, n_steps, chunk_steps, dt, every, t0, model, integrator, substeps, record, driver_axes, reducer_axes, names
+) -> dict:
     rec = record if record is None or isinstance(record, str) else getattr(record, "__qualname__", "callable")
-    return dict(jax_version=jax.__version__, x64=bool(jax.config.jax_enable_x64), vehicles=n, n_steps=n_steps,
-                chunk_steps=chunk_steps, n_chunks=-(-n_steps // chunk_steps), dt=dt,
-                every=every, t0=t0, model=str(getattr(model, "name", model)), integrator=str(integrator),
-                substeps=substeps, record=rec, driver_axes=driver_axes, reducer_axes=reducer_axes,
-                record_names=names)
+    return dict(
+        jax_version=jax.__version__,
+        x64=bool(jax.config.jax_enable_x64),
+        vehicles=n,
+        n_steps=n_steps,
+        chunk_steps=chunk_steps,
+        n_chunks=-(-n_steps // chunk_steps),
+        dt=dt,
+        every=every,
+        t0=t0,
+        model=str(getattr(model, "name", model)),
+        integrator=str(integrator),
+        substeps=substeps,
+        record=rec,
+        driver_axes=driver_axes,
+        reducer_axes=reducer_axes,
+        record_names=names,
+    )
 
 
 def read_manifest(out_dir) -> dict | None:
@@ -242,10 +264,18 @@ def _check_manifest(path: str, man) -> None:
     if not isinstance(man, dict):
         raise LongRunError(f"{path}: not a long-run manifest (a JSON {type(man).__name__}, expected an object)")
     if man.get("format") != FORMAT_VERSION:
-        raise LongRunError(f"{path}: manifest format {man.get('format')!r}, this version reads {FORMAT_VERSION} "
-                           "(a foreign or older run; use another directory or overwrite=True)")
-    for key, typ in (("config", dict), ("config_hash", str), ("inputs_hash", str), ("run_id", str),
-                     ("completed", list), ("done", bool)):
+        raise LongRunError(
+            f"{path}: manifest format {man.get('format')!r}, this version reads {FORMAT_VERSION} "
+            "(a foreign or older run; use another directory or overwrite=True)"
+        )
+    for key, typ in (
+        ("config", dict),
+        ("config_hash", str),
+        ("inputs_hash", str),
+        ("run_id", str),
+        ("completed", list),
+        ("done", bool),
+    ):
         if not isinstance(man.get(key), typ):
             raise LongRunError(f"{path}: manifest field {key!r} missing or of the wrong type")
     cfg = man["config"]
@@ -253,8 +283,9 @@ def _check_manifest(path: str, man) -> None:
     if not all(isinstance(v, int) for v in (n_chunks, chunk_steps, n_steps)):
         raise LongRunError(f"{path}: manifest config lacks n_chunks / chunk_steps / n_steps")
     if len(man["completed"]) > n_chunks:
-        raise LongRunError(f"{path}: manifest lists {len(man['completed'])} completed chunks, the run has only "
-                           f"{n_chunks}")
+        raise LongRunError(
+            f"{path}: manifest lists {len(man['completed'])} completed chunks, the run has only {n_chunks}"
+        )
     for i, c in enumerate(man["completed"]):
         want = [i * chunk_steps, min((i + 1) * chunk_steps, n_steps)]
         if not isinstance(c, dict) or c.get("index") != i or c.get("steps") != want:
@@ -263,8 +294,9 @@ def _check_manifest(path: str, man) -> None:
         if not sums_ok or ("records" in c) != isinstance(c.get("records_sha256"), str):
             raise LongRunError(f"{path}: completed chunk #{i} lacks its checksums")
     if man["done"] != (len(man["completed"]) == n_chunks):
-        raise LongRunError(f"{path}: manifest says done={man['done']} with {len(man['completed'])} of "
-                           f"{n_chunks} chunks")
+        raise LongRunError(
+            f"{path}: manifest says done={man['done']} with {len(man['completed'])} of {n_chunks} chunks"
+        )
 
 
 def _read_verified(out_dir, fname: str, sha: str, run_id: str) -> dict:
@@ -276,8 +308,10 @@ def _read_verified(out_dir, fname: str, sha: str, run_id: str) -> dict:
     except OSError as e:
         raise LongRunError(f"{path}: listed in the manifest but cannot be read ({e.strerror or e})") from e
     if _sha(data) != sha:
-        raise LongRunError(f"{path}: checksum mismatch (sha256 {_sha(data)[:12]}..., manifest says {sha[:12]}...): "
-                           f"the file is damaged, truncated or from another run")
+        raise LongRunError(
+            f"{path}: checksum mismatch (sha256 {_sha(data)[:12]}..., manifest says {sha[:12]}...): "
+            f"the file is damaged, truncated or from another run"
+        )
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
@@ -285,8 +319,9 @@ def _read_verified(out_dir, fname: str, sha: str, run_id: str) -> dict:
         raise LongRunError(f"{path}: unreadable npz ({type(e).__name__}: {e})") from e
     rid = arrays.pop("__run__", None)
     if rid is None or str(rid) != run_id:
-        raise LongRunError(f"{path}: belongs to another run (fingerprint {str(rid)[:12]}..., this run "
-                           f"{run_id[:12]}...)")
+        raise LongRunError(
+            f"{path}: belongs to another run (fingerprint {str(rid)[:12]}..., this run {run_id[:12]}...)"
+        )
     return arrays
 
 
@@ -311,12 +346,34 @@ def load_records(out_dir) -> dict:
 
 # --------------------------------------------------------------------------------------------------
 
-def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_steps: int = 1000,
-             record="telemetry", every: int = 1, reducer=None, model="double_track",
-             integrator="semi_implicit_euler", substeps: int = 1, driver_axes=None, reducer_axes=None,
-             t0: float = 0.0, progress: bool | Any = True, resume: bool = True, overwrite: bool = False,
-             max_chunks: int | None = None, on_chunk: Callable | None = None, mesh=None, repair: bool = False,
-             compiler_options: dict | None = None) -> LongRunResult:
+
+def long_run(
+    out_dir,
+    params,
+    state0,
+    driver,
+    n_steps: int,
+    *,
+    dt: float,
+    chunk_steps: int = 1000,
+    record="telemetry",
+    every: int = 1,
+    reducer=None,
+    model="double_track",
+    integrator="semi_implicit_euler",
+    substeps: int = 1,
+    driver_axes=None,
+    reducer_axes=None,
+    t0: float = 0.0,
+    progress: bool | Any = True,
+    resume: bool = True,
+    overwrite: bool = False,
+    max_chunks: int | None = None,
+    on_chunk: Callable | None = None,
+    mesh=None,
+    repair: bool = False,
+    compiler_options: dict | None = None,
+) -> LongRunResult:
     """Run ``n_steps`` steps of the fleet ``params`` (chassis batched) in chunks, streaming records to
     ``out_dir`` and resuming from the last completed chunk (see the module docstring).
 
@@ -350,12 +407,36 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
 
     options = tuple(sorted((compiler_options or {}).items()))
     fns = partial_fns = None
-    fns = chunk_fns(get_model(model), integrator, substeps, dt, chunk_steps, float(t0), fleet_axes(params),
-                    driver_axes, reducer_axes, record=record, every=every, options=options)
+    fns = chunk_fns(
+        get_model(model),
+        integrator,
+        substeps,
+        dt,
+        chunk_steps,
+        float(t0),
+        fleet_axes(params),
+        driver_axes,
+        reducer_axes,
+        record=record,
+        every=every,
+        options=options,
+    )
     init, chunk = fns
     if last_steps != chunk_steps:
-        partial_fns = chunk_fns(get_model(model), integrator, substeps, dt, last_steps, float(t0), fleet_axes(params),
-                                driver_axes, reducer_axes, record=record, every=every, options=options)
+        partial_fns = chunk_fns(
+            get_model(model),
+            integrator,
+            substeps,
+            dt,
+            last_steps,
+            float(t0),
+            fleet_axes(params),
+            driver_axes,
+            reducer_axes,
+            record=record,
+            every=every,
+            options=options,
+        )
     if mesh is not None:
         n_dev = mesh.devices.size
         if n % n_dev:
@@ -372,8 +453,21 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
     # the record layout (names), without running anything
     probe = jax.eval_shape(chunk, params, state0, dstate0, acc0, driver, reducer, jnp.int32(0))[1]
     names = _names(probe) if rec is not None else []
-    config = _config(n, n_steps, chunk_steps, dt, every, float(t0), model, integrator, substeps, record,
-                     driver_axes, reducer_axes, names)
+    config = _config(
+        n,
+        n_steps,
+        chunk_steps,
+        dt,
+        every,
+        float(t0),
+        model,
+        integrator,
+        substeps,
+        record,
+        driver_axes,
+        reducer_axes,
+        names,
+    )
     config["compiler_options"] = {k: str(v) for k, v in sorted((compiler_options or {}).items())}
     config["carry_layout"] = [[str(a.dtype), list(a.shape)] for a in like]
     inputs_hash = _digest((params, state0, driver, reducer))
@@ -384,12 +478,15 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
     man = read_manifest(out_dir) if not overwrite else None
     if man is not None and not resume:
         raise ValueError(f"{out_dir} already holds a run (resume=False); use another directory or overwrite=True")
-    if man is not None and (man.get("config_hash") != config_hash or man.get("inputs_hash") != inputs_hash
-                            or man.get("run_id") != run_id):
+    if man is not None and (
+        man.get("config_hash") != config_hash or man.get("inputs_hash") != inputs_hash or man.get("run_id") != run_id
+    ):
         what = "configuration" if man.get("config_hash") != config_hash else "inputs"
-        raise LongRunError(f"{man_path}: {out_dir} holds a different run ({what} differ: params, initial state, "
-                           "driver, dt, steps, chunking, dtype or jax version); use another directory or "
-                           "overwrite=True")
+        raise LongRunError(
+            f"{man_path}: {out_dir} holds a different run ({what} differ: params, initial state, "
+            "driver, dt, steps, chunking, dtype or jax version); use another directory or "
+            "overwrite=True"
+        )
 
     def load_carry(entry):
         arrays = _read_verified(out_dir, entry["carry"], entry["carry_sha256"], run_id)
@@ -402,9 +499,11 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
                 raise LongRunError(f"{path}: leaf {j} is {got}, this run's carry needs ({l.dtype}, {l.shape})")
             leaves.append(v)
         if _nonfinite(leaves) != entry.get("carry_nonfinite"):
-            raise LongRunError(f"{path}: NaN/inf where the run wrote none (non-finite counts per leaf "
-                               f"{_nonfinite(leaves)}, written {entry.get('carry_nonfinite')}); "
-                               "refusing to resume from it")
+            raise LongRunError(
+                f"{path}: NaN/inf where the run wrote none (non-finite counts per leaf "
+                f"{_nonfinite(leaves)}, written {entry.get('carry_nonfinite')}); "
+                "refusing to resume from it"
+            )
         if len(arrays) != len(like):
             raise LongRunError(f"{path}: {len(arrays)} leaves, this run's carry has {len(like)}")
         return leaves
@@ -418,8 +517,9 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
             return None
         last = man["completed"][-1]
         if man.get("carry") != last.get("carry"):
-            raise LongRunError(f"{man_path}: current carry {man.get('carry')!r} is not the last chunk's "
-                               f"{last.get('carry')!r}")
+            raise LongRunError(
+                f"{man_path}: current carry {man.get('carry')!r} is not the last chunk's {last.get('carry')!r}"
+            )
         return load_carry(last)
 
     def last_good(man):
@@ -451,15 +551,24 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
             man = dict(man, completed=done, carry=done[-1]["carry"] if done else None, done=False)
             _atomic_json(man_path, man)
     if man is None:
-        man = dict(format=FORMAT_VERSION, config=config, config_hash=config_hash, inputs_hash=inputs_hash,
-                   run_id=run_id, completed=[], carry=None, done=False, created=time.strftime("%Y-%m-%dT%H:%M:%S"))
+        man = dict(
+            format=FORMAT_VERSION,
+            config=config,
+            config_hash=config_hash,
+            inputs_hash=inputs_hash,
+            run_id=run_id,
+            completed=[],
+            carry=None,
+            done=False,
+            created=time.strftime("%Y-%m-%dT%H:%M:%S"),
+        )
         _atomic_json(man_path, man)
 
     start_chunk = len(man["completed"])
     if leaves is not None:
         leaves = [jnp.asarray(v) for v in leaves]
         if mesh is not None:
-            leaves = [jax.device_put(v, l.sharding) for v, l in zip(leaves, jax.tree.leaves(carry0))]
+            leaves = [jax.device_put(v, l.sharding) for v, l in zip(leaves, jax.tree.leaves(carry0), strict=False)]
         carry = jax.tree.unflatten(treedef, leaves)
     else:
         carry = carry0
@@ -467,8 +576,13 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
     n_chunks = config["n_chunks"]
     bar, own_bar = progress, False
     if progress is True:
-        bar = tqdm(total=n_steps, initial=min(start_chunk * chunk_steps, n_steps), unit="step",
-                   desc=f"{os.path.basename(os.path.normpath(out_dir))} ({n} vehicles)", smoothing=0.1)
+        bar = tqdm(
+            total=n_steps,
+            initial=min(start_chunk * chunk_steps, n_steps),
+            unit="step",
+            desc=f"{os.path.basename(os.path.normpath(out_dir))} ({n} vehicles)",
+            smoothing=0.1,
+        )
         own_bar = True
     elif progress is False:
         bar = None
@@ -485,7 +599,7 @@ def long_run(out_dir, params, state0, driver, n_steps: int, *, dt: float, chunk_
             carry = (s, d, a)
             entry = dict(index=i, steps=[k0, k0 + steps_i])
             if rec is not None:
-                arrays = {nm: np.asarray(jax.device_get(v)) for nm, v in zip(names, jax.tree.leaves(ys))}
+                arrays = {nm: np.asarray(jax.device_get(v)) for nm, v in zip(names, jax.tree.leaves(ys), strict=False)}
                 arrays["time"] = t0 + (k0 + every * np.arange(steps_i // every)) * dt
                 arrays["__run__"] = np.array(run_id)
                 fname = f"chunk_{i:06d}.npz"

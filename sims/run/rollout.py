@@ -60,15 +60,27 @@ def check_args(params, n_steps, dt, substeps, integrator, every=1):
     return n_steps, dt
 
 
-def _rollout_impl(params, state0, controls, reducer, t0, *, n_steps, dt, model, integrator, substeps, record,
-                  every):
+def _rollout_impl(params, state0, controls, reducer, t0, *, n_steps, dt, model, integrator, substeps, record, every):
     model = get_model(model)
     step = make_step_with_telemetry(model, integrator, substeps)
     rec = record_fn(record)
     dstate = () if isinstance(controls, Controls) else controls.init(params, state0)
     acc = reducer.init(params, state0) if reducer is not None else None
-    (s, d, a), ys = run_steps(params, state0, dstate, acc, 0, controls, n_steps, every=every, dt=dt, step=step,
-                              reducer=reducer, record=rec, t0=t0)
+    (s, d, a), ys = run_steps(
+        params,
+        state0,
+        dstate,
+        acc,
+        0,
+        controls,
+        n_steps,
+        every=every,
+        dt=dt,
+        step=step,
+        reducer=reducer,
+        record=rec,
+        t0=t0,
+    )
     return RolloutResult(s, ys, a, d)
 
 
@@ -88,15 +100,28 @@ def options_key(compiler_options) -> tuple:
     return tuple(sorted((compiler_options or {}).items()))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def jitted(fn, static_argnames: tuple, options: tuple = ()):
     """``jax.jit(fn, static_argnames=..., compiler_options=dict(options))``, memoised per options."""
     return jax.jit(fn, static_argnames=static_argnames, compiler_options=dict(options) or None)
 
 
-def rollout(params, state0, controls, n_steps: int, *, dt: float, model="double_track",
-            integrator="semi_implicit_euler", substeps: int = 1, record=None, every: int = 1, reducer=None,
-            t0=0.0, compiler_options=None) -> RolloutResult:
+def rollout(
+    params,
+    state0,
+    controls,
+    n_steps: int,
+    *,
+    dt: float,
+    model="double_track",
+    integrator="semi_implicit_euler",
+    substeps: int = 1,
+    record=None,
+    every: int = 1,
+    reducer=None,
+    t0=0.0,
+    compiler_options=None,
+) -> RolloutResult:
     """Roll one vehicle (or anything :func:`jax.vmap` maps it over) ``n_steps`` steps; see the module docstring.
 
     ``compiler_options``: XLA options of the compiled rollout (e.g. :func:`fast_compile_options`)."""
@@ -108,8 +133,20 @@ def rollout(params, state0, controls, n_steps: int, *, dt: float, model="double_
         if lens != {n_steps}:
             raise ValueError(f"open-loop controls need a leading time axis of n_steps = {n_steps} on every leaf")
     fn = jitted(_rollout_impl, _STATIC, _options_unless_traced(compiler_options, params, state0, controls, reducer, t0))
-    return fn(params, state0, controls, reducer, t0, n_steps=n_steps, dt=dt, model=model, integrator=integrator,
-              substeps=substeps, record=record, every=every)
+    return fn(
+        params,
+        state0,
+        controls,
+        reducer,
+        t0,
+        n_steps=n_steps,
+        dt=dt,
+        model=model,
+        integrator=integrator,
+        substeps=substeps,
+        record=record,
+        every=every,
+    )
 
 
 def _options_unless_traced(compiler_options, *args) -> tuple:
@@ -124,9 +161,9 @@ def _step_jit(params, state, controls, *, dt, model, integrator, substeps):
     return make_step_with_telemetry(get_model(model), integrator, substeps)(params, state, controls, dt)
 
 
-def step(params, state, controls, *, dt: float, model="double_track", integrator="semi_implicit_euler",
-         substeps: int = 1):
+def step(
+    params, state, controls, *, dt: float, model="double_track", integrator="semi_implicit_euler", substeps: int = 1
+):
     """One jitted, validated step; returns ``(state, telemetry)``."""
     check_args(params, 1, dt, substeps, integrator)
-    return _step_jit(params, state, controls, dt=check_dt(dt), model=model, integrator=integrator,
-                     substeps=substeps)
+    return _step_jit(params, state, controls, dt=check_dt(dt), model=model, integrator=integrator, substeps=substeps)

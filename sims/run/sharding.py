@@ -28,12 +28,14 @@ For several hosts see :mod:`sims.run.distributed`, which builds the same mesh ov
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from sims.run.fleet import fleet_rollout
 from sims.vehicles.params import fleet_axes, validate_params
@@ -54,8 +56,9 @@ def _flat_axes(tree, axes) -> list:
     n_leaves = len(jax.tree.leaves(tree))
     if axes is None or isinstance(axes, int):
         return [axes] * n_leaves
-    full = jax.tree.map(lambda ax, sub: [ax] * len(jax.tree.leaves(sub)), axes, tree,
-                        is_leaf=lambda x: x is None or isinstance(x, int))
+    full = jax.tree.map(
+        lambda ax, sub: [ax] * len(jax.tree.leaves(sub)), axes, tree, is_leaf=lambda x: x is None or isinstance(x, int)
+    )
     flat = [a for group in jax.tree.leaves(full, is_leaf=lambda x: isinstance(x, list)) for a in group]
     if len(flat) != n_leaves:
         raise ValueError("in_axes does not match the argument's structure")
@@ -68,8 +71,8 @@ def _flat_axes(tree, axes) -> list:
 def batch_size(args: Sequence, in_axes: Sequence) -> int:
     """The common leading size of every batched leaf."""
     sizes = set()
-    for a, ax in zip(args, in_axes):
-        for leaf, lax_ in zip(jax.tree.leaves(a), _flat_axes(a, ax)):
+    for a, ax in zip(args, in_axes, strict=False):
+        for leaf, lax_ in zip(jax.tree.leaves(a), _flat_axes(a, ax), strict=False):
             if lax_ == 0:
                 sizes.add(int(jnp.shape(leaf)[0]))
     if len(sizes) != 1:
@@ -81,7 +84,7 @@ def pad(tree, axes, n_to: int):
     """Batched leaves of ``tree`` padded to ``n_to`` rows with copies of their last row."""
     leaves, treedef = jax.tree.flatten(tree)
     out = []
-    for leaf, ax in zip(leaves, _flat_axes(tree, axes)):
+    for leaf, ax in zip(leaves, _flat_axes(tree, axes), strict=False):
         if ax == 0 and jnp.shape(leaf)[0] < n_to:
             x = jnp.asarray(leaf)
             leaf = jnp.concatenate([x, jnp.repeat(x[-1:], n_to - x.shape[0], axis=0)], axis=0)
@@ -95,7 +98,10 @@ def shard(tree, mesh: Mesh, axes=0, axis_name: str = AXIS):
     Batched sizes must be multiples of the mesh size (see :func:`pad`)."""
     leaves, treedef = jax.tree.flatten(tree)
     split, repl = NamedSharding(mesh, P(axis_name)), NamedSharding(mesh, P())
-    out = [jax.device_put(leaf, split if ax == 0 else repl) for leaf, ax in zip(leaves, _flat_axes(tree, axes))]
+    out = [
+        jax.device_put(leaf, split if ax == 0 else repl)
+        for leaf, ax in zip(leaves, _flat_axes(tree, axes), strict=False)
+    ]
     return jax.tree.unflatten(treedef, out)
 
 
@@ -103,8 +109,15 @@ def _trim(tree, n: int):
     return jax.tree.map(lambda x: x[:n] if jnp.ndim(x) and jnp.shape(x)[0] > n else x, tree)
 
 
-def sharded(fn: Callable, mesh: Mesh | None = None, in_axes: Any = 0, *, method: str = "jit",
-            axis_name: str = AXIS, compiler_options: dict | None = None) -> Callable:
+def sharded(
+    fn: Callable,
+    mesh: Mesh | None = None,
+    in_axes: Any = 0,
+    *,
+    method: str = "jit",
+    axis_name: str = AXIS,
+    compiler_options: dict | None = None,
+) -> Callable:
     """``fn`` (per-vehicle independent, outputs batched on axis 0) run with its batch sharded over ``mesh``.
 
     ``in_axes`` is a ``vmap``-style prefix per positional argument (0 batched, ``None`` shared).  Returns
@@ -122,24 +135,39 @@ def sharded(fn: Callable, mesh: Mesh | None = None, in_axes: Any = 0, *, method:
         n = batch_size(args, axes)
         n_dev = m.devices.size
         n_pad = -(-n // n_dev) * n_dev
-        placed = [shard(pad(a, ax, n_pad), m, ax, axis_name) for a, ax in zip(args, axes)]
+        placed = [shard(pad(a, ax, n_pad), m, ax, axis_name) for a, ax in zip(args, axes, strict=False)]
         opts = dict(compiler_options) if compiler_options else None
         if method == "jit":
             out = jax.jit(fn, compiler_options=opts)(*placed)
         else:
-            specs = tuple(jax.tree.map(lambda ax: P(axis_name) if ax == 0 else P(), ax, is_leaf=lambda x: x is None)
-                          if not (ax is None or isinstance(ax, int)) else (P(axis_name) if ax == 0 else P())
-                          for ax in axes)
-            out = jax.jit(jax.shard_map(fn, mesh=m, in_specs=specs, out_specs=P(axis_name)),
-                          compiler_options=opts)(*placed)
+            specs = tuple(
+                jax.tree.map(lambda ax: P(axis_name) if ax == 0 else P(), ax, is_leaf=lambda x: x is None)
+                if not (ax is None or isinstance(ax, int))
+                else (P(axis_name) if ax == 0 else P())
+                for ax in axes
+            )
+            out = jax.jit(jax.shard_map(fn, mesh=m, in_specs=specs, out_specs=P(axis_name)), compiler_options=opts)(
+                *placed
+            )
         return _trim(out, n)
 
     return run
 
 
-def sharded_fleet_rollout(params, state0, controls, n_steps: int, *, mesh: Mesh | None = None, method: str = "jit",
-                          controls_axes=0, reducer=None, reducer_axes=None, compiler_options: dict | None = None,
-                          **kw):
+def sharded_fleet_rollout(
+    params,
+    state0,
+    controls,
+    n_steps: int,
+    *,
+    mesh: Mesh | None = None,
+    method: str = "jit",
+    controls_axes=0,
+    reducer=None,
+    reducer_axes=None,
+    compiler_options: dict | None = None,
+    **kw,
+):
     """:func:`sims.run.fleet.fleet_rollout` with the fleet sharded over ``mesh`` (default all local devices).
 
     Same arguments and result (:class:`~sims.run.rollout.RolloutResult`, every leaf with a leading vehicle
@@ -148,11 +176,11 @@ def sharded_fleet_rollout(params, state0, controls, n_steps: int, *, mesh: Mesh 
     validate_params(params)  # on concrete values, before anything is traced or padded
 
     def fn(p, s, c, r):
-        return fleet_rollout(p, s, c, n_steps, controls_axes=controls_axes, reducer=r, reducer_axes=reducer_axes,
-                             **kw)
+        return fleet_rollout(p, s, c, n_steps, controls_axes=controls_axes, reducer=r, reducer_axes=reducer_axes, **kw)
 
-    run = sharded(fn, mesh, (fleet_axes(params), 0, controls_axes, reducer_axes), method=method,
-                  compiler_options=compiler_options)
+    run = sharded(
+        fn, mesh, (fleet_axes(params), 0, controls_axes, reducer_axes), method=method, compiler_options=compiler_options
+    )
     return run(params, state0, controls, reducer)
 
 

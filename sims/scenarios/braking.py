@@ -75,8 +75,13 @@ class BrakingReducer:
         moving = ~acc.stopped
         dist = acc.distance + jnp.where(moving, 0.5 * (v0 + v1) * dt, 0.0)
         now = moving & (v1 < self.stop_speed)
-        return BrakingAcc(dist, jnp.where(now, t + dt, acc.stop_time), acc.stopped | now,
-                          jnp.maximum(acc.max_yaw, jnp.abs(new.yaw - acc.yaw0)), acc.yaw0)
+        return BrakingAcc(
+            dist,
+            jnp.where(now, t + dt, acc.stop_time),
+            acc.stopped | now,
+            jnp.maximum(acc.max_yaw, jnp.abs(new.yaw - acc.yaw0)),
+            acc.yaw0,
+        )
 
 
 jax.tree_util.register_dataclass(BrakingReducer, data_fields=["stop_speed", "spin_angle"], meta_fields=[])
@@ -103,8 +108,16 @@ class MonteCarloFleet(NamedTuple):
     yaw_rate0: Any
 
 
-def monte_carlo_fleet(key, base: VehicleParams, n: int, surfaces=SURFACES, *, abs_fraction: float = 0.5,
-                      yaw_rate0: float = YAW_RATE0, sampling: Sampling = Sampling()) -> MonteCarloFleet:
+def monte_carlo_fleet(
+    key,
+    base: VehicleParams,
+    n: int,
+    surfaces=SURFACES,
+    *,
+    abs_fraction: float = 0.5,
+    yaw_rate0: float = YAW_RATE0,
+    sampling: Sampling = Sampling(),
+) -> MonteCarloFleet:
     """``n`` vehicles around ``base``: payload, tire friction and stiffness drawn by
     :func:`sims.run.fleet.sample_fleet` (``sampling``, its surfaces replaced by ``surfaces``, names or ids),
     ABS on with probability ``abs_fraction`` and an initial yaw rate ``yaw_rate0 N(0, 1)`` [rad/s].
@@ -118,9 +131,20 @@ def monte_carlo_fleet(key, base: VehicleParams, n: int, surfaces=SURFACES, *, ab
     return MonteCarloFleet(fleet, sample, abs_on, yaw0)
 
 
-def braking_run(params: VehicleParams, abs_on, *, speed=V0, yaw_rate0=YAW_RATE0, dt: float = 0.005,
-                model="double_track", integrator="semi_implicit_euler", substeps: int = 1, chunk_steps: int = 200,
-                reducer=BrakingReducer(), compiler_options=None) -> FleetRun:
+def braking_run(
+    params: VehicleParams,
+    abs_on,
+    *,
+    speed=V0,
+    yaw_rate0=YAW_RATE0,
+    dt: float = 0.005,
+    model="double_track",
+    integrator="semi_implicit_euler",
+    substeps: int = 1,
+    chunk_steps: int = 200,
+    reducer=BrakingReducer(),
+    compiler_options=None,
+) -> FleetRun:
     """The :class:`~sims.run.fleet.FleetRun` of a braking test of the fleet ``params`` (chassis batched) from
     ``speed`` [m/s] with ``abs_on`` per vehicle (0 or 1); ``speed`` and ``yaw_rate0`` scalars or per vehicle."""
     n = fleet_size(params)
@@ -130,12 +154,23 @@ def braking_run(params: VehicleParams, abs_on, *, speed=V0, yaw_rate0=YAW_RATE0,
     speed = jnp.broadcast_to(jnp.asarray(speed, dtype), (n,))
     yaw_rate0 = jnp.broadcast_to(jnp.asarray(yaw_rate0, dtype), (n,))
     state0 = jax.vmap(lambda p, v, r: m.init_state(p, v, yaw_rate=r), in_axes=(fleet_axes(params), 0, 0))(
-        params, speed, yaw_rate0)
+        params, speed, yaw_rate0
+    )
     drv = broadcast(StraightBraking(abs_on=jnp.zeros((), dtype)), n)
     drv = dataclasses.replace(drv, abs_on=abs_on)
     drv = jax.tree.map(lambda x: jnp.asarray(x, dtype), drv)
-    return FleetRun(params, state0, drv, dt=dt, reducer=reducer, model=m, integrator=integrator, substeps=substeps,
-                    chunk_steps=chunk_steps, compiler_options=compiler_options)
+    return FleetRun(
+        params,
+        state0,
+        drv,
+        dt=dt,
+        reducer=reducer,
+        model=m,
+        integrator=integrator,
+        substeps=substeps,
+        chunk_steps=chunk_steps,
+        compiler_options=compiler_options,
+    )
 
 
 def run_to_stop(run: FleetRun, n_steps: int, *, progress=None):
@@ -144,22 +179,47 @@ def run_to_stop(run: FleetRun, n_steps: int, *, progress=None):
     done = lambda acc: bool(jnp.all(acc.stopped))  # noqa: E731
     _, _, acc, stats = run.run(n_steps, progress=progress, done=done, active=lambda acc: ~acc.stopped)
     acc = jax.tree.map(np.asarray, acc)
-    res = BrakingResult(acc.distance, acc.stop_time, acc.stopped, acc.max_yaw > float(run.reducer.spin_angle),
-                        acc.max_yaw)
+    res = BrakingResult(
+        acc.distance, acc.stop_time, acc.stopped, acc.max_yaw > float(run.reducer.spin_angle), acc.max_yaw
+    )
     return res, stats
 
 
-def brake_test(params: VehicleParams, abs_on, *, speed=V0, yaw_rate0=YAW_RATE0, dt: float = 0.005,
-               max_time: float = 60.0, model="double_track", integrator="semi_implicit_euler", substeps: int = 1,
-               chunk_steps: int = 200, progress=None, compile_only: bool = False, reducer=BrakingReducer(),
-               compiler_options=None):
+def brake_test(
+    params: VehicleParams,
+    abs_on,
+    *,
+    speed=V0,
+    yaw_rate0=YAW_RATE0,
+    dt: float = 0.005,
+    max_time: float = 60.0,
+    model="double_track",
+    integrator="semi_implicit_euler",
+    substeps: int = 1,
+    chunk_steps: int = 200,
+    progress=None,
+    compile_only: bool = False,
+    reducer=BrakingReducer(),
+    compiler_options=None,
+):
     """Brake a fleet ``params`` (chassis batched) from ``speed`` [m/s]; ``abs_on`` per vehicle (0 or 1).
 
     :func:`braking_run` then :func:`run_to_stop` for at most ``max_time`` [s].
     Returns ``(BrakingResult, RunStats, FleetRun)`` (``(None, None, run)`` with ``compile_only``).
     """
-    run = braking_run(params, abs_on, speed=speed, yaw_rate0=yaw_rate0, dt=dt, model=model, integrator=integrator,
-                      substeps=substeps, chunk_steps=chunk_steps, reducer=reducer, compiler_options=compiler_options)
+    run = braking_run(
+        params,
+        abs_on,
+        speed=speed,
+        yaw_rate0=yaw_rate0,
+        dt=dt,
+        model=model,
+        integrator=integrator,
+        substeps=substeps,
+        chunk_steps=chunk_steps,
+        reducer=reducer,
+        compiler_options=compiler_options,
+    )
     if compile_only:
         run.compile()
         return None, None, run
@@ -189,9 +249,20 @@ def reference_distance(params: VehicleParams, surface: str | int, speed=V0) -> f
     return float(speed) ** 2 / (2.0 * (sliding_friction(params, sid, speed) + drag) * GRAVITY)
 
 
-def braking_table(preset_names=presets.PRESET_NAMES, surfaces=SURFACES, *, tire=None, model="double_track",
-                  dt: float = 0.005, speed=V0, yaw_rate0=YAW_RATE0, max_time: float = 60.0, dtype=None,
-                  compiler_options=None, **overrides) -> list[dict]:
+def braking_table(
+    preset_names=presets.PRESET_NAMES,
+    surfaces=SURFACES,
+    *,
+    tire=None,
+    model="double_track",
+    dt: float = 0.005,
+    speed=V0,
+    yaw_rate0=YAW_RATE0,
+    max_time: float = 60.0,
+    dtype=None,
+    compiler_options=None,
+    **overrides,
+) -> list[dict]:
     """One row per preset x surface x mode (``locked``, ``abs``) with the :class:`BrakingResult` fields and the
     locked-wheel reference distance; each preset runs as one fleet of ``2 len(surfaces)`` vehicles.
     ``overrides`` replace chassis fields of every preset (e.g. ``drag_area=0``)."""
@@ -205,14 +276,30 @@ def braking_table(preset_names=presets.PRESET_NAMES, surfaces=SURFACES, *, tire=
         sid = jnp.asarray(ids * 2, jnp.int32)
         fleet = fleet._replace(chassis=fleet.chassis._replace(surface_ids=jnp.broadcast_to(sid[:, None], (n, 4))))
         abs_on = np.repeat([0.0, 1.0], len(ids))
-        res, _, _ = brake_test(fleet, abs_on, speed=speed, yaw_rate0=yaw_rate0, dt=dt, max_time=max_time, model=model,
-                               compiler_options=compiler_options)
+        res, _, _ = brake_test(
+            fleet,
+            abs_on,
+            speed=speed,
+            yaw_rate0=yaw_rate0,
+            dt=dt,
+            max_time=max_time,
+            model=model,
+            compiler_options=compiler_options,
+        )
         for i in range(n):
             s = surfaces[i % len(ids)]
-            rows.append(dict(preset=name, surface=s, mode="abs" if abs_on[i] else "locked",
-                             distance=float(res.distance[i]), stop_time=float(res.stop_time[i]),
-                             stopped=bool(res.stopped[i]), spun=bool(res.spun[i]),
-                             reference=reference_distance(base, s, speed)))
+            rows.append(
+                dict(
+                    preset=name,
+                    surface=s,
+                    mode="abs" if abs_on[i] else "locked",
+                    distance=float(res.distance[i]),
+                    stop_time=float(res.stop_time[i]),
+                    stopped=bool(res.stopped[i]),
+                    spun=bool(res.spun[i]),
+                    reference=reference_distance(base, s, speed),
+                )
+            )
     return rows
 
 

@@ -62,17 +62,25 @@ class SkidpadReducer:
 
     def update(self, acc: SkidpadAcc, t, state, controls, tel, new, params, dt) -> SkidpadAcc:
         w = (t >= self.settle).astype(state.vx.dtype)
-        v = jnp.sqrt(state.vx ** 2 + state.vy ** 2)
+        v = jnp.sqrt(state.vx**2 + state.vy**2)
         e = jnp.sqrt((state.x - self.center_x) ** 2 + (state.y - self.center_y) ** 2) - jnp.abs(self.radius)
         beta = jnp.abs(jnp.arctan2(state.vy, jnp.maximum(jnp.abs(state.vx), 0.1)))
         steer = jnp.mean(tel.steer[..., : tel.steer.shape[-1] // 2], axis=-1)
-        return SkidpadAcc(acc.count + w, acc.ay + w * v * state.yaw_rate, acc.steer + w * steer, acc.err + w * e,
-                          acc.err2 + w * e * e, acc.yaw_rate + w * state.yaw_rate, acc.speed + w * v,
-                          jnp.maximum(acc.max_beta, w * beta))
+        return SkidpadAcc(
+            acc.count + w,
+            acc.ay + w * v * state.yaw_rate,
+            acc.steer + w * steer,
+            acc.err + w * e,
+            acc.err2 + w * e * e,
+            acc.yaw_rate + w * state.yaw_rate,
+            acc.speed + w * v,
+            jnp.maximum(acc.max_beta, w * beta),
+        )
 
 
-jax.tree_util.register_dataclass(SkidpadReducer, data_fields=["settle", "radius", "center_x", "center_y"],
-                                 meta_fields=[])
+jax.tree_util.register_dataclass(
+    SkidpadReducer, data_fields=["settle", "radius", "center_x", "center_y"], meta_fields=[]
+)
 
 
 class SkidpadPoint(NamedTuple):
@@ -89,9 +97,20 @@ class SkidpadPoint(NamedTuple):
     holds: np.ndarray
 
 
-def circle_run(params: VehicleParams, speeds, *, radius: float = 40.0, duration: float = 20.0, settle: float = 10.0,
-               dt: float = 0.005, tolerance: float = 0.02, model="double_track", integrator="semi_implicit_euler",
-               chunk_steps: int = 500, compiler_options=None) -> SkidpadPoint:
+def circle_run(
+    params: VehicleParams,
+    speeds,
+    *,
+    radius: float = 40.0,
+    duration: float = 20.0,
+    settle: float = 10.0,
+    dt: float = 0.005,
+    tolerance: float = 0.02,
+    model="double_track",
+    integrator="semi_implicit_euler",
+    chunk_steps: int = 500,
+    compiler_options=None,
+) -> SkidpadPoint:
     """Drive a fleet ``params`` around the circle at ``speeds`` [m/s] (one per vehicle); mean steady values."""
     n = fleet_size(params)
     m = get_model(model)
@@ -99,12 +118,22 @@ def circle_run(params: VehicleParams, speeds, *, radius: float = 40.0, duration:
     speeds = jnp.broadcast_to(jnp.asarray(speeds, dtype), (n,))
     r = jnp.asarray(radius, dtype)
     state0 = jax.vmap(lambda p, v: m.init_state(p, v, yaw_rate=v / r), in_axes=(fleet_axes(params), 0))(params, speeds)
-    drv = broadcast(CircleFollower(radius=r, target_speed=jnp.zeros((), dtype), center_x=jnp.zeros((), dtype),
-                                   center_y=r), n)
+    drv = broadcast(
+        CircleFollower(radius=r, target_speed=jnp.zeros((), dtype), center_x=jnp.zeros((), dtype), center_y=r), n
+    )
     drv = jax.tree.map(lambda x: jnp.asarray(x, dtype), dataclasses.replace(drv, target_speed=speeds))
     red = SkidpadReducer(settle=settle, radius=radius, center_x=0.0, center_y=radius)
-    run = FleetRun(params, state0, drv, dt=dt, reducer=red, model=m, integrator=integrator, chunk_steps=chunk_steps,
-                   compiler_options=compiler_options)
+    run = FleetRun(
+        params,
+        state0,
+        drv,
+        dt=dt,
+        reducer=red,
+        model=m,
+        integrator=integrator,
+        chunk_steps=chunk_steps,
+        compiler_options=compiler_options,
+    )
     _, _, acc, _ = run.run(max(chunk_steps, int(math.ceil(duration / dt))))
     acc = jax.tree.map(np.asarray, acc)
     c = np.maximum(acc.count, 1.0)
@@ -158,24 +187,39 @@ def skidpad(params: VehicleParams, *, radius: float = 40.0, n_points: int = 24, 
     return analyse(pts, float(ch.cg_to_front + ch.cg_to_rear), radius)
 
 
-def skidpad_table(preset_names=presets.PRESET_NAMES, surfaces=("asphalt_dry", "asphalt_wet", "snow"), *,
-                  tire=None, radius: float = 40.0, **kw) -> list[dict]:
+def skidpad_table(
+    preset_names=presets.PRESET_NAMES,
+    surfaces=("asphalt_dry", "asphalt_wet", "snow"),
+    *,
+    tire=None,
+    radius: float = 40.0,
+    **kw,
+) -> list[dict]:
     """Rows ``preset, surface, ay_limit [m/s^2], ay_limit_g, understeer [deg/g]``."""
     rows = []
     for name in preset_names:
         for s in surfaces:
             p = presets.get(name, tire=tire, surface_ids=surface_id(s))
             r = skidpad(p, radius=radius, **kw)
-            rows.append(dict(preset=name, surface=s, ay_limit=r.ay_limit, ay_limit_g=r.ay_limit / GRAVITY,
-                             understeer_deg_per_g=r.understeer_deg_per_g))
+            rows.append(
+                dict(
+                    preset=name,
+                    surface=s,
+                    ay_limit=r.ay_limit,
+                    ay_limit_g=r.ay_limit / GRAVITY,
+                    understeer_deg_per_g=r.understeer_deg_per_g,
+                )
+            )
     return rows
 
 
 def format_table(rows: list[dict]) -> str:
     lines = ["| preset | surface | a_y limit [m/s^2] | [g] | understeer gradient [deg/g] |", "|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['preset']} | {r['surface']} | {r['ay_limit']:.2f} | {r['ay_limit_g']:.2f} | "
-                     f"{r['understeer_deg_per_g']:+.2f} |")
+        lines.append(
+            f"| {r['preset']} | {r['surface']} | {r['ay_limit']:.2f} | {r['ay_limit_g']:.2f} | "
+            f"{r['understeer_deg_per_g']:+.2f} |"
+        )
     return "\n".join(lines)
 
 
@@ -184,5 +228,8 @@ def banked_skidpad(params: VehicleParams, bank: float, *, radius: float = 40.0, 
     turns left, so ``road_bank = -bank``, constant in the body frame as on a circular banked track).  At
     the speed ``sqrt(g R tan(bank))`` gravity alone holds the car on the circle (no tire side force)."""
     ch = params.chassis
-    return skidpad(params._replace(chassis=ch._replace(road_bank=jnp.asarray(-bank, jnp.asarray(ch.mass).dtype))),
-                   radius=radius, **kw)
+    return skidpad(
+        params._replace(chassis=ch._replace(road_bank=jnp.asarray(-bank, jnp.asarray(ch.mass).dtype))),
+        radius=radius,
+        **kw,
+    )

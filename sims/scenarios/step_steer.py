@@ -51,25 +51,51 @@ def _run(params, amplitude, speed, *, t_step, ramp, duration, dt, model, integra
     drv = jax.tree.map(lambda x: jnp.asarray(x, dtype), dataclasses.replace(drv, amplitude=jnp.asarray(amplitude)))
     n_steps = int(round(duration / dt))
     rec = _record
-    res = fleet_rollout(params, state0, drv, n_steps, dt=dt, model=m, integrator=integrator, record=rec,
-                        compiler_options=compiler_options)
+    res = fleet_rollout(
+        params,
+        state0,
+        drv,
+        n_steps,
+        dt=dt,
+        model=m,
+        integrator=integrator,
+        record=rec,
+        compiler_options=compiler_options,
+    )
     r, v = (np.asarray(a) for a in res.trajectory)
     return r, v
 
 
 def _record(t, s, c, tel):
-    return s.yaw_rate, jnp.sqrt(s.vx ** 2 + s.vy ** 2)
+    return s.yaw_rate, jnp.sqrt(s.vx**2 + s.vy**2)
 
 
-def step_steer(params: VehicleParams, *, speed: float = 80 / 3.6, ay_target: float = 4.0, t_step: float = 0.5,
-               ramp: float = 0.1, duration: float = 5.0, dt: float = 0.002, model="double_track",
-               integrator="semi_implicit_euler", compiler_options=None) -> StepSteerResult:
+def step_steer(
+    params: VehicleParams,
+    *,
+    speed: float = 80 / 3.6,
+    ay_target: float = 4.0,
+    t_step: float = 0.5,
+    ramp: float = 0.1,
+    duration: float = 5.0,
+    dt: float = 0.002,
+    model="double_track",
+    integrator="semi_implicit_euler",
+    compiler_options=None,
+) -> StepSteerResult:
     """Step-steer test of a fleet ``params`` (chassis batched); see the module docstring."""
     ch = params.chassis
     L = np.asarray(ch.cg_to_front + ch.cg_to_rear)
-    amp = L * ay_target / speed ** 2
-    kw = dict(t_step=t_step, ramp=ramp, duration=duration, dt=dt, model=model, integrator=integrator,
-              compiler_options=compiler_options)
+    amp = L * ay_target / speed**2
+    kw = dict(
+        t_step=t_step,
+        ramp=ramp,
+        duration=duration,
+        dt=dt,
+        model=model,
+        integrator=integrator,
+        compiler_options=compiler_options,
+    )
     n_last = int(round(1.0 / dt))
     r, v = _run(params, amp, speed, **kw)
     ay = np.mean(r[:, -n_last:] * v[:, -n_last:], axis=1)
@@ -95,8 +121,7 @@ def step_steer(params: VehicleParams, *, speed: float = 80 / 3.6, ay_target: flo
     return StepSteerResult(np.asarray(amp * np.ones(r.shape[0])), ay_ss, r_ss, resp, peak_t, over, t, r)
 
 
-def step_steer_table(preset_names=presets.PRESET_NAMES, surfaces=("asphalt_dry",), *, tire=None,
-                     **kw) -> list[dict]:
+def step_steer_table(preset_names=presets.PRESET_NAMES, surfaces=("asphalt_dry",), *, tire=None, **kw) -> list[dict]:
     """Rows ``preset, surface, amplitude_deg, ay_ss, response_time, peak_time, overshoot``."""
     rows = []
     for name in preset_names:
@@ -104,16 +129,28 @@ def step_steer_table(preset_names=presets.PRESET_NAMES, surfaces=("asphalt_dry",
         fleet = jax.tree.map(lambda *x: jnp.stack(x), *[p.chassis for p in ps])
         res = step_steer(ps[0]._replace(chassis=fleet), **kw)
         for i, s in enumerate(surfaces):
-            rows.append(dict(preset=name, surface=s, amplitude_deg=float(np.degrees(res.amplitude[i])),
-                             ay_ss=float(res.ay_ss[i]), response_time=float(res.response_time[i]),
-                             peak_time=float(res.peak_time[i]), overshoot=float(res.overshoot[i])))
+            rows.append(
+                dict(
+                    preset=name,
+                    surface=s,
+                    amplitude_deg=float(np.degrees(res.amplitude[i])),
+                    ay_ss=float(res.ay_ss[i]),
+                    response_time=float(res.response_time[i]),
+                    peak_time=float(res.peak_time[i]),
+                    overshoot=float(res.overshoot[i]),
+                )
+            )
     return rows
 
 
 def format_table(rows: list[dict]) -> str:
-    lines = ["| preset | surface | steer [deg] | a_y [m/s^2] | response time [s] | peak time [s] | overshoot [%] |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| preset | surface | steer [deg] | a_y [m/s^2] | response time [s] | peak time [s] | overshoot [%] |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['preset']} | {r['surface']} | {r['amplitude_deg']:.2f} | {r['ay_ss']:.2f} | "
-                     f"{r['response_time']:.3f} | {r['peak_time']:.3f} | {100 * r['overshoot']:.1f} |")
+        lines.append(
+            f"| {r['preset']} | {r['surface']} | {r['amplitude_deg']:.2f} | {r['ay_ss']:.2f} | "
+            f"{r['response_time']:.3f} | {r['peak_time']:.3f} | {100 * r['overshoot']:.1f} |"
+        )
     return "\n".join(lines)

@@ -2,8 +2,21 @@
 
 from sims.vehicles import double_track, single_track
 from sims.vehicles.core import Model, Telemetry
-from sims.vehicles.params import (G, WHEELS, Chassis, Controls, TireScale, VehicleParams, VehicleState, astype,
-                                  fleet_axes, init_state, make_chassis, make_vehicle, validate_params)
+from sims.vehicles.params import (
+    WHEELS,
+    Chassis,
+    Controls,
+    G,
+    TireScale,
+    VehicleParams,
+    VehicleState,
+    astype,
+    fleet_axes,
+    init_state,
+    make_chassis,
+    make_vehicle,
+    validate_params,
+)
 
 DOUBLE_TRACK = double_track.MODEL
 SINGLE_TRACK = single_track.MODEL
@@ -20,6 +33,26 @@ def get_model(name) -> Model:
         raise ValueError(f"unknown model {name!r}; allowed: {', '.join(MODELS)}") from None
 
 
-__all__ = ["G", "WHEELS", "Chassis", "Controls", "DOUBLE_TRACK", "MODELS", "Model", "SINGLE_TRACK", "Telemetry",
-           "TireScale", "VehicleParams", "VehicleState", "astype", "double_track", "fleet_axes", "get_model",
-           "init_state", "make_chassis", "make_vehicle", "single_track", "validate_params"]
+__all__ = [
+    "G",
+    "WHEELS",
+    "Chassis",
+    "Controls",
+    "DOUBLE_TRACK",
+    "MODELS",
+    "Model",
+    "SINGLE_TRACK",
+    "Telemetry",
+    "TireScale",
+    "VehicleParams",
+    "VehicleState",
+    "astype",
+    "double_track",
+    "fleet_axes",
+    "get_model",
+    "init_state",
+    "make_chassis",
+    "make_vehicle",
+    "single_track",
+    "validate_params",
+]

@@ -49,17 +49,18 @@ step size.  Every branch is a smooth function (no ``where`` on a NaN), so gradie
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from jaxtire._math import safe_norm
 from jaxtire._trig import sincos  # vectorisable float32 sin/cos (XLA:CPU's are scalar libm calls)
+from jaxtire.constants import GRAVITY
 from jaxtire.slip import V_REG, regularised_speed, slip_angle, slip_ratio
 from jaxtire.surfaces import Surface, ploughing_force
 from jaxtire.tire import linear_stiffness, model_options, scale_tire, tire_forces
-from jaxtire.constants import GRAVITY
 from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles.params import Chassis, Controls, VehicleParams, VehicleState, init_state
 
@@ -133,6 +134,7 @@ class Model:
 def make_model(name: str, n_wheels: int, geometry: Callable) -> Model:
     """The :class:`Model` whose ``rates(params, state, controls, h)`` are :func:`rates` with the wheels of
     ``geometry(params, state, controls) -> Geometry`` (linearly implicit for the step ``h``)."""
+
     def model_rates(params: VehicleParams, state: VehicleState, controls: Controls, h):
         return rates(params, state, controls, h, geometry(params, state, controls))
 
@@ -171,8 +173,7 @@ def lateral_transfer(ch: Chassis, ay):
     axle's share of the roll stiffness); it is added to the right wheels and taken from the left ones
     (``a_y > 0`` in a left turn loads the right, outer wheels)."""
     m_roll = ch.mass * (ay - gravity(ch)[1]) * ch.cg_height
-    return (ch.roll_stiffness_front * m_roll / ch.track_front,
-            (1.0 - ch.roll_stiffness_front) * m_roll / ch.track_rear)
+    return (ch.roll_stiffness_front * m_roll / ch.track_front, (1.0 - ch.roll_stiffness_front) * m_roll / ch.track_rear)
 
 
 def clamped_axle_loads(ch: Chassis, vx, ax):
@@ -237,9 +238,11 @@ def _solve3(a11, a12, a13, a22, a23, a33, b1, b2, b3):
     c33 = a11 * a22 - a12 * a12
     det = a11 * c11 + a12 * c12 + a13 * c13
     inv = 1.0 / det
-    return ((c11 * b1 + c12 * b2 + c13 * b3) * inv,
-            (c12 * b1 + c22 * b2 + c23 * b3) * inv,
-            (c13 * b1 + c23 * b2 + c33 * b3) * inv)
+    return (
+        (c11 * b1 + c12 * b2 + c13 * b3) * inv,
+        (c12 * b1 + c22 * b2 + c23 * b3) * inv,
+        (c13 * b1 + c23 * b2 + c33 * b3) * inv,
+    )
 
 
 def wheel_list(a, n: int) -> list:
@@ -317,11 +320,18 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
     fby = mult * (s * fx_gs + c * fy + py)
     # tire damping of the contact velocity, rotated into the body frame; the longitudinal part is the
     # Schur complement of the wheel's implicit row (a free wheel follows the chassis: (I + h Jb) / D)
-    cx = (mult * jx * jnp.maximum(V_REG * V_REG + om * R * uwx, 0.0) / (vr * vr * vr)
-          * (w.inertia + h * j_brake) / d_wheel)
+    cx = (
+        mult
+        * jx
+        * jnp.maximum(V_REG * V_REG + om * R * uwx, 0.0)
+        / (vr * vr * vr)
+        * (w.inertia + h * j_brake)
+        / d_wheel
+    )
     cy = mult * jy * vr / (vr * vr + uwy * uwy)
-    return _WheelOut(fx, fy, kappa, alpha, domega, fbx, fby, c * c * cx + s * s * cy, c * s * (cx - cy),
-                     s * s * cx + c * c * cy)
+    return _WheelOut(
+        fx, fy, kappa, alpha, domega, fbx, fby, c * c * cx + s * s * cy, c * s * (cx - cy), s * s * cx + c * c * cy
+    )
 
 
 def _stack(values: list):
@@ -386,13 +396,28 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
     brake = wheel_list(brake_cmd, n) if brake_cmd.ndim >= 1 else [brake_cmd] * n
 
     throttle = jnp.clip(controls.throttle, -1.0, 1.0)
-    omega_drive = sum(d * w for d, w in zip(geom.drive, omega))
+    omega_drive = sum(d * w for d, w in zip(geom.drive, omega, strict=False))
     tmax, pmax = ch.max_drive_torque, ch.max_power
     t_avail = throttle * tmax * pmax / jnp.sqrt(pmax * pmax + (tmax * omega_drive) ** 2)
 
     side = [0.0] * n if geom.side is None else geom.side
-    ins = [_WheelIn(geom.x[i], geom.y[i], geom.steer[i], geom.fz[i], geom.surface[i], geom.radius[i],
-                    geom.inertia[i], geom.drive[i], geom.brake[i], omega[i], brake[i], side[i]) for i in range(n)]
+    ins = [
+        _WheelIn(
+            geom.x[i],
+            geom.y[i],
+            geom.steer[i],
+            geom.fz[i],
+            geom.surface[i],
+            geom.radius[i],
+            geom.inertia[i],
+            geom.drive[i],
+            geom.brake[i],
+            omega[i],
+            brake[i],
+            side[i],
+        )
+        for i in range(n)
+    ]
     tires = (scale_tire(params.tire_front, *ch.tire_scale_front), scale_tire(params.tire_rear, *ch.tire_scale_rear))
     fn = lambda tire, w: _wheel(ch, tire, w, vx, vy, r, t_avail, h, mult)  # noqa: E731
     o = _map_wheels(fn, [(tires[0], ins[:nf]), (tires[1], ins[nf:])])
@@ -417,9 +442,18 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
     tau = ch.load_transfer_tau + h
     zero = jnp.zeros_like(dvx)
     last = lambda v: jnp.moveaxis(v, 0, -1)  # noqa: E731
-    deriv = VehicleState(zero, zero, zero, dvx, dvy, dr, last(o.domega), (ax_m - state.ax) / tau,
-                         (ay_m - state.ay) / tau)
-    tel = Telemetry(mult * last(_stack(geom.fz)), mult * last(o.fx), mult * last(o.fy), last(o.kappa),
-                    last(o.alpha), last(_stack([sf.grip for sf in geom.surface])), last(_stack(geom.steer)),
-                    ax_m, ay_m)
+    deriv = VehicleState(
+        zero, zero, zero, dvx, dvy, dr, last(o.domega), (ax_m - state.ax) / tau, (ay_m - state.ay) / tau
+    )
+    tel = Telemetry(
+        mult * last(_stack(geom.fz)),
+        mult * last(o.fx),
+        mult * last(o.fy),
+        last(o.kappa),
+        last(o.alpha),
+        last(_stack([sf.grip for sf in geom.surface])),
+        last(_stack(geom.steer)),
+        ax_m,
+        ay_m,
+    )
     return deriv, tel

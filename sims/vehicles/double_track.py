@@ -58,12 +58,19 @@ def geometry(params: VehicleParams, state: VehicleState, controls: Controls) -> 
     sf, bf = ch.drive_split_front, ch.brake_bias_front
     rf, rr, i_f, i_r = ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_inertia_front, ch.wheel_inertia_rear
     return core.Geometry(
-        x=[a, a, -b, -b], y=[0.5 * tf, -0.5 * tf, 0.5 * tr, -0.5 * tr], steer=[dl, dr, zero, zero], fz=fz,
+        x=[a, a, -b, -b],
+        y=[0.5 * tf, -0.5 * tf, 0.5 * tr, -0.5 * tr],
+        steer=[dl, dr, zero, zero],
+        fz=fz,
         surface=[lookup(params.surfaces, ids[..., i]) for i in range(4)],
-        radius=[rf, rf, rr, rr], inertia=[i_f, i_f, i_r, i_r],
+        radius=[rf, rf, rr, rr],
+        inertia=[i_f, i_f, i_r, i_r],
         drive=[0.5 * sf, 0.5 * sf, 0.5 * (1.0 - sf), 0.5 * (1.0 - sf)],
         brake=[0.5 * bf, 0.5 * bf, 0.5 * (1.0 - bf), 0.5 * (1.0 - bf)],
-        tires_per_wheel=1, n_front=2, side=wheel_sides(ch))
+        tires_per_wheel=1,
+        n_front=2,
+        side=wheel_sides(ch),
+    )
 
 
 def wheel_sides(ch) -> list:

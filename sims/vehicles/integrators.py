@@ -43,8 +43,14 @@ def _axpy(state, deriv, h):
 def semi_implicit_euler(model, params, state: VehicleState, controls, h):
     """One symplectic-Euler step of length ``h`` [s]; returns ``(state, telemetry)``."""
     d, tel = model.rates(params, state, controls, h)
-    v = state._replace(vx=state.vx + h * d.vx, vy=state.vy + h * d.vy, yaw_rate=state.yaw_rate + h * d.yaw_rate,
-                       omega=state.omega + h * d.omega, ax=state.ax + h * d.ax, ay=state.ay + h * d.ay)
+    v = state._replace(
+        vx=state.vx + h * d.vx,
+        vy=state.vy + h * d.vy,
+        yaw_rate=state.yaw_rate + h * d.yaw_rate,
+        omega=state.omega + h * d.omega,
+        ax=state.ax + h * d.ax,
+        ay=state.ay + h * d.ay,
+    )
     yaw = state.yaw + h * v.yaw_rate
     mid = state.yaw + 0.5 * h * v.yaw_rate
     s, c = sincos(mid)
@@ -59,6 +65,7 @@ def rk4(model, params, state: VehicleState, controls, h):
     """One classical RK4 step of length ``h`` [s]; returns ``(state, telemetry of the first stage)``.
 
     The four stages run as a ``lax.scan`` (one copy of the model in the compiled program)."""
+
     def f(s):
         d, tel = model.rates(params, s, controls, h)
         dx, dy, dpsi = pose_rates(s)
@@ -105,7 +112,7 @@ def check_substeps(substeps) -> int:
     return check_int("substeps", substeps, 1, 1000, source="step")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def make_step_with_telemetry(model, integrator="semi_implicit_euler", substeps: int = 1):
     """``step(params, state, controls, dt) -> (state, telemetry)`` with ``substeps`` substeps of ``dt / substeps``
     (telemetry of the first substep)."""
@@ -122,7 +129,7 @@ def make_step_with_telemetry(model, integrator="semi_implicit_euler", substeps: 
     return step
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def make_step(model, integrator="semi_implicit_euler", substeps: int = 1):
     """A pure ``step(params, state, controls, dt) -> state`` for ``model`` (e.g.
     :data:`sims.vehicles.double_track.MODEL`) with the chosen integrator and substeps."""

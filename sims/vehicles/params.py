@@ -180,14 +180,33 @@ class Controls(NamedTuple):
 
 #: Defaults of :func:`make_chassis` (a compact hatchback; see :mod:`sims.vehicles.presets`).
 CHASSIS_DEFAULTS: dict[str, Any] = dict(
-    mass=1350.0, yaw_inertia=2250.0, cg_to_front=1.03, cg_to_rear=1.61, cg_height=0.55,
-    track_front=1.55, track_rear=1.52, roll_stiffness_front=0.6,
-    wheel_radius_front=0.31, wheel_radius_rear=0.31, wheel_inertia_front=1.2, wheel_inertia_rear=1.0,
-    max_drive_torque=2500.0, max_power=92e3, drive_split_front=1.0,
-    max_brake_torque=6000.0, brake_bias_front=0.7, brake_omega_smooth=0.02,
-    max_steer=0.6, ackermann=1.0,
-    drag_area=0.64, lift_area=0.0, aero_balance_front=0.5, air_density=1.2,
-    load_transfer_tau=0.05, road_grade=0.0, road_bank=0.0,
+    mass=1350.0,
+    yaw_inertia=2250.0,
+    cg_to_front=1.03,
+    cg_to_rear=1.61,
+    cg_height=0.55,
+    track_front=1.55,
+    track_rear=1.52,
+    roll_stiffness_front=0.6,
+    wheel_radius_front=0.31,
+    wheel_radius_rear=0.31,
+    wheel_inertia_front=1.2,
+    wheel_inertia_rear=1.0,
+    max_drive_torque=2500.0,
+    max_power=92e3,
+    drive_split_front=1.0,
+    max_brake_torque=6000.0,
+    brake_bias_front=0.7,
+    brake_omega_smooth=0.02,
+    max_steer=0.6,
+    ackermann=1.0,
+    drag_area=0.64,
+    lift_area=0.0,
+    aero_balance_front=0.5,
+    air_density=1.2,
+    load_transfer_tau=0.05,
+    road_grade=0.0,
+    road_bank=0.0,
 )
 
 _INF = math.inf
@@ -234,8 +253,10 @@ def check_surface_ids(ids, n_surfaces: int, source: str = "Chassis") -> None:
             raise ValueError(f"{source}: surface_ids must be integers, got {arr.ravel()[:4]}")
     bad = (arr < 0) | (arr >= n_surfaces)
     if bad.any():
-        raise ValueError(f"{source}: surface id {int(arr[bad].ravel()[0])} is outside the surface table "
-                         f"(allowed 0 to {n_surfaces - 1} for a table of {n_surfaces})")
+        raise ValueError(
+            f"{source}: surface id {int(arr[bad].ravel()[0])} is outside the surface table "
+            f"(allowed 0 to {n_surfaces - 1} for a table of {n_surfaces})"
+        )
 
 
 def validate_chassis(ch: Chassis, n_surfaces: int | None = None, source: str = "Chassis") -> None:
@@ -264,8 +285,9 @@ def check_tire_sides(sides, source: str = "Chassis") -> None:
         raise ValueError(f"{source}: tire_sides must have a last axis of 4 (FL, FR, RL, RR), got shape {arr.shape}")
     bad = ~np.isin(arr, (-1.0, 0.0, 1.0))
     if bad.any():
-        raise ValueError(f"{source}: tire_sides must be +1 (left), -1 (right) or 0 (as measured), "
-                         f"got {arr[bad].ravel()[0]}")
+        raise ValueError(
+            f"{source}: tire_sides must be +1 (left), -1 (right) or 0 (as measured), got {arr[bad].ravel()[0]}"
+        )
 
 
 def validate_params(params: VehicleParams, source: str = "VehicleParams") -> None:
@@ -276,8 +298,16 @@ def validate_params(params: VehicleParams, source: str = "VehicleParams") -> Non
     validate_chassis(params.chassis, n, source=source)
 
 
-def make_chassis(*, dtype=None, tire_scale_front=None, tire_scale_rear=None, surface_ids=None,
-                 tire_sides=None, n_surfaces: int = 16, **values) -> Chassis:
+def make_chassis(
+    *,
+    dtype=None,
+    tire_scale_front=None,
+    tire_scale_rear=None,
+    surface_ids=None,
+    tire_sides=None,
+    n_surfaces: int = 16,
+    **values,
+) -> Chassis:
     """A validated :class:`Chassis`; unspecified fields take :data:`CHASSIS_DEFAULTS`.
 
     ``surface_ids`` (default all 0) may be a scalar (every wheel) or 4 values; they are checked against a
@@ -298,10 +328,13 @@ def make_chassis(*, dtype=None, tire_scale_front=None, tire_scale_rear=None, sur
     validate_chassis(raw, n_surfaces)
     dtype = dtype or jnp.result_type(float)
     as_f = lambda v: jnp.asarray(v, dtype)  # noqa: E731
-    return Chassis(**{k: as_f(v) for k, v in full.items()},
-                   tire_scale_front=TireScale(*(as_f(v) for v in sf)),
-                   tire_scale_rear=TireScale(*(as_f(v) for v in sr)),
-                   surface_ids=jnp.asarray(np.round(ids).astype(np.int32)), tire_sides=as_f(sides))
+    return Chassis(
+        **{k: as_f(v) for k, v in full.items()},
+        tire_scale_front=TireScale(*(as_f(v) for v in sf)),
+        tire_scale_rear=TireScale(*(as_f(v) for v in sr)),
+        surface_ids=jnp.asarray(np.round(ids).astype(np.int32)),
+        tire_sides=as_f(sides),
+    )
 
 
 def _tire_dtype(tire):
@@ -309,8 +342,9 @@ def _tire_dtype(tire):
     return leaves[0].dtype if leaves else jnp.result_type(float)
 
 
-def make_vehicle(chassis: Chassis, tire_front, tire_rear=None, surfaces: SurfaceTable | None = None,
-                 dtype=None) -> VehicleParams:
+def make_vehicle(
+    chassis: Chassis, tire_front, tire_rear=None, surfaces: SurfaceTable | None = None, dtype=None
+) -> VehicleParams:
     """Assemble validated :class:`VehicleParams` (``tire_rear`` defaults to ``tire_front``,
     ``surfaces`` to :func:`jaxtire.surfaces.preset_table`).  Everything is cast to ``dtype``
     (default: the default float dtype, float32 unless x64 is enabled)."""
@@ -328,9 +362,11 @@ def make_vehicle(chassis: Chassis, tire_front, tire_rear=None, surfaces: Surface
 
 def astype(params: VehicleParams, dtype) -> VehicleParams:
     """All floating-point leaves of ``params`` cast to ``dtype`` (surface ids stay int32)."""
+
     def cast(x):
         x = jnp.asarray(x)
         return x.astype(dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x
+
     return jax.tree.map(cast, params)
 
 
@@ -339,29 +375,41 @@ def fleet_axes(params: VehicleParams) -> VehicleParams:
     return VehicleParams(chassis=0, tire_front=None, tire_rear=None, surfaces=None)
 
 
-def init_state(params: VehicleParams, n_wheels: int = 4, speed=0.0, *, x=0.0, y=0.0, yaw=0.0, vy=0.0,
-               yaw_rate=0.0) -> VehicleState:
+def init_state(
+    params: VehicleParams, n_wheels: int = 4, speed=0.0, *, x=0.0, y=0.0, yaw=0.0, vy=0.0, yaw_rate=0.0
+) -> VehicleState:
     """A state rolling straight at ``speed`` [m/s] (wheels spinning at ``speed / r``), zero accelerations."""
     ch = params.chassis
     dtype = jnp.asarray(ch.mass).dtype
     f = lambda v: jnp.asarray(v, dtype)  # noqa: E731
     speed = f(speed)
     if n_wheels == 4:
-        radii = jnp.stack([ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear,
-                           ch.wheel_radius_rear], axis=-1)
+        radii = jnp.stack(
+            [ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_radius_rear], axis=-1
+        )
     elif n_wheels == 2:
         radii = jnp.stack([ch.wheel_radius_front, ch.wheel_radius_rear], axis=-1)
     else:
         raise ValueError(f"init_state: n_wheels must be 2 or 4, got {n_wheels}")
     omega = speed[..., None] / radii
     zero = jnp.zeros_like(speed + jnp.zeros_like(ch.mass))
-    return VehicleState(f(x) + zero, f(y) + zero, f(yaw) + zero, speed + zero, f(vy) + zero,
-                        f(yaw_rate) + zero, omega + zero[..., None], zero, zero)
+    return VehicleState(
+        f(x) + zero,
+        f(y) + zero,
+        f(yaw) + zero,
+        speed + zero,
+        f(vy) + zero,
+        f(yaw_rate) + zero,
+        omega + zero[..., None],
+        zero,
+        zero,
+    )
 
 
 def wheel_radii(ch: Chassis, n_wheels: int):
     """Rolling radius per wheel state: (4,) FL, FR, RL, RR or (2,) front, rear."""
     if n_wheels == 4:
-        return jnp.stack([ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear,
-                          ch.wheel_radius_rear], axis=-1)
+        return jnp.stack(
+            [ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_radius_rear], axis=-1
+        )
     return jnp.stack([ch.wheel_radius_front, ch.wheel_radius_rear], axis=-1)

@@ -43,44 +43,109 @@ from sims.vehicles.params import CHASSIS_DEFAULTS, TireScale, VehicleParams, mak
 PRESETS: dict[str, dict] = {
     "hatchback": dict(
         chassis=dict(CHASSIS_DEFAULTS),
-        scale_front=TireScale(), scale_rear=TireScale(),
-        tire_front=None, tire_rear=None,
+        scale_front=TireScale(),
+        scale_rear=TireScale(),
+        tire_front=None,
+        tire_rear=None,
     ),
     "sports_car": dict(
         chassis=dict(
-            mass=1505.0, yaw_inertia=2200.0, cg_to_front=1.507, cg_to_rear=0.943, cg_height=0.47,
-            track_front=1.541, track_rear=1.518, roll_stiffness_front=0.55,
-            wheel_radius_front=0.32, wheel_radius_rear=0.345, wheel_inertia_front=1.3, wheel_inertia_rear=1.8,
-            max_drive_torque=5000.0, max_power=272e3, drive_split_front=0.0,
-            max_brake_torque=9000.0, brake_bias_front=0.62, brake_omega_smooth=0.02,
-            max_steer=0.55, ackermann=1.0,
-            drag_area=0.6, lift_area=0.1, aero_balance_front=0.4, air_density=1.2, load_transfer_tau=0.05),
-        scale_front=TireScale(1.1, 1.1, 1.0, 1.15), scale_rear=TireScale(1.1, 1.1, 1.1, 1.4),
-        tire_front=None, tire_rear=None,
+            mass=1505.0,
+            yaw_inertia=2200.0,
+            cg_to_front=1.507,
+            cg_to_rear=0.943,
+            cg_height=0.47,
+            track_front=1.541,
+            track_rear=1.518,
+            roll_stiffness_front=0.55,
+            wheel_radius_front=0.32,
+            wheel_radius_rear=0.345,
+            wheel_inertia_front=1.3,
+            wheel_inertia_rear=1.8,
+            max_drive_torque=5000.0,
+            max_power=272e3,
+            drive_split_front=0.0,
+            max_brake_torque=9000.0,
+            brake_bias_front=0.62,
+            brake_omega_smooth=0.02,
+            max_steer=0.55,
+            ackermann=1.0,
+            drag_area=0.6,
+            lift_area=0.1,
+            aero_balance_front=0.4,
+            air_density=1.2,
+            load_transfer_tau=0.05,
+        ),
+        scale_front=TireScale(1.1, 1.1, 1.0, 1.15),
+        scale_rear=TireScale(1.1, 1.1, 1.1, 1.4),
+        tire_front=None,
+        tire_rear=None,
     ),
     "kart": dict(
         chassis=dict(
-            mass=150.0, yaw_inertia=30.0, cg_to_front=0.603, cg_to_rear=0.437, cg_height=0.25,
-            track_front=1.15, track_rear=1.35, roll_stiffness_front=0.45,
-            wheel_radius_front=0.127, wheel_radius_rear=0.14, wheel_inertia_front=0.02, wheel_inertia_rear=0.05,
-            max_drive_torque=180.0, max_power=21e3, drive_split_front=0.0,
-            max_brake_torque=400.0, brake_bias_front=0.0, brake_omega_smooth=0.02,
-            max_steer=0.5, ackermann=1.0,
-            drag_area=0.5, lift_area=0.0, aero_balance_front=0.5, air_density=1.2, load_transfer_tau=0.03),
-        scale_front=TireScale(1.5, 1.5, 1.0, 1.0), scale_rear=TireScale(1.5, 1.5, 1.0, 1.0),
-        tire_front=dict(load=320.0, radius=0.127), tire_rear=dict(load=430.0, radius=0.14),
+            mass=150.0,
+            yaw_inertia=30.0,
+            cg_to_front=0.603,
+            cg_to_rear=0.437,
+            cg_height=0.25,
+            track_front=1.15,
+            track_rear=1.35,
+            roll_stiffness_front=0.45,
+            wheel_radius_front=0.127,
+            wheel_radius_rear=0.14,
+            wheel_inertia_front=0.02,
+            wheel_inertia_rear=0.05,
+            max_drive_torque=180.0,
+            max_power=21e3,
+            drive_split_front=0.0,
+            max_brake_torque=400.0,
+            brake_bias_front=0.0,
+            brake_omega_smooth=0.02,
+            max_steer=0.5,
+            ackermann=1.0,
+            drag_area=0.5,
+            lift_area=0.0,
+            aero_balance_front=0.5,
+            air_density=1.2,
+            load_transfer_tau=0.03,
+        ),
+        scale_front=TireScale(1.5, 1.5, 1.0, 1.0),
+        scale_rear=TireScale(1.5, 1.5, 1.0, 1.0),
+        tire_front=dict(load=320.0, radius=0.127),
+        tire_rear=dict(load=430.0, radius=0.14),
     ),
     "race_car": dict(
         chassis=dict(
-            mass=673.0, yaw_inertia=1100.0, cg_to_front=1.595, cg_to_rear=1.305, cg_height=0.28,
-            track_front=1.55, track_rear=1.47, roll_stiffness_front=0.55,
-            wheel_radius_front=0.33, wheel_radius_rear=0.33, wheel_inertia_front=1.0, wheel_inertia_rear=1.0,
-            max_drive_torque=4000.0, max_power=280e3, drive_split_front=0.0,
-            max_brake_torque=7000.0, brake_bias_front=0.58, brake_omega_smooth=0.02,
-            max_steer=0.35, ackermann=0.5,
-            drag_area=1.1, lift_area=3.0, aero_balance_front=0.45, air_density=1.2, load_transfer_tau=0.03),
-        scale_front=TireScale(1.6, 1.6, 1.3, 1.3), scale_rear=TireScale(1.6, 1.6, 1.3, 1.3),
-        tire_front=None, tire_rear=None,
+            mass=673.0,
+            yaw_inertia=1100.0,
+            cg_to_front=1.595,
+            cg_to_rear=1.305,
+            cg_height=0.28,
+            track_front=1.55,
+            track_rear=1.47,
+            roll_stiffness_front=0.55,
+            wheel_radius_front=0.33,
+            wheel_radius_rear=0.33,
+            wheel_inertia_front=1.0,
+            wheel_inertia_rear=1.0,
+            max_drive_torque=4000.0,
+            max_power=280e3,
+            drive_split_front=0.0,
+            max_brake_torque=7000.0,
+            brake_bias_front=0.58,
+            brake_omega_smooth=0.02,
+            max_steer=0.35,
+            ackermann=0.5,
+            drag_area=1.1,
+            lift_area=3.0,
+            aero_balance_front=0.45,
+            air_density=1.2,
+            load_transfer_tau=0.03,
+        ),
+        scale_front=TireScale(1.6, 1.6, 1.3, 1.3),
+        scale_rear=TireScale(1.6, 1.6, 1.3, 1.3),
+        tire_front=None,
+        tire_rear=None,
     ),
 }
 
@@ -91,25 +156,29 @@ PRESET_DOCS: dict[str, str] = {
         "wheelbase 2.637 m, tracks 1.549 / 1.520 m, 92 kW, Cd 0.27 x A 2.19 m^2 -> CdA ~0.6 m^2; 61 % "
         "front axle load); + 75 kg driver -> 1350 kg.  CG height 0.55 m [Hei], Iz ~ m a b [RCVD], wheel "
         "inertia ~1 kg m^2 (+ driveline on the driven axle) [Gil], 205/55 R16 rolling radius 0.31 m, brake "
-        "bias 70 % front [Gil ch. 3]."),
+        "bias 70 % front [Gil ch. 3]."
+    ),
     "sports_car": (
         "Rear-engine sports car, Porsche 911 Carrera (991.2) class (maker's data: 1430 kg DIN + 75 kg "
         "driver, wheelbase 2.450 m, tracks 1.541 / 1.518 m, 272 kW, 38.5 / 61.5 % axle loads, 235/40 ZR19 "
         "front and 295/35 ZR20 rear tires -> radii 0.32 / 0.345 m, Cd ~0.30 x A ~2.0 m^2).  CG height "
         "0.47 m and Iz ~ m a b [RCVD] are estimates; the wider rear tires are a 1.4x rear cornering-"
-        "stiffness scale and summer-tire friction 1.1x the reference tire."),
+        "stiffness scale and summer-tire friction 1.1x the reference tire."
+    ),
     "kart": (
         "Direct-drive 125 cc racing kart, CIK-FIA OK class: 150 kg with driver (OK minimum 145 kg), wheelbase "
         "1.04 m (regulation 1.01-1.07 m), front / rear track 1.15 / 1.35 m (overall width <= 1.40 m), 21 kW, "
         "10x4.50-5 front and 11x7.10-5 rear tires (radii 0.127 / 0.14 m), hydraulic brake on the rear axle "
         "only (brake_bias_front = 0), ~42 / 58 % axle loads.  CG height 0.25 m, Iz 30 kg m^2, wheel inertia "
         "and the 1.5x slick friction are estimates; the solid rear axle is modelled as an open differential "
-        "and the chassis flex as a 45 % front roll-stiffness share."),
+        "and the chassis flex as a 45 % front roll-stiffness share."
+    ),
     "race_car": (
         "Single-seater with wings, FIA Formula 3 (Dallara F3 2019) class: 673 kg with driver (FIA F3 minimum), "
         "wheelbase ~2.9 m, 280 kW 3.4 l V6, 45 / 55 % axle loads, 13-inch slicks (radius 0.33 m).  Aero from "
         "[Katz]: CdA ~1.1 m^2 and ClA ~3.0 m^2 (downforce equal to the weight near 57 m/s), 45 % front.  CG "
-        "height 0.28 m, Iz and the slick scales (friction 1.6x, stiffness 1.3x the road tire) are estimates."),
+        "height 0.28 m, Iz and the slick scales (friction 1.6x, stiffness 1.3x the road tire) are estimates."
+    ),
 }
 
 PRESET_NAMES: tuple[str, ...] = tuple(PRESETS)
@@ -120,7 +189,7 @@ TIRE_MODELS = ("mf", "simple")
 _LOAD_RADIUS = {"mf": ("FNOMIN", "UNLOADED_RADIUS"), "simple": ("fz0", "radius")}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bundled(kind: str, dtype_name: str):
     dtype = jnp.dtype(dtype_name)
     if kind == "simple":
@@ -137,10 +206,11 @@ def base_tire(tire=None, dtype=None, load=None, radius=None):
         check_choice("tire", "mf" if tire is None else tire, TIRE_MODELS, source="presets")
         tire = _bundled(tire or "mf", jnp.dtype(dtype or jnp.result_type(float)).name)
     elif not is_tire(tire):
-        raise ValueError(f"presets: tire must be a jaxtire tire, None or one of {TIRE_MODELS}; "
-                         f"got {type(tire).__name__}")
+        raise ValueError(
+            f"presets: tire must be a jaxtire tire, None or one of {TIRE_MODELS}; got {type(tire).__name__}"
+        )
     names = _LOAD_RADIUS.get(model_name(tire), ())
-    changes = {k: v for k, v in zip(names, (load, radius)) if v is not None}
+    changes = {k: v for k, v in zip(names, (load, radius), strict=False) if v is not None}
     return replace_coefficients(tire, changes) if changes else tire
 
 
@@ -155,8 +225,9 @@ def chassis_values(name: str) -> dict:
     return dict(PRESETS[check_name(name)]["chassis"])
 
 
-def get(name: str, tire=None, surfaces: SurfaceTable | None = None, dtype=None, *, surface_ids=None,
-        **overrides) -> VehicleParams:
+def get(
+    name: str, tire=None, surfaces: SurfaceTable | None = None, dtype=None, *, surface_ids=None, **overrides
+) -> VehicleParams:
     """Validated :class:`VehicleParams` of preset ``name`` (``hatchback``, ``sports_car``, ``kart``,
     ``race_car``) on ``tire`` (a jaxtire tire pytree, ``None`` the bundled tire, ``"mf"`` or ``"simple"``;
     :func:`base_tire`); ``overrides`` replace chassis fields,
@@ -166,8 +237,14 @@ def get(name: str, tire=None, surfaces: SurfaceTable | None = None, dtype=None, 
     surfaces = preset_table() if surfaces is None else surfaces
     n_surf = int(jnp.shape(surfaces.grip)[-1])
     values = {**spec["chassis"], **overrides}
-    ch = make_chassis(dtype=dtype, tire_scale_front=spec["scale_front"], tire_scale_rear=spec["scale_rear"],
-                      surface_ids=surface_ids, n_surfaces=n_surf, **values)
+    ch = make_chassis(
+        dtype=dtype,
+        tire_scale_front=spec["scale_front"],
+        tire_scale_rear=spec["scale_rear"],
+        surface_ids=surface_ids,
+        n_surfaces=n_surf,
+        **values,
+    )
     tf = base_tire(tire, dtype, **(spec["tire_front"] or {}))
     tr = base_tire(tire, dtype, **(spec["tire_rear"] or {}))
     return make_vehicle(ch, tf, tr, surfaces, dtype=dtype)

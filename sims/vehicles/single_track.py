@@ -35,11 +35,18 @@ def geometry(params: VehicleParams, state: VehicleState, controls: Controls) -> 
     zero = jnp.zeros_like(delta)
     sf, bf = ch.drive_split_front, ch.brake_bias_front
     return core.Geometry(
-        x=[ch.cg_to_front, -ch.cg_to_rear], y=[zero, zero], steer=[delta, zero],
-        fz=[jnp.maximum(0.5 * ff, 0.0), jnp.maximum(0.5 * fr, 0.0)], surface=axle_surfaces(params),
+        x=[ch.cg_to_front, -ch.cg_to_rear],
+        y=[zero, zero],
+        steer=[delta, zero],
+        fz=[jnp.maximum(0.5 * ff, 0.0), jnp.maximum(0.5 * fr, 0.0)],
+        surface=axle_surfaces(params),
         radius=[ch.wheel_radius_front, ch.wheel_radius_rear],
         inertia=[2.0 * ch.wheel_inertia_front, 2.0 * ch.wheel_inertia_rear],
-        drive=[sf, 1.0 - sf], brake=[bf, 1.0 - bf], tires_per_wheel=2, n_front=1)
+        drive=[sf, 1.0 - sf],
+        brake=[bf, 1.0 - bf],
+        tires_per_wheel=2,
+        n_front=1,
+    )
 
 
 MODEL = core.make_model("single_track", 2, geometry)
