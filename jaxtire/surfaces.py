@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -75,9 +76,9 @@ PRESET_NAMES: tuple[str, ...] = tuple(PRESETS)
 class SurfaceTable(NamedTuple):
     """A validated table of surfaces; each field an array of shape ``(n,)``, ``n <= 16``."""
 
-    grip: object
-    rolling_resistance: object
-    drag: object
+    grip: jax.Array
+    rolling_resistance: jax.Array
+    drag: jax.Array
 
 
 def surface_id(name: str) -> int:

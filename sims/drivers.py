@@ -21,6 +21,7 @@ Heading errors are wrapped with :func:`jaxtire.constants.wrap_angle` (to ``[-pi,
 from __future__ import annotations
 
 import dataclasses
+import typing
 from typing import Any
 
 import jax
@@ -31,6 +32,7 @@ from jaxtire.constants import wrap_angle
 from sims.vehicles.params import Controls, wheel_radii
 
 
+@typing.dataclass_transform(frozen_default=True)
 def driver(cls):
     """Class decorator: a frozen dataclass registered as a pytree whose fields are all data leaves."""
     cls = dataclasses.dataclass(frozen=True)(cls)
