@@ -92,6 +92,7 @@ def jax_fleet(n: int, seed: int = 0, dtype=None):
         tire_scale_front=TireScale(arrs["mu_front"], arrs["mu_front"], one, one),
         tire_scale_rear=TireScale(arrs["mu_rear"], arrs["mu_rear"], one, one),
         surface_ids=arrs["surface_ids"],
+        tire_sides=(0.0, 0.0, 0.0, 0.0),  # every tire as measured, as the numpy reference step evaluates it
         dtype=dtype,
     )
     params = make_vehicle(ch, jaxtire.default_tire(dtype=dtype), dtype=dtype)

@@ -324,6 +324,9 @@ def make_chassis(
     sf = TireScale(*tire_scale_front) if tire_scale_front is not None else TireScale()
     sr = TireScale(*tire_scale_rear) if tire_scale_rear is not None else TireScale()
     sides = np.asarray(DEFAULT_TIRE_SIDES if tire_sides is None else tire_sides, dtype=float)
+    if sides.ndim >= 1 and sides.shape[-1] == 4:  # batch the sides like the other per-vehicle fields
+        batch = np.broadcast_shapes(*(np.shape(v) for v in full.values()), ids.shape[:-1], sides.shape[:-1])
+        sides = np.broadcast_to(sides, batch + (4,))
     raw = Chassis(**full, tire_scale_front=sf, tire_scale_rear=sr, surface_ids=ids, tire_sides=sides)
     validate_chassis(raw, n_surfaces)
     dtype = dtype or jnp.result_type(float)
