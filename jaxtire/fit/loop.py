@@ -181,6 +181,8 @@ def minimize(
         value_and_grad = optax.value_and_grad_from_state(f)
 
     def report(i, value, x):
+        if callback is None:  # report is only scheduled when a callback was given
+            raise ValueError("minimize: report called without a callback")
         if i % every == 0 or i == n_iter - 1:
             callback(int(i), value, x)
 
