@@ -349,7 +349,8 @@ def _map_wheels(fn, groups):
     Returns the outputs stacked on a leading wheel axis, in input order."""
     merged: list[tuple[list[Any], list[Any]]] = []
     for tire, ins in groups:
-        if merged and jax.tree.structure(merged[-1][0][0]) == jax.tree.structure(tire):
+        # jaxlib's PyTreeDef does not resolve for mypy (follow_imports=silent), so == on it is rejected
+        if merged and jax.tree.structure(merged[-1][0][0]) == jax.tree.structure(tire):  # type: ignore[operator]
             merged[-1][0].extend([tire] * len(ins))
             merged[-1][1].extend(ins)
         else:
