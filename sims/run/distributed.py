@@ -68,7 +68,9 @@ def initialize(
     collectives so barriers and cross-process gathers work.  A second call is a no-op."""
     if is_initialized():
         return
-    platforms = os.environ.get("JAX_PLATFORMS", "") or str(jax.config.read("jax_platforms") or "")
+    # config flags are dynamic attributes JAX's stubs lack; config.read() raises for them (jax 0.10)
+    jax_platforms = jax.config.jax_platforms  # type: ignore[attr-defined]
+    platforms = os.environ.get("JAX_PLATFORMS", "") or str(jax_platforms or "")
     if platforms in ("", "cpu") or "cpu" in platforms.split(","):
         try:
             jax.config.update("jax_cpu_collectives_implementation", "gloo")

@@ -230,7 +230,8 @@ def _config(
     rec = record if record is None or isinstance(record, str) else getattr(record, "__qualname__", "callable")
     return dict(
         jax_version=jax.__version__,
-        x64=bool(jax.config.read("jax_enable_x64")),
+        # config flags are dynamic attributes JAX's stubs lack; config.read() raises for them (jax 0.10)
+        x64=bool(jax.config.jax_enable_x64),  # type: ignore[attr-defined]
         vehicles=n,
         n_steps=n_steps,
         chunk_steps=chunk_steps,
