@@ -104,7 +104,8 @@ def make_load_table(fz, B, C, D, E, *, direct: bool = False, dtype=None) -> Load
         cols[name] = arr
     if not isinstance(direct, bool):
         raise ValidationError(f"{src}: direct = {direct!r} must be a Python bool (a static flag)")
-    return LoadTable(jnp.asarray(loads, dtype), *(jnp.asarray(cols[k], dtype) for k in "BCDE"), direct=direct)
+    b, c, d, e = (jnp.asarray(cols[k], dtype) for k in "BCDE")
+    return LoadTable(jnp.asarray(loads, dtype), b, c, d, e, direct=direct)
 
 
 SLIP_SAT = 1e6

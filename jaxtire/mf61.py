@@ -511,7 +511,7 @@ def _solve(
         if p.is_mf52:
             raise ValueError("mf_forces: turn slip (phi) is modelled for MF 6.1 / 6.2 files (FITTYP 61, 62) only")
         phi = jnp.asarray(phi)
-    mirror = 1.0
+    mirror: jax.Array | float = 1.0
     if side is not None:
         mirror = jnp.where(jnp.asarray(side) * p.tyreside < 0, -1.0, 1.0)
         alpha, gamma = mirror * alpha, mirror * gamma

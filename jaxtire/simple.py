@@ -187,7 +187,8 @@ class SimpleParams(ValidatedReplace):
 
     def astype(self, dtype) -> SimpleParams:
         """All numeric leaves cast to ``dtype``."""
-        return dataclasses.replace(self, **{f: jnp.asarray(getattr(self, f), dtype) for f in FIELDS})
+        changes: dict[str, Any] = {f: jnp.asarray(getattr(self, f), dtype) for f in FIELDS}
+        return dataclasses.replace(self, **changes)
 
 
 jax.tree_util.register_dataclass(SimpleParams, data_fields=list(FIELDS), meta_fields=["ellipse"])
@@ -268,6 +269,8 @@ def simple_forces(params: SimpleParams, kappa, alpha, gamma=0.0, fz=None, vx=Non
     nx = magic_formula(kappa, bx, p.Cx, 1.0, p.Ex)
     ny_slip = -magic_formula(alpha, by, p.Cy, 1.0, p.Ey)
 
+    w_low: jax.Array | float
+    direction: jax.Array | float
     if vx is None:
         w_low = 1.0
         direction = 1.0

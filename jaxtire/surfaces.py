@@ -47,9 +47,9 @@ RANGES: dict[str, tuple[float, float]] = {
 class Surface(NamedTuple):
     """One surface (or a batch of them): ``grip`` [-], ``rolling_resistance`` [-], ``drag`` [N/N]."""
 
-    grip: object = 1.0
-    rolling_resistance: object = 1.0
-    drag: object = 0.0
+    grip: jax.Array | float = 1.0
+    rolling_resistance: jax.Array | float = 1.0
+    drag: jax.Array | float = 0.0
 
 
 #: The reference surface: the tire exactly as its parameters describe it.
@@ -134,7 +134,10 @@ def _entry(i: int, e) -> tuple[float, float, float]:
                 f"1- to 3-tuple or a preset name)"
             )
         e = Surface(*e)
-    return tuple(float(check_range(f, v, *RANGES[f], source=src)) for f, v in zip(Surface._fields, e, strict=False))
+    grip, rolling_resistance, drag = (
+        float(check_range(f, v, *RANGES[f], source=src)) for f, v in zip(Surface._fields, e, strict=False)
+    )
+    return grip, rolling_resistance, drag
 
 
 def make_table(entries: Sequence) -> SurfaceTable:

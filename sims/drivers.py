@@ -93,6 +93,10 @@ class SteerWithSpeedHold(Driver):
     """Base of the open-loop steer inputs: ``steer(t, state)`` [rad] (subclass), throttle from
     :func:`speed_hold` at ``target_speed`` [m/s] with ``speed_gain`` [1/(m/s)], no brake."""
 
+    # declared for the type checker; each @driver subclass defines them as dataclass fields
+    target_speed: jax.Array | float
+    speed_gain: jax.Array | float
+
     def steer(self, t, state):  # pragma: no cover - interface
         raise NotImplementedError
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
@@ -212,7 +212,7 @@ def load_tydex(path) -> MeasurementSet:
     if all(m[c] is None for c in MEASURED):
         raise ValueError(f"{path}: no measured channel (FXW, FYW or MZW)")
     n = len(m["fz"])
-    cols = {c: (np.zeros(n) if m[c] is None else m[c]) for c in COLUMNS}
+    cols: dict[str, Any] = {c: (np.zeros(n) if m[c] is None else m[c]) for c in COLUMNS}
     try:
         out = measurement_set(**cols)
     except ValueError as e:

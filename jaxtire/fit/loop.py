@@ -74,13 +74,13 @@ def compiler_options(fast: bool) -> dict | None:
     return FAST_COMPILE_OPTIONS if fast and fast_compile_supported(jax.default_backend()) else None
 
 
-def dual_jit(fun: Callable, **jit_kwargs) -> Callable[[bool], Callable]:
+def dual_jit(fun: Callable, **jit_kwargs) -> Callable[[bool], jax.stages.Wrapped]:
     """``fun`` jitted twice (plain and with :data:`FAST_COMPILE_OPTIONS`); returns ``select(fast)``, the
     jitted function to call.  Create it once (module level) so both keep their compile caches."""
     plain = jax.jit(fun, **jit_kwargs)
     quick = jax.jit(fun, compiler_options=FAST_COMPILE_OPTIONS, **jit_kwargs)
 
-    def select(fast: bool = True):
+    def select(fast: bool = True) -> jax.stages.Wrapped:
         return quick if compiler_options(fast) else plain
 
     return select
@@ -181,6 +181,8 @@ def minimize(
         value_and_grad = optax.value_and_grad_from_state(f)
 
     def report(i, value, x):
+        if callback is None:  # report is only scheduled when a callback was given
+            raise ValueError("minimize: report called without a callback")
         if i % every == 0 or i == n_iter - 1:
             callback(int(i), value, x)
 

@@ -47,7 +47,7 @@ def stage_loss(params, d: dict, stage: Stage):
     """Weighted peak-normalised MSE summed over the stage's channels (module docstring)."""
     pred = predict(params, d, stage.combined)
     masks = row_masks(d["kappa"], d["alpha"])
-    loss = 0.0
+    loss: jax.Array | float = 0.0
     for ch in stage.channels:
         col, rows = CHANNELS[ch]
         m, meas = measured(d, col, masks[rows])

@@ -73,7 +73,7 @@ def check_out_dir(ap, out: str, flag: str = "--out") -> None:
         ap.error(f"{flag} {out}: not writable ({e.strerror or type(e).__name__})")
 
 
-def exact_chunks(ap, steps: int, chunk_steps: int, chunk_given: bool) -> int:
+def exact_chunks(ap: argparse.ArgumentParser, steps: int, chunk_steps: int, chunk_given: bool) -> int:
     """The chunk length that runs exactly ``steps`` steps: ``chunk_steps`` if it divides ``steps``; if the
     user did not choose it, the largest divisor of ``steps`` not above it when that is at least a quarter of
     it; otherwise an error (the fleet runner runs whole chunks)."""

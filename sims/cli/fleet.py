@@ -407,6 +407,8 @@ def run_throughput(args, out: Path) -> dict:
             c1 = time.process_time() - c0
             if best is None or st.run_s < best.run_s:
                 best, cpu = st, c1
+        if best is None or cpu is None:  # the loop above runs 3 times
+            raise RuntimeError("fleet benchmark: no timed run")
         per = cpu / (n * steps) * 1e9
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         rows.append(

@@ -59,5 +59,7 @@ def main(argv=None) -> int:
     )
     print(res.report)
     err = res.report.rel_error
+    if err is None:  # identify was given true=truth, so the report has errors
+        raise RuntimeError("identify: report has no true parameters to compare with")
     print(f"max |error| {100 * max(abs(e) for e in err.values()):.3f} %")
     return 0

@@ -66,13 +66,13 @@ def main(argv=None) -> int:
         ap.error(str(e))
     seeds = tuple(1001 + i for i in range(args.heldout))
     if not args.lateral_only:
-        setup = BrakingSetup(preset=args.preset, tire=tire, dt=args.dt, surfaces=surfaces)
+        abs_setup = BrakingSetup(preset=args.preset, tire=tire, dt=args.dt, surfaces=surfaces)
         print(
             f"ABS tuning: {args.preset}, {tire_label(args)} tires, {args.vehicles} vehicles x {args.iters} iterations, "
-            f"surfaces {', '.join(surfaces)}, v0 U{setup.speed} m/s, dt {args.dt} s, horizon {setup.horizon} s"
+            f"surfaces {', '.join(surfaces)}, v0 U{abs_setup.speed} m/s, dt {args.dt} s, horizon {abs_setup.horizon} s"
         )
         res = tune_abs(
-            setup,
+            abs_setup,
             n_vehicles=args.vehicles,
             n_iter=args.iters,
             lr=args.lr,
@@ -82,10 +82,10 @@ def main(argv=None) -> int:
         )
         print(res.report)
         t = time.perf_counter()
-        before = evaluate_abs(abs_gains(), setup, seeds, args.vehicles)
-        after = evaluate_abs(res.gains, setup, seeds, args.vehicles)
+        before = evaluate_abs(abs_gains(), abs_setup, seeds, args.vehicles)
+        after = evaluate_abs(res.gains, abs_setup, seeds, args.vehicles)
         print(
-            f"held-out full stops (horizon {2 * setup.horizon:g} s, no tail estimate; "
+            f"held-out full stops (horizon {2 * abs_setup.horizon:g} s, no tail estimate; "
             f"{time.perf_counter() - t:.1f} s): mean stopping distance untuned -> tuned"
         )
         for s in seeds:
@@ -98,13 +98,13 @@ def main(argv=None) -> int:
         a = np.concatenate(list(after.values())).mean()
         print(f"  all : {b:8.3f} m -> {a:8.3f} m ({100 * (a / b - 1):+.2f} %)")
     if args.lateral or args.lateral_only:
-        setup = LaneSetup(preset=args.preset, tire=tire, dt=args.dt)
+        lane_setup = LaneSetup(preset=args.preset, tire=tire, dt=args.dt)
         print(
             f"\nlane-change tuning: {args.vehicles} vehicles x {args.iters} iterations, surfaces "
-            f"{', '.join(setup.surfaces)}, v0 U{setup.speed} m/s, {setup.width} m over {setup.length} m"
+            f"{', '.join(lane_setup.surfaces)}, v0 U{lane_setup.speed} m/s, {lane_setup.width} m over {lane_setup.length} m"
         )
         res = tune_lateral(
-            setup,
+            lane_setup,
             n_vehicles=args.vehicles,
             n_iter=args.iters,
             lr=args.lr,
@@ -113,8 +113,8 @@ def main(argv=None) -> int:
             verbose=True,
         )
         print(res.report)
-        before = evaluate_lateral(lane_gains(), setup, seeds, args.vehicles)
-        after = evaluate_lateral(res.gains, setup, seeds, args.vehicles)
+        before = evaluate_lateral(lane_gains(), lane_setup, seeds, args.vehicles)
+        after = evaluate_lateral(res.gains, lane_setup, seeds, args.vehicles)
         print("held-out rms lateral error [m] / rms steer rate [rad/s], untuned -> tuned")
         for s in seeds:
             print(

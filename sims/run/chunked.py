@@ -60,7 +60,8 @@ def _split(tree, axes, n: int, chunk: int):
     leaves, flat_axes = _leaves_with_axes(tree, axes)
     m = -(-n // chunk)
     pad = m * chunk - n
-    out_b, out_s = [], []
+    out_b: list[jax.Array | None] = []
+    out_s: list[Any] = []
     for leaf, ax in zip(leaves, flat_axes, strict=False):
         if ax is None:
             out_b.append(None)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import glob
 import json
 import os
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -68,7 +68,9 @@ def initialize(
     collectives so barriers and cross-process gathers work.  A second call is a no-op."""
     if is_initialized():
         return
-    platforms = os.environ.get("JAX_PLATFORMS", "") or str(jax.config.jax_platforms or "")
+    # config flags are dynamic attributes JAX's stubs lack; config.read() raises for them (jax 0.10)
+    jax_platforms = jax.config.jax_platforms  # type: ignore[attr-defined]
+    platforms = os.environ.get("JAX_PLATFORMS", "") or str(jax_platforms or "")
     if platforms in ("", "cpu") or "cpu" in platforms.split(","):
         try:
             jax.config.update("jax_cpu_collectives_implementation", "gloo")
@@ -205,7 +207,7 @@ def monte_carlo(
     start, stop, _ = rows
     keep = max(0, min(stop, n) - start)
     names = _names(out)
-    arrays = {nm: _local_rows(x)[:keep] for nm, x in zip(names, jax.tree.leaves(out), strict=False)}
+    arrays: dict[str, Any] = {nm: _local_rows(x)[:keep] for nm, x in zip(names, jax.tree.leaves(out), strict=False)}
     arrays["vehicle"] = np.arange(start, start + keep)
     pid, npr = jax.process_index(), jax.process_count()
     os.makedirs(out_dir, exist_ok=True)
@@ -226,8 +228,8 @@ def monte_carlo(
         n_steps=n_steps,
         dt=dt,
     )
-    with open(stem + ".json.tmp", "w") as f:
-        json.dump(meta, f, indent=1)
+    with open(stem + ".json.tmp", "w") as jf:
+        json.dump(meta, jf, indent=1)
     os.replace(stem + ".json.tmp", stem + ".json")
     return ShardInfo(stem + ".npz", start, start + keep, pid, npr, n, run_id)
 

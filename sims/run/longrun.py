@@ -147,9 +147,12 @@ def _atomic_write(path: str, data: bytes) -> None:
             finally:
                 os.close(dfd)
     except OSError as e:
-        what = {errno.ENOSPC: "disk full", errno.EFBIG: "file too large", errno.EDQUOT: "disk quota exceeded"}.get(
-            e.errno, e.strerror or type(e).__name__
-        )
+        reasons: dict[int | None, str] = {
+            errno.ENOSPC: "disk full",
+            errno.EFBIG: "file too large",
+            errno.EDQUOT: "disk quota exceeded",
+        }
+        what = reasons.get(e.errno, e.strerror or type(e).__name__)
         raise LongRunError(
             f"long_run: could not write {path}: {what} ({e}); the run stays resumable from the "
             "last chunk the manifest lists"
@@ -227,7 +230,8 @@ def _config(
     rec = record if record is None or isinstance(record, str) else getattr(record, "__qualname__", "callable")
     return dict(
         jax_version=jax.__version__,
-        x64=bool(jax.config.jax_enable_x64),
+        # config flags are dynamic attributes JAX's stubs lack; config.read() raises for them (jax 0.10)
+        x64=bool(jax.config.jax_enable_x64),  # type: ignore[attr-defined]
         vehicles=n,
         n_steps=n_steps,
         chunk_steps=chunk_steps,
@@ -574,7 +578,8 @@ def long_run(
         carry = carry0
 
     n_chunks = config["n_chunks"]
-    bar, own_bar = progress, False
+    bar: Any = progress
+    own_bar = False
     if progress is True:
         bar = tqdm(
             total=n_steps,
@@ -593,7 +598,12 @@ def long_run(
                 break
             k0 = i * chunk_steps
             steps_i = min(chunk_steps, n_steps - k0)
-            fn = chunk if steps_i == chunk_steps else partial_fns[1]
+            if steps_i == chunk_steps:
+                fn = chunk
+            elif partial_fns is not None:
+                fn = partial_fns[1]
+            else:  # a short last chunk always has partial_fns (built when last_steps != chunk_steps)
+                raise LongRunError(f"long_run: no compiled function for a {steps_i}-step chunk")
             s, d, a = carry
             (s, d, a), ys = fn(params, s, d, a, driver, reducer, jnp.int32(k0))
             carry = (s, d, a)

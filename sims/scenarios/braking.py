@@ -234,7 +234,7 @@ def sliding_friction(params: VehicleParams, surface: str | int, speed=V0) -> flo
     surf = lookup(params.surfaces, jnp.asarray(sid))
     ch = params.chassis
     ff, fr = axle_loads(ch, jnp.zeros(()), jnp.zeros(()))
-    total = 0.0
+    total: jax.Array | float = 0.0
     for tire, scale, load in ((params.tire_front, ch.tire_scale_front, ff), (params.tire_rear, ch.tire_scale_rear, fr)):
         fz = 0.5 * load
         out = tire_forces(scale_tire(tire, *scale), jnp.asarray(-1.0), 0.0, 0.0, fz, jnp.asarray(speed), surf)
@@ -328,7 +328,7 @@ def format_table(rows: list[dict]) -> str:
 def _with_chassis(params: VehicleParams, **fields) -> VehicleParams:
     """``params`` (chassis batched) with chassis ``fields`` replaced, each broadcast to the fleet."""
     ch = params.chassis
-    rep = {}
+    rep: dict[str, Any] = {}
     for k, v in fields.items():
         old = jnp.asarray(getattr(ch, k))
         rep[k] = jnp.broadcast_to(jnp.asarray(v, old.dtype), old.shape)

@@ -177,7 +177,7 @@ def skidpad(params: VehicleParams, *, radius: float = 40.0, n_points: int = 24, 
     scale, raised by the downforce at the speed of that ``a_y``)."""
     ch = params.chassis
     if ay_max is None:
-        grip = float(lookup(params.surfaces, jnp.asarray(ch.surface_ids)).grip.mean())
+        grip = float(jnp.mean(lookup(params.surfaces, jnp.asarray(ch.surface_ids)).grip))
         mu_g = GRAVITY * grip * float(max(ch.tire_scale_front.mu_y, ch.tire_scale_rear.mu_y))
         c = 0.5 * float(ch.air_density * ch.lift_area) * radius / (float(ch.mass) * GRAVITY)  # downforce per ay
         ay_max = 1.4 * mu_g / (1.0 - min(max(mu_g * c, 0.0), 0.5))

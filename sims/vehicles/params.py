@@ -375,7 +375,8 @@ def astype(params: VehicleParams, dtype) -> VehicleParams:
 
 def fleet_axes(params: VehicleParams) -> VehicleParams:
     """``vmap`` ``in_axes`` for a fleet: chassis batched on axis 0, tires and surface table shared."""
-    return VehicleParams(chassis=0, tire_front=None, tire_rear=None, surfaces=None)
+    # the leaves are vmap axes (int / None), not parameters: _make skips the field types
+    return VehicleParams._make((0, None, None, None))
 
 
 def init_state(

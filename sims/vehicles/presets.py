@@ -251,4 +251,4 @@ def get(
 
 
 for _n, _d in PRESET_DOCS.items():
-    get.__doc__ += f"\n\n    ``{_n}``: {_d}"
+    get.__doc__ = (get.__doc__ or "") + f"\n\n    ``{_n}``: {_d}"
