@@ -45,6 +45,8 @@ from __future__ import annotations
 
 import math
 
+from jaxtire.params import COEFFICIENT_SECTION
+
 #: The keys no equation can do without (first in error messages).
 ESSENTIAL: tuple[str, ...] = (
     "FNOMIN",
@@ -78,42 +80,12 @@ GENERIC_COEFFICIENT: tuple[float, float] = (-1e5, 1e5)
 #: Range of other numeric entries not listed (stiffnesses reach 1e6-1e7 N/m).
 GENERIC_NUMBER: tuple[float, float] = (-1e12, 1e12)
 
-_SCALING = (
-    "LCX",
-    "LMUX",
-    "LEX",
-    "LKX",
-    "LHX",
-    "LVX",
-    "LCY",
-    "LMUY",
-    "LEY",
-    "LKY",
-    "LKYC",
-    "LKZC",
-    "LHY",
-    "LVY",
-    "LTR",
-    "LRES",
-    "LXAL",
-    "LYKA",
-    "LVYKA",
-    "LS",
-    "LMX",
-    "LVMX",
-    "LMY",
-    "LMP",
-    "LGAX",
-    "LGAY",
-    "LGAZ",
-    "LCZ",
-    "LSGKP",
-    "LSGAL",
-    "LGYR",
-    "LCMZ",
-    "LIP",
-    "LKG",
-)
+#: Scaling factors: the coefficient set's SCALING_COEFFICIENTS section (one source: jaxtire.params) less
+#: LFZO and LMUV, which have their own ranges below, plus scaling keys a file may carry that the model
+#: does not use (kept as raw entries).
+_SCALING = tuple(
+    k for k, sec in COEFFICIENT_SECTION.items() if sec == "SCALING_COEFFICIENTS" and k not in ("LFZO", "LMUV")
+) + ("LCZ", "LGYR", "LCMZ", "LIP", "LKG")
 
 #: key -> (lo, hi): the plausibility table (SI units, both ends allowed).
 BOUNDS: dict[str, tuple[float, float]] = {
