@@ -205,8 +205,13 @@ def _read_text(path: Path, max_bytes: int) -> str:
     data = path.read_bytes()
     if b"\x00" in data:
         raise TydexError(f"{path}: contains NUL bytes; not a text TYDEX file")
-    if data.startswith(b"\xef\xbb\xbf"):
-        raise TydexError(f"{path}: starts with a UTF-8 byte-order mark; TYDEX files are plain ASCII")
+    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark: the rest must be UTF-8
+        try:
+            return data[3:].decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise TydexError(
+                f"{path}: encoding: byte {e.start + 3} is not UTF-8 after a UTF-8 byte-order mark"
+            ) from None
     try:
         return data.decode("ascii")
     except UnicodeDecodeError:

@@ -21,6 +21,7 @@ Heading errors are wrapped with :func:`jaxtire.constants.wrap_angle` (to ``[-pi,
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from typing import Any
 
@@ -29,19 +30,119 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire.constants import wrap_angle
+from jaxtire.validation import ValidationError, check_finite, check_range, is_concrete
 from sims.vehicles.params import Controls, wheel_radii
+
+_INF = math.inf
+_STEER = (-1.6, 1.6, True, True)  # [rad], beyond any road-wheel angle (Chassis.max_steer <= 1.2)
+_UNIT = (0.0, 1.0, True, True)
+_TIME = (0.0, _INF, True, False)
+_POSITIVE = (0.0, _INF, False, False)
+_ANY = (-_INF, _INF, True, True)
+_SPEED = (0.0, 200.0, True, True)
+_GAIN = (0.0, 100.0, True, True)
+#: Allowed range of each driver field, by name (the same name means the same quantity in every driver):
+#: field -> ``(low, high, low inclusive, high inclusive)``; every value must also be finite in float32.
+#: ``radius`` (:class:`CircleFollower`) must in addition be nonzero (its sign is the direction).
+DRIVER_RANGES: dict[str, tuple[float, float, bool, bool]] = {
+    "steer": _STEER,
+    "throttle": _UNIT,
+    "brake": _UNIT,
+    "amplitude": _STEER,
+    "t_step": _TIME,
+    "t_start": _ANY,
+    "t_brake": _TIME,
+    "ramp": (0.0, 100.0, True, True),
+    "frequency": (0.0, 100.0, True, True),
+    "target_speed": _SPEED,
+    "speed_gain": _GAIN,
+    "dt": _POSITIVE,
+    "radius": (-1e5, 1e5, True, True),
+    "center_x": _ANY,
+    "center_y": _ANY,
+    "bandwidth": (0.0, 1e3, False, True),
+    "zeta": (0.0, 10.0, False, True),
+    "t_integral": (0.0, 1e4, False, True),
+    "throttle_ff": (-1.0, 1.0, True, True),
+    "abs_on": _UNIT,
+    "target_slip": (0.0, 1.0, False, True),
+    "min_slip": (0.0, 1.0, False, True),
+    "adapt_decel": (0.0, 100.0, False, True),
+    "slip_offset": (0.0, 10.0, True, True),
+    "abs_off_speed": (0.0, 100.0, False, True),
+    "k_y": _ANY,
+    "k_psi": _ANY,
+    "k_r": _ANY,
+    "t_preview": (0.0, 10.0, True, True),
+    "x0": _ANY,
+    "length": (0.0, 1e5, False, True),
+    "width": (-100.0, 100.0, True, True),
+}
+
+
+def validate_driver(drv) -> None:
+    """Check every field of a driver against :data:`DRIVER_RANGES` (scalars or per-vehicle arrays).
+
+    Raises :class:`~jaxtire.validation.ValidationError` naming the driver, the field, the value and the
+    allowed range.  Traced values (a driver built inside ``jit`` / ``vmap`` / ``grad``) are not checked;
+    :class:`OpenLoop`'s ``controls_seq`` is checked leaf by leaf (the :class:`Controls` fields with the
+    ranges of ``steer``, ``throttle``, ``brake``, other leaves finite).
+    """
+    src = type(drv).__name__
+    for f in dataclasses.fields(drv):
+        value = getattr(drv, f.name)
+        if not is_concrete(value):
+            continue
+        if f.name == "controls_seq":
+            for path, leaf in jax.tree_util.tree_leaves_with_path(value):
+                key = getattr(path[-1], "name", None) if path else None
+                name = f"controls_seq.{key}" if key else f"controls_seq{jax.tree_util.keystr(path)}"
+                if key in DRIVER_RANGES:
+                    check_range(name, leaf, *DRIVER_RANGES[key], source=src)
+                else:
+                    check_finite(name, leaf, source=src)
+            continue
+        rng = DRIVER_RANGES.get(f.name, _ANY)
+        arr = check_range(f.name, value, *rng, source=src)
+        if f.name == "radius" and (arr == 0).any():
+            raise ValidationError(f"{src}: radius = 0.0 is not allowed (nonzero, |radius| <= 1e5; sign = direction)")
 
 
 @typing.dataclass_transform(frozen_default=True)
 def driver(cls):
-    """Class decorator: a frozen dataclass registered as a pytree whose fields are all data leaves."""
+    """Class decorator: a frozen dataclass registered as a pytree whose fields are all data leaves.
+
+    Building one (``Cls(...)``, ``dataclasses.replace``) validates it (:func:`validate_driver`); JAX
+    rebuilding it from leaves (``jit``, ``vmap``, ``grad``, ``tree.map``: tracers, gradients, axis specs)
+    does not call the constructor, so any leaves are allowed there.
+    """
     cls = dataclasses.dataclass(frozen=True)(cls)
-    jax.tree_util.register_dataclass(cls, data_fields=[f.name for f in dataclasses.fields(cls)], meta_fields=[])
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    keys = tuple(jax.tree_util.GetAttrKey(n) for n in names)
+
+    def flatten_with_keys(d):
+        return tuple(zip(keys, (getattr(d, n) for n in names), strict=True)), None
+
+    def flatten(d):
+        return tuple(getattr(d, n) for n in names), None
+
+    def unflatten(_, leaves):
+        obj = object.__new__(cls)
+        for n, v in zip(names, leaves, strict=True):
+            object.__setattr__(obj, n, v)
+        return obj
+
+    jax.tree_util.register_pytree_with_keys(cls, flatten_with_keys, unflatten, flatten)
     return cls
 
 
 class Driver:
-    """Base class: stateless by default (override :meth:`controls`, or ``init`` and ``__call__``)."""
+    """Base class: stateless by default (override :meth:`controls`, or ``init`` and ``__call__``).
+
+    A dataclass driver is validated when built (:func:`validate_driver`)."""
+
+    def __post_init__(self):
+        validate_driver(self)
 
     def init(self, params, state):
         return ()

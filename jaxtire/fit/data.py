@@ -12,11 +12,16 @@ differ by more than 2 % of the largest load); :func:`row_weights` weighs rows pe
 from __future__ import annotations
 
 import csv
+import io
+import os
+import stat
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
+
+from jaxtire.validation import ValidationError
 
 __all__ = [
     "CAMBER_TOL",
@@ -142,37 +147,48 @@ def load_csv(path) -> MeasurementSet:
     NaN, "not measured" (see :func:`measurement_set`'s ``allow_missing``); ``kappa``, ``alpha``,
     ``gamma`` and ``fz`` are required.  A ``nan`` cell in a present column is refused.  Raises ``ValueError`` naming the file, line and column for a missing column, a non-numeric
     cell, or a bad value (as :func:`measurement_set`; ``nan`` cells are bad values).
+
+    The file must be UTF-8 text (ASCII is UTF-8; a leading UTF-8 byte-order mark is accepted); Latin-1,
+    UTF-16 or binary content, or a path that is not a regular file, raises
+    :class:`~jaxtire.validation.ValidationError` (a ``ValueError``) naming the file and the problem.
     """
     path = Path(path)
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        try:
-            header = [h.strip().lower() for h in next(reader)]
-        except StopIteration:
-            raise ValueError(f"{path}: empty file, expected a header with columns {', '.join(COLUMNS)}") from None
-        missing = [c for c in COLUMNS if c not in header and c not in MEASURED]
-        if missing:
-            raise ValueError(f"{path}: missing column(s) {', '.join(missing)}; header is {header}")
-        absent = [c for c in MEASURED if c not in header]
-        if len(absent) == len(MEASURED):
-            raise ValueError(f"{path}: no measured column (fx, fy or mz); header is {header}")
-        idx = [header.index(c) if c in header else -1 for c in COLUMNS]
-        rows, lines = [], []
-        for lineno, rec in enumerate(reader, start=2):
-            if not rec or all(not s.strip() for s in rec):
+    try:
+        return _parse_csv(path, io.StringIO(_read_utf8(path), newline=""))
+    except csv.Error as e:
+        raise ValidationError(f"{path}: not a readable CSV table: {e}") from None
+
+
+def _parse_csv(path: Path, fh) -> MeasurementSet:
+    """Parse the header and rows of :func:`load_csv` from the text stream ``fh``."""
+    reader = csv.reader(fh)
+    try:
+        header = [h.strip().lower() for h in next(reader)]
+    except StopIteration:
+        raise ValueError(f"{path}: empty file, expected a header with columns {', '.join(COLUMNS)}") from None
+    missing = [c for c in COLUMNS if c not in header and c not in MEASURED]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {', '.join(missing)}; header is {header}")
+    absent = [c for c in MEASURED if c not in header]
+    if len(absent) == len(MEASURED):
+        raise ValueError(f"{path}: no measured column (fx, fy or mz); header is {header}")
+    idx = [header.index(c) if c in header else -1 for c in COLUMNS]
+    rows, lines = [], []
+    for lineno, rec in enumerate(reader, start=2):
+        if not rec or all(not s.strip() for s in rec):
+            continue
+        vals = []
+        for c, j in zip(COLUMNS, idx, strict=False):
+            if j < 0:
+                vals.append(0.0)  # absent channel: set to NaN after validation
                 continue
-            vals = []
-            for c, j in zip(COLUMNS, idx, strict=False):
-                if j < 0:
-                    vals.append(0.0)  # absent channel: set to NaN after validation
-                    continue
-                cell = rec[j].strip() if j < len(rec) else ""
-                try:
-                    vals.append(float(cell))
-                except ValueError:
-                    raise ValueError(f"{path}: line {lineno}, column {c!r}: {cell!r} is not a number") from None
-            rows.append(vals)
-            lines.append(lineno)
+            cell = rec[j].strip() if j < len(rec) else ""
+            try:
+                vals.append(float(cell))
+            except ValueError:
+                raise ValueError(f"{path}: line {lineno}, column {c!r}: {cell!r} is not a number") from None
+        rows.append(vals)
+        lines.append(lineno)
     data = np.asarray(rows, dtype=np.float64).reshape(-1, len(COLUMNS))
     try:
         out = measurement_set(*data.T, _lines=lines)
@@ -181,13 +197,40 @@ def load_csv(path) -> MeasurementSet:
     return out._replace(**{c: np.full(out.n_rows, np.nan) for c in absent})
 
 
+#: Largest measurement CSV read [bytes].
+MAX_CSV_BYTES = 1 << 30
+
+
+def _read_utf8(path: Path) -> str:
+    """The text of a regular file decoded as UTF-8 (``utf-8-sig``: a byte-order mark is dropped)."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise ValidationError(f"{path}: cannot read: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ValidationError(f"{path}: not a regular file")
+    if st.st_size > MAX_CSV_BYTES:
+        raise ValidationError(f"{path}: {st.st_size} bytes exceeds the {MAX_CSV_BYTES}-byte limit")
+    data = path.read_bytes()
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in data:
+        kind = "UTF-16 text" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "NUL bytes (binary or UTF-16?)"
+        raise ValidationError(f"{path}: encoding: contains {kind}; save the CSV as UTF-8")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ValidationError(
+            f"{path}: encoding: byte 0x{data[e.start]:02x} at offset {e.start} is not UTF-8 "
+            "(Latin-1 or binary?); save the CSV as UTF-8"
+        ) from None
+
+
 def _is_tydex(path: Path) -> bool:
     """TYDEX by extension (``.tdx``, ``.tydex``), CSV by ``.csv``; otherwise by content (a TYDEX file
     starts, after ``!`` comments and blank lines, with a ``**`` block keyword)."""
     ext = path.suffix.lower()
     if ext in (".tdx", ".tydex"):
         return True
-    if ext == ".csv":
+    if ext == ".csv" or not path.is_file():  # a FIFO or device is refused by the reader, never read here
         return False
     with path.open("r", encoding="latin-1") as fh:
         for line in fh:

@@ -73,24 +73,6 @@ def check_out_dir(ap, out: str, flag: str = "--out") -> None:
         ap.error(f"{flag} {out}: not writable ({e.strerror or type(e).__name__})")
 
 
-def exact_chunks(ap: argparse.ArgumentParser, steps: int, chunk_steps: int, chunk_given: bool) -> int:
-    """The chunk length that runs exactly ``steps`` steps: ``chunk_steps`` if it divides ``steps``; if the
-    user did not choose it, the largest divisor of ``steps`` not above it when that is at least a quarter of
-    it; otherwise an error (the fleet runner runs whole chunks)."""
-    if steps <= chunk_steps:
-        return steps
-    if steps % chunk_steps == 0:
-        return chunk_steps
-    if not chunk_given:
-        for c in range(chunk_steps, max(1, chunk_steps // 4) - 1, -1):
-            if steps % c == 0:
-                return c
-    ap.error(
-        f"--steps {steps} is not a multiple of --chunk-steps {chunk_steps}: the run would round up to "
-        f"{-(-steps // chunk_steps) * chunk_steps} steps; pass a --chunk-steps that divides --steps"
-    )
-
-
 class OneLineParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line on stderr (``prog: error: message``, exit status 2):
     no usage block, no traceback (``--help`` still prints the usage)."""

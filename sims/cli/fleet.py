@@ -30,7 +30,7 @@ from tqdm import tqdm
 
 from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
 from jaxtire.surfaces import surface_id
-from sims.cli._checks import OneLineParser, check_memory, check_out_dir, check_seed, exact_chunks
+from sims.cli._checks import OneLineParser, check_memory, check_out_dir, check_seed
 from sims.cli._tire import add_tire_arguments, check_tire_arguments, tire_from_args, tire_label
 from sims.drivers import Constant
 from sims.run._xla import tune_cpu
@@ -58,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         help="maximum number of steps, run exactly (default: 60 s of simulated time; stops when all "
-        "have stopped); --chunk-steps must divide it",
+        "have stopped); the last chunk is partial when --chunk-steps does not divide it",
     )
     ap.add_argument("--dt", type=float, default=0.005, help="step [s]")
     ap.add_argument("--substeps", type=int, default=1, help="integrator substeps per step")
@@ -142,11 +142,10 @@ def _validate(ap: argparse.ArgumentParser, args) -> None:
         check_memory(ap, "--vehicles", args.vehicles)
     if args.steps is not None and args.steps > 100_000_000:
         bad(f"--steps {args.steps} is outside the allowed range [1, 100000000]")
-    # --steps runs exactly that many steps: the chunk length must divide it (braking; throughput times one
-    # chunk of --steps steps)
-    args.chunk_given = getattr(args, "chunk_given", False)
+    # --steps runs exactly that many steps (the fleet runner's last chunk is partial when --chunk-steps does
+    # not divide it; throughput times one chunk of --steps steps)
     if args.steps is not None and args.scenario == "braking":
-        args.chunk_steps = exact_chunks(ap, args.steps, args.chunk_steps, args.chunk_given)
+        args.chunk_steps = min(args.chunk_steps, args.steps)
     if args.format not in ("csv", "parquet"):
         bad(f"--format {args.format!r} is unknown; allowed: csv, parquet")
     if args.format == "parquet":
@@ -438,7 +437,6 @@ def main(argv=None) -> dict:
     raw = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(raw)
     args.preset_default = not any(a == "--preset" or a.startswith("--preset=") for a in raw)
-    args.chunk_given = any(a == "--chunk-steps" or a.startswith("--chunk-steps=") for a in raw)
     if args.scenario not in ("braking", "throughput") and "--surfaces" not in " ".join(raw):
         args.surfaces = {"skidpad": "asphalt_dry,asphalt_wet,snow", "step-steer": "asphalt_dry"}.get(
             args.scenario, args.surfaces

@@ -229,7 +229,8 @@ class FleetRun:
         state, dstate, acc, stats = run.run(n_steps, progress=tqdm_bar, done=lambda acc: bool(...))
 
     One compiled chunk function (vmap over vehicles of a ``lax.scan`` over ``chunk_steps`` steps) is
-    called ``ceil(n_steps / chunk_steps)`` times; between calls the host updates ``progress``
+    called ``ceil(n_steps / chunk_steps)`` times, the last one a shorter chunk of the remaining steps when
+    ``chunk_steps`` does not divide ``n_steps`` (exactly ``n_steps`` steps run); between calls the host updates ``progress``
     (anything with ``update(n)``) and stops early when ``done(acc)`` is true.  ``driver_axes`` is 0 when
     the driver's leaves are batched per vehicle (see :func:`broadcast`), ``None`` when shared;
     ``compiler_options`` XLA options (e.g. :func:`sims.run.rollout.fast_compile_options`); ``block`` vehicles
@@ -260,23 +261,21 @@ class FleetRun:
         self.n = fleet_size(params)
         self.params, self.state, self.driver, self.reducer = params, state0, driver, reducer
         self.chunk_steps = chunk_steps
-        self._init, self._chunk = chunk_fns(
-            get_model(model),
-            integrator,
-            substeps,
-            self.dt,
-            chunk_steps,
-            float(t0),
-            fleet_axes(params),
-            driver_axes,
-            reducer_axes,
-            options=options_key(compiler_options),
-            block=default_block() if block == "auto" else block,
+        # chunk_fns(*head, steps, *tail, **kw): the chunk function of `steps` steps (cached per length)
+        self._fn_args = (
+            (get_model(model), integrator, substeps, self.dt),
+            (float(t0), fleet_axes(params), driver_axes, reducer_axes),
+            dict(options=options_key(compiler_options), block=default_block() if block == "auto" else block),
         )
+        self._init, self._chunk = self._chunk_fns(chunk_steps)
         self._compiled = None
         self._ready = False
         self._driver_axes = driver_axes
         self.compile_s = 0.0
+
+    def _chunk_fns(self, steps: int):
+        head, tail, kw = self._fn_args
+        return chunk_fns(*head, steps, *tail, **kw)
 
     def _initialise(self):
         if not self._ready:
@@ -295,7 +294,7 @@ class FleetRun:
         return self.compile_s
 
     def run(self, n_steps: int, progress=None, done=None, active=None, min_batch: int = 1024, max_compactions: int = 1):
-        """Run up to ``n_steps`` (rounded up to whole chunks); returns ``(state, dstate, acc, RunStats)``.
+        """Run ``n_steps`` steps (the last chunk partial if needed); returns ``(state, dstate, acc, RunStats)``.
 
         ``done(acc) -> bool``: stop early.  ``active(acc) -> bool array``: which vehicles still need
         simulating; when at most a quarter of the batch is active (and the batch has at least ``2 min_batch``
@@ -303,7 +302,7 @@ class FleetRun:
         on first use, at most ``max_compactions`` times) and the finished ones keep their last state and
         accumulator.
         Vehicles are independent, so the results are those of the full batch.  ``RunStats.steps`` counts
-        the chunks run and ``vehicle_steps_per_s`` the vehicle-steps actually simulated per second.
+        the steps run and ``vehicle_steps_per_s`` the vehicle-steps actually simulated per second.
         """
         if not isinstance(n_steps, int) or isinstance(n_steps, bool) or n_steps < 1:
             raise ValueError(f"n_steps = {n_steps!r} must be an integer >= 1")
@@ -318,15 +317,19 @@ class FleetRun:
         steps = work = compactions = 0
         for i in range(n_chunks):
             s, d, a = cur
+            k0 = i * self.chunk_steps
+            steps_i = min(self.chunk_steps, n_steps - k0)
             if idx is not None:
                 fn = self._chunk  # a compacted batch has another shape
-            (s, d, a), _ = fn(params, s, d, a, driver, self.reducer, jnp.int32(i * self.chunk_steps))
+            if steps_i < self.chunk_steps:
+                fn = self._chunk_fns(steps_i)[1]  # the partial last chunk
+            (s, d, a), _ = fn(params, s, d, a, driver, self.reducer, jnp.int32(k0))
             cur = (s, d, a)
             jax.block_until_ready(s)
-            steps += self.chunk_steps
-            work += self.chunk_steps * (self.n if idx is None else len(idx))
+            steps += steps_i
+            work += steps_i * (self.n if idx is None else len(idx))
             if progress is not None:
-                progress.update(self.chunk_steps)
+                progress.update(steps_i)
             if done is not None and done(a):
                 break
             if active is None:

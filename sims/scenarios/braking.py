@@ -35,6 +35,7 @@ from jaxtire.surfaces import lookup, surface_id
 from jaxtire.tire import scale_tire, tire_forces
 from sims.drivers import StraightBraking
 from sims.run.fleet import FleetRun, FleetSample, Sampling, broadcast, fleet_size, sample_fleet
+from sims.scenarios._config import check_config
 from sims.vehicles import get_model, presets
 from sims.vehicles.core import axle_loads
 from sims.vehicles.params import VehicleParams, fleet_axes
@@ -122,6 +123,7 @@ def monte_carlo_fleet(
     :func:`sims.run.fleet.sample_fleet` (``sampling``, its surfaces replaced by ``surfaces``, names or ids),
     ABS on with probability ``abs_fraction`` and an initial yaw rate ``yaw_rate0 N(0, 1)`` [rad/s].
     Deterministic given ``key``."""
+    check_config("monte_carlo_fleet", n=n, abs_fraction=abs_fraction, yaw_rate0=yaw_rate0)
     ids = tuple(surface_id(s) if isinstance(s, str) else int(s) for s in surfaces)
     k_fleet, k_abs, k_yaw = jax.random.split(key, 3)
     fleet, sample = sample_fleet(k_fleet, base, n, sampling._replace(surfaces=ids))
@@ -146,7 +148,9 @@ def braking_run(
     compiler_options=None,
 ) -> FleetRun:
     """The :class:`~sims.run.fleet.FleetRun` of a braking test of the fleet ``params`` (chassis batched) from
-    ``speed`` [m/s] with ``abs_on`` per vehicle (0 or 1); ``speed`` and ``yaw_rate0`` scalars or per vehicle."""
+    ``speed`` [m/s] with ``abs_on`` per vehicle (0 or 1); ``speed`` and ``yaw_rate0`` scalars or per vehicle.
+    Arguments outside :data:`sims.scenarios._config.SCENARIO_RANGES` raise ``ValidationError``."""
+    check_config("braking_run", speed=speed, yaw_rate0=yaw_rate0, dt=dt, substeps=substeps, chunk_steps=chunk_steps)
     n = fleet_size(params)
     m = get_model(model)
     dtype = jnp.asarray(params.chassis.mass).dtype
@@ -207,6 +211,7 @@ def brake_test(
     :func:`braking_run` then :func:`run_to_stop` for at most ``max_time`` [s].
     Returns ``(BrakingResult, RunStats, FleetRun)`` (``(None, None, run)`` with ``compile_only``).
     """
+    check_config("brake_test", max_time=max_time)
     run = braking_run(
         params,
         abs_on,

@@ -30,6 +30,7 @@ from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import lookup, surface_id
 from sims.drivers import CircleFollower
 from sims.run.fleet import FleetRun, broadcast, fleet_size
+from sims.scenarios._config import check_config, check_window
 from sims.vehicles import get_model, presets
 from sims.vehicles.params import VehicleParams, fleet_axes
 
@@ -111,7 +112,19 @@ def circle_run(
     chunk_steps: int = 500,
     compiler_options=None,
 ) -> SkidpadPoint:
-    """Drive a fleet ``params`` around the circle at ``speeds`` [m/s] (one per vehicle); mean steady values."""
+    """Drive a fleet ``params`` around the circle at ``speeds`` [m/s] (one per vehicle); mean steady values
+    over ``settle`` .. ``duration`` [s] (``duration`` must exceed ``settle``)."""
+    check_config(
+        "circle_run",
+        speeds=speeds,
+        radius=radius,
+        duration=duration,
+        settle=settle,
+        dt=dt,
+        tolerance=tolerance,
+        chunk_steps=chunk_steps,
+    )
+    check_window("circle_run", "duration", duration, settle)
     n = fleet_size(params)
     m = get_model(model)
     dtype = jnp.asarray(params.chassis.mass).dtype
@@ -175,6 +188,7 @@ def skidpad(params: VehicleParams, *, radius: float = 40.0, n_points: int = 24, 
     """Skidpad of one vehicle: a fleet of ``n_points`` copies on a grid of target lateral accelerations up to
     ``ay_max`` [m/s^2] (default: 1.4 times ``mu g``, ``mu`` the surface grip times the tire's lateral friction
     scale, raised by the downforce at the speed of that ``a_y``)."""
+    check_config("skidpad", radius=radius, n_points=n_points, ay_max=ay_max)
     ch = params.chassis
     if ay_max is None:
         grip = float(jnp.mean(lookup(params.surfaces, jnp.asarray(ch.surface_ids)).grip))

@@ -24,6 +24,7 @@ import numpy as np
 from jaxtire.surfaces import surface_id
 from sims.drivers import StepSteer
 from sims.run.fleet import broadcast, fleet_rollout, fleet_size
+from sims.scenarios._config import check_config, check_window
 from sims.vehicles import get_model, presets
 from sims.vehicles.params import VehicleParams, fleet_axes
 
@@ -83,7 +84,10 @@ def step_steer(
     integrator="semi_implicit_euler",
     compiler_options=None,
 ) -> StepSteerResult:
-    """Step-steer test of a fleet ``params`` (chassis batched); see the module docstring."""
+    """Step-steer test of a fleet ``params`` (chassis batched); see the module docstring.  ``duration`` [s]
+    must exceed ``t_step + ramp + 1`` (the steady state is the mean over the last second)."""
+    check_config("step_steer", speed=speed, ay_target=ay_target, t_step=t_step, ramp=ramp, duration=duration, dt=dt)
+    check_window("step_steer", "duration", duration, float(t_step) + float(ramp) + 1.0)
     ch = params.chassis
     L = np.asarray(ch.cg_to_front + ch.cg_to_rear)
     amp = L * ay_target / speed**2

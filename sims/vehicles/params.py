@@ -32,7 +32,7 @@ import numpy as np
 
 from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import SurfaceTable, preset_table
-from jaxtire.validation import check_range, is_concrete
+from jaxtire.validation import ValidationError, check_choice, check_range, is_concrete
 
 #: Deprecated alias of :data:`jaxtire.constants.GRAVITY` (standard gravity [m/s^2]); use that.
 G = GRAVITY
@@ -247,28 +247,36 @@ def check_surface_ids(ids, n_surfaces: int, source: str = "Chassis") -> None:
     """Raise ``ValueError`` unless ``ids`` are integers in ``[0, n_surfaces)`` with a last axis of 4."""
     arr = np.asarray(ids)
     if arr.ndim == 0 or arr.shape[-1] != 4:
-        raise ValueError(f"{source}: surface_ids must have a last axis of 4 (FL, FR, RL, RR), got shape {arr.shape}")
+        raise ValidationError(
+            f"{source}: surface_ids must have a last axis of 4 (FL, FR, RL, RR), got shape {arr.shape}"
+        )
     if not np.issubdtype(arr.dtype, np.integer):
         if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
-            raise ValueError(f"{source}: surface_ids must be integers, got {arr.ravel()[:4]}")
+            raise ValidationError(f"{source}: surface_ids must be integers, got {arr.ravel()[:4]}")
     bad = (arr < 0) | (arr >= n_surfaces)
     if bad.any():
-        raise ValueError(
+        raise ValidationError(
             f"{source}: surface id {int(arr[bad].ravel()[0])} is outside the surface table "
             f"(allowed 0 to {n_surfaces - 1} for a table of {n_surfaces})"
         )
 
 
-def validate_chassis(ch: Chassis, n_surfaces: int | None = None, source: str = "Chassis") -> None:
-    """Check every field of a (possibly batched) concrete :class:`Chassis`; tracers are skipped."""
+def validate_chassis(ch: Chassis, n_surfaces: int | None = None, source: str = "Chassis", dtype=None) -> None:
+    """Check every field of a (possibly batched) concrete :class:`Chassis`; tracers are skipped.
+
+    Each value must lie in its :data:`CHASSIS_RANGES` entry and be finite once stored in ``dtype`` (default
+    the default float: ``1e39`` is refused as ``inf`` in float32); raises
+    :class:`~jaxtire.validation.ValidationError` naming the field."""
     if not is_concrete(ch):
         return
     for name, rng in CHASSIS_RANGES.items():
-        check_range(name, getattr(ch, name), *rng, source=source, allow_inf=True)
+        check_range(name, getattr(ch, name), *rng, source=source, allow_inf=True, dtype=dtype)
     for axle in ("front", "rear"):
         sc = getattr(ch, f"tire_scale_{axle}")
         for f in TireScale._fields:
-            check_range(f"tire_scale_{axle}.{f}", getattr(sc, f), *TIRE_SCALE_RANGE, source=source, allow_inf=True)
+            check_range(
+                f"tire_scale_{axle}.{f}", getattr(sc, f), *TIRE_SCALE_RANGE, source=source, allow_inf=True, dtype=dtype
+            )
     if n_surfaces is not None:
         check_surface_ids(ch.surface_ids, n_surfaces, source=source)
     check_tire_sides(ch.tire_sides, source=source)
@@ -279,15 +287,15 @@ DEFAULT_TIRE_SIDES = (1.0, -1.0, 1.0, -1.0)
 
 
 def check_tire_sides(sides, source: str = "Chassis") -> None:
-    """Raise ``ValueError`` unless ``sides`` has a last axis of 4 with values -1, 0 or +1."""
+    """Raise :class:`~jaxtire.validation.ValidationError` unless ``sides`` has a last axis of 4 with values
+    -1 (right), 0 (as measured) or +1 (left)."""
     arr = np.asarray(sides, dtype=float)
     if arr.ndim == 0 or arr.shape[-1] != 4:
-        raise ValueError(f"{source}: tire_sides must have a last axis of 4 (FL, FR, RL, RR), got shape {arr.shape}")
-    bad = ~np.isin(arr, (-1.0, 0.0, 1.0))
-    if bad.any():
-        raise ValueError(
-            f"{source}: tire_sides must be +1 (left), -1 (right) or 0 (as measured), got {arr[bad].ravel()[0]}"
+        raise ValidationError(
+            f"{source}: tire_sides must have a last axis of 4 (FL, FR, RL, RR), got shape {arr.shape}"
         )
+    for v in np.unique(arr):
+        check_choice("tire_sides", float(v), (-1.0, 0.0, 1.0), source=source)
 
 
 def validate_params(params: VehicleParams, source: str = "VehicleParams") -> None:
@@ -328,8 +336,8 @@ def make_chassis(
         batch = np.broadcast_shapes(*(np.shape(v) for v in full.values()), ids.shape[:-1], sides.shape[:-1])
         sides = np.broadcast_to(sides, batch + (4,))
     raw = Chassis(**full, tire_scale_front=sf, tire_scale_rear=sr, surface_ids=ids, tire_sides=sides)
-    validate_chassis(raw, n_surfaces)
     dtype = dtype or jnp.result_type(float)
+    validate_chassis(raw, n_surfaces, dtype=dtype)
     as_f = lambda v: jnp.asarray(v, dtype)  # noqa: E731
     return Chassis(
         **{k: as_f(v) for k, v in full.items()},

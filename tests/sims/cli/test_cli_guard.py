@@ -63,35 +63,14 @@ def test_counts_refused_before_allocating(tmp_path, capsys):
         assert "GiB" in msg and "available" in msg
 
 
-def test_steps_not_a_multiple_of_chunk_steps_refused(tmp_path, capsys):
-    msg = _fails(["--vehicles", "2", "--steps", "7", "--chunk-steps", "5", "--out", str(tmp_path)], capsys)
-    assert "--steps 7 is not a multiple of --chunk-steps 5" in msg
-
-
 def test_bad_flags_do_not_create_out(tmp_path, capsys):
     out = tmp_path / "never"
     _fails(["--dt", "0", "--out", str(out)], capsys)
     assert not out.exists()
 
 
-def test_exact_chunk_choice():
-    from sims.cli._checks import exact_chunks
-
-    class Ap:
-        def error(self, msg):
-            raise SystemExit(msg)
-
-    assert exact_chunks(Ap(), 20, 200, False) == 20
-    assert exact_chunks(Ap(), 7, 200, False) == 7
-    assert exact_chunks(Ap(), 1000, 200, True) == 200
-    assert exact_chunks(Ap(), 1100, 200, False) == 110  # largest divisor of 1100 not above 200 (worked: 1100/10)
-    with pytest.raises(SystemExit):
-        exact_chunks(Ap(), 1201, 200, False)  # 1201 is prime
-    with pytest.raises(SystemExit):
-        exact_chunks(Ap(), 7, 5, True)
-
-
-@pytest.mark.parametrize("argv, steps", [(["--steps", "20"], 20), (["--steps", "10", "--chunk-steps", "5"], 10)])
+@pytest.mark.parametrize("argv, steps", [(["--steps", "20"], 20), (["--steps", "10", "--chunk-steps", "5"], 10),
+                                         (["--steps", "7", "--chunk-steps", "5"], 7)])
 def test_steps_run_exactly(argv, steps, tmp_path, capsys):
     out = main(["--vehicles", "2", "--no-plot", "--no-progress", "--fast-compile", "--surfaces", "asphalt_dry",
                 "--out", str(tmp_path)] + argv)

@@ -106,3 +106,31 @@ def test_chunked_run_with_compaction_equals_the_plain_fleet_rollout(hatch):
     np.testing.assert_allclose(acc.distance, ref.reduced.distance, rtol=1e-4)
     np.testing.assert_array_equal(np.asarray(acc.stopped), np.asarray(ref.reduced.stopped))
     np.testing.assert_allclose(acc.stop_time, ref.reduced.stop_time, rtol=0, atol=0.005 + 1e-6)
+
+
+def test_partial_last_chunk_runs_exactly_n_steps_bitwise_equal_to_one_chunk(hatch):
+    """7 steps in chunks of 5 = one chunk of 5 + a partial chunk of 2: 7 steps (not 10), and the state and
+    reducer equal those of one 7-step chunk bit for bit (same step function, same batch width)."""
+    from sims.run.fleet import FleetRun
+    from sims.scenarios.braking import BrakingReducer
+
+    n = 4
+    fleet, _ = sample_fleet(jax.random.PRNGKey(2), hatch, n, Sampling(surfaces=SURFS))
+    s0 = _fleet_state(fleet, np.linspace(8.0, 20.0, n))
+    drv = broadcast(StraightBraking(abs_on=1.0), n)
+    kw = dict(dt=0.005, reducer=BrakingReducer(), compiler_options=FAST, block=None)
+    progress = []
+
+    class Bar:
+        def update(self, k):
+            progress.append(k)
+
+    s5, d5, a5, st5 = FleetRun(fleet, s0, drv, chunk_steps=5, **kw).run(7, progress=Bar())
+    s7, d7, a7, st7 = FleetRun(fleet, s0, drv, chunk_steps=7, **kw).run(7)
+    assert st5.steps == st7.steps == 7 and progress == [5, 2]
+    for a, b in zip(jax.tree.leaves((s5, d5, a5)), jax.tree.leaves((s7, d7, a7)), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    # and 7 steps really were taken: the path is longer than after 5 steps and shorter than after 10
+    a10 = FleetRun(fleet, s0, drv, chunk_steps=5, **kw).run(10)[2]
+    a5only = FleetRun(fleet, s0, drv, chunk_steps=5, **kw).run(5)[2]
+    assert np.all(a5only.distance < a5.distance) and np.all(a5.distance < a10.distance)

@@ -1,0 +1,64 @@
+"""Validation of the scenario arguments (speeds, distances, durations, counts, time steps) in one table.
+
+Every scenario entry point calls :func:`check_config` with its arguments before building anything, so a
+bad value gives a :class:`~jaxtire.validation.ValidationError` naming the function, the argument, the
+value and the allowed range instead of a silent NaN, an empty measurement window or a long run.
+"""
+
+from __future__ import annotations
+
+import math
+
+from jaxtire.validation import ValidationError, check_int, check_range
+
+_INF = math.inf
+
+#: Allowed range of each real-valued scenario argument: name -> ``(low, high, low inclusive, high inclusive)``
+#: (SI units; values may be per-vehicle arrays; every value must also be finite in float32).
+SCENARIO_RANGES: dict[str, tuple[float, float, bool, bool]] = {
+    "speed": (0.0, 200.0, False, True),  # [m/s]
+    "speeds": (0.0, 200.0, False, True),  # [m/s]
+    "yaw_rate0": (-10.0, 10.0, True, True),  # [rad/s]
+    "dt": (0.0, 1.0, False, True),  # [s]
+    "max_time": (0.0, 1e6, False, True),  # [s]
+    "duration": (0.0, 1e6, False, True),  # [s]
+    "settle": (0.0, 1e6, True, True),  # [s]
+    "t_step": (0.0, 1e6, True, True),  # [s]
+    "ramp": (0.0, 100.0, True, True),  # [s]
+    "radius": (0.0, 1e5, False, True),  # [m]
+    "tolerance": (0.0, 1.0, False, True),  # [-] of the radius
+    "ay_target": (0.0, 100.0, False, True),  # [m/s^2]
+    "ay_max": (0.0, 100.0, False, True),  # [m/s^2]
+    "abs_fraction": (0.0, 1.0, True, True),  # [-]
+}
+
+#: Allowed range of each count: name -> ``(low, high)`` (inclusive).
+SCENARIO_COUNTS: dict[str, tuple[int, int]] = {
+    "n": (1, 100_000_000),
+    "n_points": (1, 1_000_000),
+    "substeps": (1, 1000),
+    "chunk_steps": (1, 10_000_000),
+}
+
+
+def check_config(source: str, **values) -> None:
+    """Check each named argument against :data:`SCENARIO_RANGES` / :data:`SCENARIO_COUNTS` (``None`` skipped).
+
+    Raises :class:`~jaxtire.validation.ValidationError` (``"{source}: {name} = {value} is outside the
+    allowed range ..."``).  Traced values are not checked.
+    """
+    for name, value in values.items():
+        if value is None:
+            continue
+        if name in SCENARIO_COUNTS:
+            check_int(name, value, *SCENARIO_COUNTS[name], source=source)
+        else:
+            check_range(name, value, *SCENARIO_RANGES[name], source=source)
+
+
+def check_window(source: str, name: str, duration: float, start: float) -> None:
+    """``duration`` [s] must exceed ``start`` [s] (the end of the transient), or nothing is measured."""
+    if float(duration) <= float(start):
+        raise ValidationError(
+            f"{source}: {name} = {float(duration):g} s leaves no measurement window (it must exceed {float(start):g} s)"
+        )
