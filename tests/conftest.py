@@ -1,6 +1,8 @@
+import functools
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -33,3 +35,35 @@ def x64():
 
     with jax.enable_x64(True):
         yield
+
+
+@pytest.fixture(params=["float32", "float64"])
+def dtype(request):
+    """Run a test twice: in float32 (the default) and in float64 (inside ``jax.enable_x64``, restored
+    afterwards); yields the numpy dtype.  For the tests that pin numbers against hand-worked values, with
+    a tolerance per dtype (:func:`tol`)."""
+    import jax
+
+    if request.param == "float64":
+        with jax.enable_x64(True):
+            yield np.float64
+    else:
+        yield np.float32
+
+
+def tol(dtype, f32: float, f64: float) -> float:
+    """The tolerance of a pinned number for ``dtype``: ``f32`` in float32, ``f64`` in float64."""
+    return f64 if np.dtype(dtype) == np.float64 else f32
+
+
+@pytest.fixture
+def tnop_dtype(dtype):
+    """The bundled TNO .tir tire (:func:`tir_path`) loaded in ``dtype`` (cached per dtype)."""
+    return _tire(np.dtype(dtype).name)
+
+
+@functools.cache
+def _tire(dtype_name: str):
+    import jaxtire
+
+    return jaxtire.load_tir(tir_path(), dtype=np.dtype(dtype_name))

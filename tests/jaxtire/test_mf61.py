@@ -8,7 +8,7 @@ import pytest
 import jaxtire
 from jaxtire import surfaces
 from jaxtire.mf61 import cornering_stiffness, mf_forces, peak_values, slip_stiffness
-from tests.conftest import tir_path
+from tests.conftest import tir_path, tol
 
 LOADS = [2000.0, 4000.0, 6000.0]
 
@@ -64,14 +64,17 @@ def _zero_shifts(p):
     return p.replace(**{k: 0.0 for k in zero})
 
 
-def test_odd_symmetry_without_shifts(tnop):
+def test_odd_symmetry_without_shifts(tnop_dtype, dtype):
+    tnop = tnop_dtype
     p = _zero_shifts(tnop)
-    s = jnp.linspace(0.0, 0.4, 41)
+    s = jnp.linspace(0.0, 0.4, 41, dtype=dtype)
+    f_tol, m_tol = tol(dtype, 1e-3, 1e-9), tol(dtype, 1e-4, 1e-10)
     for k, a in [(s, 0.0), (0.0, s), (s, 0.5 * s)]:
         pos, neg = mf_forces(p, k, a, 0.0, 4000.0), mf_forces(p, -jnp.asarray(k), -jnp.asarray(a), 0.0, 4000.0)
-        np.testing.assert_allclose(neg.fx, -pos.fx, atol=1e-3)
-        np.testing.assert_allclose(neg.fy, -pos.fy, atol=1e-3)
-        np.testing.assert_allclose(neg.mz, -pos.mz, atol=1e-4)
+        assert pos.fx.dtype == dtype
+        np.testing.assert_allclose(neg.fx, -pos.fx, atol=f_tol)
+        np.testing.assert_allclose(neg.fy, -pos.fy, atol=f_tol)
+        np.testing.assert_allclose(neg.mz, -pos.mz, atol=m_tol)
     # with the file's shifts the curve is not odd: the test above is not vacuous
     assert abs(float(mf_forces(tnop, 0.0, 0.0, 0.0, 4000.0).fy)) > 10.0
 
@@ -131,18 +134,20 @@ def test_low_speed_fade_gives_zero_force_at_standstill(tnop):
     assert abs(float(full.fy)) > 10.0 and float(full.my) < 0.0
 
 
-def test_rolling_resistance_moment_opposes_rolling_and_scales_with_surface(tnop):
+def test_rolling_resistance_moment_opposes_rolling_and_scales_with_surface(tnop_dtype, dtype):
+    tnop = tnop_dtype
     dry = mf_forces(tnop, 0.0, 0.0, 0.0, 4000.0, vx=20.0)
+    assert dry.my.dtype == dtype
     gravel = mf_forces(tnop, 0.0, 0.0, 0.0, 4000.0, vx=20.0, surface=surfaces.preset("gravel"))
     rev = mf_forces(tnop, 0.0, 0.0, 0.0, 4000.0, vx=-20.0)
     assert float(dry.my) < 0 < float(rev.my)
-    np.testing.assert_allclose(float(gravel.my), 2.0 * float(dry.my), rtol=1e-6)
+    np.testing.assert_allclose(float(gravel.my), 2.0 * float(dry.my), rtol=tol(dtype, 1e-6, 1e-14))
     # QSY1 term at nominal load, nominal speed (QSY3 |Vx/V0|, QSY4 (Vx/V0)^4 at Vx = V0)
     r0, fz0 = float(tnop.UNLOADED_RADIUS), float(tnop.FNOMIN)
     v = float(tnop.LONGVL)
     nominal = mf_forces(tnop, 0.0, 0.0, 0.0, fz0, vx=v)
     poly = float(tnop.QSY1 + tnop.QSY3 + tnop.QSY4 + tnop.QSY2 * nominal.fx / fz0)
-    np.testing.assert_allclose(float(nominal.my), -r0 * fz0 * poly, rtol=1e-5)
+    np.testing.assert_allclose(float(nominal.my), -r0 * fz0 * poly, rtol=tol(dtype, 1e-5, 1e-12))
 
 
 INPUT_POINTS = {

@@ -12,6 +12,7 @@ import jaxtire
 from jaxtire import surfaces
 from jaxtire.simple import DEFAULTS, FIELDS, make_simple_params
 from jaxtire.simple import simple_forces as _simple_forces
+from tests.conftest import tol
 
 FZ0 = DEFAULTS["fz0"]
 ICE = surfaces.preset("ice")
@@ -106,15 +107,17 @@ def test_defaults_reproduce_bundled_tire_at_nominal_load(tnop):
 
 
 @pytest.mark.parametrize("ellipse", [True, False])
-def test_pure_slip_is_the_magic_formula_and_unchanged_by_ellipse(ellipse):
+def test_pure_slip_is_the_magic_formula_and_unchanged_by_ellipse(ellipse, dtype):
     p = make_simple_params(ellipse=ellipse)
-    k = np.linspace(-1.0, 1.0, 101)
-    a = np.linspace(-0.6, 0.6, 101)
+    k = np.linspace(-1.0, 1.0, 101, dtype=dtype)
+    a = np.linspace(-0.6, 0.6, 101, dtype=dtype)
     fx = simple_forces(p, k, 0.0).fx
     fy = simple_forces(p, 0.0, a).fy
+    assert fx.dtype == fy.dtype == dtype
     d = DEFAULTS
-    np.testing.assert_allclose(fx, FZ0 * _mf(k, d["Bx"], d["Cx"], d["Dx"], d["Ex"]), rtol=1e-5, atol=1e-2)
-    np.testing.assert_allclose(fy, -FZ0 * _mf(a, d["By"], d["Cy"], d["Dy"], d["Ey"]), rtol=1e-5, atol=1e-2)
+    rtol, atol = tol(dtype, 1e-5, 1e-12), tol(dtype, 1e-2, 1e-8)
+    np.testing.assert_allclose(fx, FZ0 * _mf(k, d["Bx"], d["Cx"], d["Dx"], d["Ex"]), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(fy, -FZ0 * _mf(a, d["By"], d["Cy"], d["Dy"], d["Ey"]), rtol=rtol, atol=atol)
 
 
 def test_mx_zero_and_default_load_is_fz0():
@@ -158,46 +161,52 @@ def test_ellipse_keeps_direction_of_demand():
 
 
 @pytest.mark.parametrize("fz, lam", [(2000.0, 1.0375), (4000.0, 1.0), (8000.0, 0.925), (12000.0, 0.85)])
-def test_load_sensitivity_numbers(fz, lam):
+def test_load_sensitivity_numbers(fz, lam, dtype):
     # mu(Fz) = mu0 (1 - k_load (Fz - Fz0)/Fz0) with k_load = 0.075, Fz0 = 4000 N
     p = make_simple_params()
     out = simple_forces(p, 0.0, 0.0, 0.0, fz)
-    np.testing.assert_allclose(out.mux, 1.04 * lam, rtol=1e-6)
-    np.testing.assert_allclose(out.muy, 0.88 * lam, rtol=1e-6)
+    assert out.mux.dtype == dtype
+    r6, r5 = tol(dtype, 1e-6, 1e-14), tol(dtype, 1e-5, 1e-12)
+    np.testing.assert_allclose(out.mux, 1.04 * lam, rtol=r6)
+    np.testing.assert_allclose(out.muy, 0.88 * lam, rtol=r6)
     # peak force = mu(Fz) Fz (E = 0: the peak is at B x = tan(pi / (2 C)))
     q = make_simple_params(Ex=0.0, Ey=0.0)
     kpk = np.tan(np.pi / (2 * 1.58)) / 13.2
     apk = np.tan(np.pi / (2 * 1.34)) / 11.3
-    np.testing.assert_allclose(simple_forces(q, kpk, 0.0, 0.0, fz).fx, 1.04 * lam * fz, rtol=1e-5)
-    np.testing.assert_allclose(simple_forces(q, 0.0, apk, 0.0, fz).fy, -0.88 * lam * fz, rtol=1e-5)
+    np.testing.assert_allclose(simple_forces(q, kpk, 0.0, 0.0, fz).fx, 1.04 * lam * fz, rtol=r5)
+    np.testing.assert_allclose(simple_forces(q, 0.0, apk, 0.0, fz).fy, -0.88 * lam * fz, rtol=r5)
     # cornering stiffness dFy/dalpha at 0 = -B C D lam Fz (degressive in load)
     ky = jax.grad(lambda a: simple_forces(p, 0.0, a, 0.0, fz).fy)(0.0)
-    np.testing.assert_allclose(ky, -11.3 * 1.34 * 0.88 * lam * fz, rtol=1e-5)
+    np.testing.assert_allclose(ky, -11.3 * 1.34 * 0.88 * lam * fz, rtol=r5)
 
 
-def test_load_sensitivity_floor():
+def test_load_sensitivity_floor(dtype):
     p = make_simple_params(k_load=0.5)
     out = simple_forces(p, 0.0, 0.0, 0.0, 10 * FZ0)  # 1 - 0.5 * 9 < 0: floored at 0.05
-    np.testing.assert_allclose(out.mux, 1.04 * 0.05, rtol=1e-6)
+    assert out.mux.dtype == dtype
+    np.testing.assert_allclose(out.mux, 1.04 * 0.05, rtol=tol(dtype, 1e-6, 1e-14))
 
 
 # ---------------------------------------------------------------- camber thrust
 
 
 @pytest.mark.parametrize("gamma, fz", [(0.02, 4000.0), (-0.05, 6000.0), (0.08, 2500.0)])
-def test_camber_thrust_at_zero_slip(gamma, fz):
+def test_camber_thrust_at_zero_slip(gamma, fz, dtype):
     p = make_simple_params(c_gamma=-0.9)
     for vx in (None, 30.0):
         out = simple_forces(p, 0.0, 0.0, gamma, fz, vx)
-        np.testing.assert_allclose(out.fy, -0.9 * gamma * fz, rtol=1e-5)
+        assert out.fy.dtype == dtype
+        np.testing.assert_allclose(out.fy, -0.9 * gamma * fz, rtol=tol(dtype, 1e-5, 1e-12))
         assert float(out.fx) == 0.0
 
 
-def test_camber_thrust_fades_at_standstill():
+def test_camber_thrust_fades_at_standstill(dtype):
     p = make_simple_params(c_gamma=-0.9, v_low=1.0)
-    np.testing.assert_allclose(simple_forces(p, 0.0, 0.0, 0.05, 4000.0, 0.0).fy, 0.0, atol=1e-6)
+    np.testing.assert_allclose(simple_forces(p, 0.0, 0.0, 0.05, 4000.0, 0.0).fy, 0.0, atol=tol(dtype, 1e-6, 1e-12))
     # w = (1 - cos(pi / 2)) / 2 = 0.5 at vx = v_low / 2
-    np.testing.assert_allclose(simple_forces(p, 0.0, 0.0, 0.05, 4000.0, -0.5).fy, -0.5 * 0.9 * 0.05 * 4000.0, rtol=1e-5)
+    half = simple_forces(p, 0.0, 0.0, 0.05, 4000.0, -0.5).fy
+    assert half.dtype == dtype
+    np.testing.assert_allclose(half, -0.5 * 0.9 * 0.05 * 4000.0, rtol=tol(dtype, 1e-5, 1e-12))
 
 
 # ---------------------------------------------------------------- breakaway
@@ -208,7 +217,7 @@ def _peak_slips(p):
 
 
 @pytest.mark.parametrize("r, beta", [(0.8, 8.0), (0.5, 2.0), (0.6, 0.0), (1.0, 30.0)])
-def test_breakaway_formula_at_both_peaks(r, beta):
+def test_breakaway_formula_at_both_peaks(r, beta, dtype):
     # At both curve peaks the demand is exactly sqrt(2): on the ellipse, scaled by
     # mu_eff/mu_peak = r + (1 - r) exp(-beta (sqrt(2) - 1)^2).
     p = make_simple_params(Ex=0.0, Ey=0.0, slide_ratio=r, beta=beta)
@@ -216,13 +225,15 @@ def test_breakaway_formula_at_both_peaks(r, beta):
     out = simple_forces(p, kpk, apk)
     b = r + (1 - r) * np.exp(-beta * (np.sqrt(2) - 1) ** 2)
     mux, muy = 1.04, 0.88
-    np.testing.assert_allclose(out.fx, FZ0 * mux * b / np.sqrt(2), rtol=1e-5)
-    np.testing.assert_allclose(out.fy, -FZ0 * muy * b / np.sqrt(2), rtol=1e-5)
-    np.testing.assert_allclose(out.grip_utilisation, b, rtol=1e-5)
+    assert out.fx.dtype == dtype
+    rtol = tol(dtype, 1e-5, 1e-12)
+    np.testing.assert_allclose(out.fx, FZ0 * mux * b / np.sqrt(2), rtol=rtol)
+    np.testing.assert_allclose(out.fy, -FZ0 * muy * b / np.sqrt(2), rtol=rtol)
+    np.testing.assert_allclose(out.grip_utilisation, b, rtol=rtol)
     assert bool(out.is_sliding)
 
 
-def test_breakaway_from_camber_overload_value_and_continuity():
+def test_breakaway_from_camber_overload_value_and_continuity(dtype):
     # pure lateral slip at the peak plus camber thrust: demand d = 1 + |c_gamma gamma| / Dy exactly
     p = make_simple_params(Ex=0.0, Ey=0.0, c_gamma=-0.9, slide_ratio=0.7, beta=5.0)
     _, apk = _peak_slips(p)
@@ -230,8 +241,9 @@ def test_breakaway_from_camber_overload_value_and_continuity():
     d = 1.0 + 0.9 * gamma / 0.88
     b = 0.7 + 0.3 * np.exp(-5.0 * (d - 1.0) ** 2)
     out = simple_forces(p, 0.0, apk, gamma)
-    np.testing.assert_allclose(out.fy, -FZ0 * 0.88 * b, rtol=1e-5)
-    np.testing.assert_allclose(out.grip_utilisation, b, rtol=1e-5)
+    assert out.fy.dtype == dtype
+    np.testing.assert_allclose(out.fy, -FZ0 * 0.88 * b, rtol=tol(dtype, 1e-5, 1e-12))
+    np.testing.assert_allclose(out.grip_utilisation, b, rtol=tol(dtype, 1e-5, 1e-12))
     # continuous through d = 1: just below and just above the limit differ by O(eps)
     lo = simple_forces(p, 0.0, apk * 0.999).fy
     hi = simple_forces(p, 0.0, apk * 0.999, 1e-4).fy
