@@ -9,6 +9,7 @@ from jaxtire.tir import default_tire
 from sims.vehicles import double_track as dt
 from sims.vehicles import presets
 from sims.vehicles.params import Controls, make_chassis
+from tests.conftest import tol
 
 
 import functools
@@ -62,24 +63,27 @@ def _weight(p, vx):
     return float(ch.mass) * GRAVITY + 0.5 * float(ch.air_density * ch.lift_area) * vx * vx
 
 
-def test_2_wheel_loads_sum_to_weight_plus_downforce_through_lift_and_two_wheel_tipping():
+def test_2_wheel_loads_sum_to_weight_plus_downforce_through_lift_and_two_wheel_tipping(dtype):
     """Invariant 2 (statics by hand): high-CG race car (downforce), 40 m/s, accelerations over a grid
     incl. wheel lift, a tripod and two-wheel running: loads >= 0, sum = m g + F_down within 0.1 %, and
     the roll moment t/2 (right - left) equals m a_y h while it is within the two-wheel capacity."""
-    p = presets.get("race_car", cg_height=1.2)
+    p = presets.get("race_car", cg_height=1.2, dtype=dtype)
     ch = p.chassis
     s = dt.init_state(p, 40.0)
+    rel = tol(dtype, 1e-3, 1e-10)
     W = _weight(p, 40.0)
     tf, tr, m, h = (float(v) for v in (ch.track_front, ch.track_rear, ch.mass, ch.cg_height))
     lifted = tipped = 0
     for ax in (-9.0, 0.0, 4.0):
         for ay in np.linspace(-14.0, 14.0, 15):
-            fz = np.asarray(wheel_loads(p, s._replace(ax=jnp.float32(ax), ay=jnp.float32(ay))), np.float64)
+            fz = wheel_loads(p, s._replace(ax=jnp.asarray(ax, dtype), ay=jnp.asarray(ay, dtype)))
+            assert fz.dtype == dtype
+            fz = np.asarray(fz, np.float64)
             assert (fz >= 0).all()
-            assert fz.sum() == pytest.approx(W, rel=1e-3)
+            assert fz.sum() == pytest.approx(W, rel=rel)
             roll = 0.5 * tf * (fz[1] - fz[0]) + 0.5 * tr * (fz[3] - fz[2])
             cap = 0.5 * (tf * (fz[0] + fz[1]) + tr * (fz[2] + fz[3]))
-            assert roll == pytest.approx(np.clip(m * ay * h, -cap, cap), rel=1e-3, abs=W * 1e-4)
+            assert roll == pytest.approx(np.clip(m * ay * h, -cap, cap), rel=rel, abs=W * tol(dtype, 1e-4, 1e-10))
             lifted += int((fz < 1e-3 * W).any())
             tipped += int((fz < 1e-3 * W).sum() == 2)
     assert lifted > 3 and tipped > 1  # the grid reaches lift and two-wheel running
@@ -130,26 +134,28 @@ def test_3_stopped_car_on_a_flat_road_stays_within_1mm_over_10s():
     assert abs(float(end.x)) < 1e-3 and abs(float(end.y)) < 1e-3
 
 
-def test_4_gravity_components_and_parked_uphill_load_transfer_by_hand():
+def test_4_gravity_components_and_parked_uphill_load_transfer_by_hand(dtype):
     """Grade theta, bank phi: body-frame gravity (-g sin theta, -g cos theta sin phi, g cos theta cos phi);
     parked uphill the rear axle carries m g (cos theta a + sin theta h) / L; on a bank the low (right)
     side carries m g (cos phi t/2 + sin phi h) / t; loads sum to m g_n."""
-    p = presets.get("hatchback", road_grade=GRADE, road_bank=0.1)
+    p = presets.get("hatchback", road_grade=GRADE, road_bank=0.1, dtype=dtype)
     ch = p.chassis
+    assert gravity(ch)[0].dtype == dtype
     gx, gy, gn = (float(v) for v in gravity(ch))
     g = GRAVITY
-    assert gx == pytest.approx(-g * math.sin(GRADE), rel=1e-5)
-    assert gy == pytest.approx(-g * math.cos(GRADE) * math.sin(0.1), rel=1e-5)
-    assert gn == pytest.approx(g * math.cos(GRADE) * math.cos(0.1), rel=1e-5)
+    r5, r4 = tol(dtype, 1e-5, 1e-13), tol(dtype, 1e-4, 1e-12)
+    assert gx == pytest.approx(-g * math.sin(GRADE), rel=r5)
+    assert gy == pytest.approx(-g * math.cos(GRADE) * math.sin(0.1), rel=r5)
+    assert gn == pytest.approx(g * math.cos(GRADE) * math.cos(0.1), rel=r5)
     m, a, b, h = (float(v) for v in (ch.mass, ch.cg_to_front, ch.cg_to_rear, ch.cg_height))
-    pu = presets.get("hatchback", road_grade=GRADE)
+    pu = presets.get("hatchback", road_grade=GRADE, dtype=dtype)
     fz = np.asarray(wheel_loads(pu, dt.init_state(pu, 0.0)), np.float64)
-    assert fz[2:].sum() == pytest.approx(m * g * (math.cos(GRADE) * a + math.sin(GRADE) * h) / (a + b), rel=1e-4)
-    assert fz.sum() == pytest.approx(m * g * math.cos(GRADE), rel=1e-4)
-    pb = presets.get("hatchback", road_bank=0.1, roll_stiffness_front=0.5, track_rear=1.55)
+    assert fz[2:].sum() == pytest.approx(m * g * (math.cos(GRADE) * a + math.sin(GRADE) * h) / (a + b), rel=r4)
+    assert fz.sum() == pytest.approx(m * g * math.cos(GRADE), rel=r4)
+    pb = presets.get("hatchback", road_bank=0.1, roll_stiffness_front=0.5, track_rear=1.55, dtype=dtype)
     fz = np.asarray(wheel_loads(pb, dt.init_state(pb, 0.0)), np.float64)
     t = float(pb.chassis.track_front)
-    assert fz[[1, 3]].sum() == pytest.approx(m * g * (math.cos(0.1) * 0.5 + math.sin(0.1) * h / t), rel=1e-4)
+    assert fz[[1, 3]].sum() == pytest.approx(m * g * (math.cos(0.1) * 0.5 + math.sin(0.1) * h / t), rel=r4)
 
 
 def test_3_4_on_a_20pct_grade_the_car_rolls_down_with_brakes_off_at_the_gravity_rate():
