@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import stat
 import warnings
 from pathlib import Path
 from typing import cast
@@ -57,7 +56,7 @@ import numpy as np
 from jaxtire import bounds as _bounds
 from jaxtire.params import COEFFICIENT_SECTION, FITTYP_MF52, FITTYP_MF61, KNOWN_TIR_KEYS, MFParams, make_params
 from jaxtire.tir_format import TirDocument, TirError, TirLine, parse_document, parse_number
-from jaxtire.validation import ValidationError, check_finite, check_int, check_range
+from jaxtire.validation import ValidationError, check_finite, check_int, check_range, read_regular_file
 
 __all__ = [
     "TirError",
@@ -438,44 +437,7 @@ class TirMeta(tuple):
 
 def _read_bytes(path: Path, max_bytes: int) -> bytes:
     """The file's bytes; non-regular files and files over ``max_bytes`` are refused before reading."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError) as e:  # ValueError: embedded NUL in the path
-        raise TirError(f"{path!s}: cannot read: {getattr(e, 'strerror', None) or e}") from None
-    if not stat.S_ISREG(st.st_mode):
-        kind = (
-            "a directory"
-            if stat.S_ISDIR(st.st_mode)
-            else "a FIFO"
-            if stat.S_ISFIFO(st.st_mode)
-            else "a device"
-            if (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode))
-            else "not a regular file"
-        )
-        raise TirError(f"{path}: is {kind}; a .tir file must be a regular file")
-    if st.st_size > max_bytes:
-        raise TirError(f"{path}: {st.st_size} bytes is larger than the {max_bytes}-byte limit of a .tir file")
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as e:
-        raise TirError(f"{path}: cannot open: {e.strerror or e}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced between stat and open
-            raise TirError(f"{path}: is not a regular file")
-        chunks, total = [], 0
-        while True:
-            b = os.read(fd, 1 << 16)
-            if not b:
-                break
-            chunks.append(b)
-            total += len(b)
-            if total > max_bytes:
-                raise TirError(f"{path}: larger than the {max_bytes}-byte limit of a .tir file")
-    except OSError as e:
-        raise TirError(f"{path}: cannot read: {e.strerror or e}") from None
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
+    return read_regular_file(path, max_bytes, "a .tir file", TirError)
 
 
 def read_document(path, *, max_bytes: int = MAX_BYTES) -> TirDocument:

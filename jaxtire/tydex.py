@@ -32,10 +32,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import stat
 from pathlib import Path
 
 import numpy as np
+
+from jaxtire.validation import read_regular_file
 
 __all__ = [
     "TydexError",
@@ -194,15 +195,7 @@ def _num(text: str, where: str) -> float:
 
 
 def _read_text(path: Path, max_bytes: int) -> str:
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        raise TydexError(f"{path}: cannot read: {e.strerror or e}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise TydexError(f"{path}: not a regular file")
-    if st.st_size > max_bytes:
-        raise TydexError(f"{path}: {st.st_size} bytes exceeds the {max_bytes}-byte limit")
-    data = path.read_bytes()
+    data = read_regular_file(path, max_bytes, "a TYDEX file", TydexError)
     if b"\x00" in data:
         raise TydexError(f"{path}: contains NUL bytes; not a text TYDEX file")
     if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark: the rest must be UTF-8

@@ -16,6 +16,8 @@ so ``1e39`` is refused instead of becoming ``inf``.
 from __future__ import annotations
 
 import math
+import os
+import stat
 from collections.abc import Iterable
 from typing import Any
 
@@ -30,6 +32,7 @@ __all__ = [
     "check_finite",
     "is_concrete",
     "format_range",
+    "read_regular_file",
 ]
 
 
@@ -144,3 +147,51 @@ def check_choice(name: str, value: Any, choices: Iterable[Any], source: str = "v
     if value not in choices:
         raise ValidationError(f"{source}: {name} = {value!r} is not one of {', '.join(map(repr, choices))}")
     return value
+
+
+def read_regular_file(path, max_bytes: int, what: str = "the file", error: type[ValueError] = ValidationError) -> bytes:
+    """The bytes of ``path``, refusing before reading anything that could hang or exhaust memory.
+
+    A directory, FIFO, device or other non-regular file, a file over ``max_bytes`` (checked before and while
+    reading) and any OS error raise ``error`` (a ``ValueError`` subclass, default
+    :class:`ValidationError`) naming the path; ``what`` names the expected kind (``"a .tir file"``).
+    The file is opened non-blocking and re-checked after opening (it may be replaced in between).
+    """
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError) as e:  # ValueError: embedded NUL in the path
+        raise error(f"{path!s}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = (
+            "a directory"
+            if stat.S_ISDIR(st.st_mode)
+            else "a FIFO"
+            if stat.S_ISFIFO(st.st_mode)
+            else "a device"
+            if (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode))
+            else "not a regular file"
+        )
+        raise error(f"{path}: is {kind}; {what} must be a regular file")
+    if st.st_size > max_bytes:
+        raise error(f"{path}: {st.st_size} bytes is larger than the {max_bytes}-byte limit of {what}")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise error(f"{path}: cannot open: {e.strerror or e}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced between stat and open
+            raise error(f"{path}: is not a regular file")
+        chunks, total = [], 0
+        while True:
+            b = os.read(fd, 1 << 16)
+            if not b:
+                break
+            chunks.append(b)
+            total += len(b)
+            if total > max_bytes:
+                raise error(f"{path}: larger than the {max_bytes}-byte limit of {what}")
+    except OSError as e:
+        raise error(f"{path}: cannot read: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)

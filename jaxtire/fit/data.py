@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import stat
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtire.validation import ValidationError
+from jaxtire.validation import ValidationError, read_regular_file
 
 __all__ = [
     "CAMBER_TOL",
@@ -203,15 +201,7 @@ MAX_CSV_BYTES = 1 << 30
 
 def _read_utf8(path: Path) -> str:
     """The text of a regular file decoded as UTF-8 (``utf-8-sig``: a byte-order mark is dropped)."""
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        raise ValidationError(f"{path}: cannot read: {e.strerror or e}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise ValidationError(f"{path}: not a regular file")
-    if st.st_size > MAX_CSV_BYTES:
-        raise ValidationError(f"{path}: {st.st_size} bytes exceeds the {MAX_CSV_BYTES}-byte limit")
-    data = path.read_bytes()
+    data = read_regular_file(path, MAX_CSV_BYTES, "a measurement CSV")
     if data[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in data:
         kind = "UTF-16 text" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "NUL bytes (binary or UTF-16?)"
         raise ValidationError(f"{path}: encoding: contains {kind}; save the CSV as UTF-8")

@@ -58,11 +58,11 @@ def test_wrong_encoding_is_a_clear_error_naming_file_and_encoding(tmp_path, name
 def test_fifo_and_directory_refused_without_reading(tmp_path):
     fifo = tmp_path / "pipe.csv"
     os.mkfifo(fifo)
-    with pytest.raises(ValidationError, match="not a regular file"):
+    with pytest.raises(ValidationError, match="is a (FIFO|directory); a measurement CSV must be a regular file"):
         load_csv(fifo)  # would block forever if opened
-    with pytest.raises(ValidationError, match="not a regular file"):
+    with pytest.raises(ValidationError, match="is a (FIFO|directory); a measurement CSV must be a regular file"):
         load_files([fifo])
-    with pytest.raises(ValidationError, match="not a regular file"):
+    with pytest.raises(ValidationError, match="is a (FIFO|directory); a measurement CSV must be a regular file"):
         load_csv(tmp_path)
     with pytest.raises(ValidationError, match="cannot read"):
         load_csv(tmp_path / "missing.csv")
