@@ -30,6 +30,8 @@ SCENARIO_RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "ay_target": (0.0, 100.0, False, True),  # [m/s^2]
     "ay_max": (0.0, 100.0, False, True),  # [m/s^2]
     "abs_fraction": (0.0, 1.0, True, True),  # [-]
+    "stop_speed": (0.0, 100.0, False, True),  # [m/s] (BrakingReducer)
+    "spin_angle": (0.0, math.pi, False, True),  # [rad] (BrakingReducer)
 }
 
 #: Allowed range of each count: name -> ``(low, high)`` (inclusive).

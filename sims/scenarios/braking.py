@@ -151,6 +151,8 @@ def braking_run(
     ``speed`` [m/s] with ``abs_on`` per vehicle (0 or 1); ``speed`` and ``yaw_rate0`` scalars or per vehicle.
     Arguments outside :data:`sims.scenarios._config.SCENARIO_RANGES` raise ``ValidationError``."""
     check_config("braking_run", speed=speed, yaw_rate0=yaw_rate0, dt=dt, substeps=substeps, chunk_steps=chunk_steps)
+    if isinstance(reducer, BrakingReducer):
+        check_config("BrakingReducer", stop_speed=reducer.stop_speed, spin_angle=reducer.spin_angle)
     n = fleet_size(params)
     m = get_model(model)
     dtype = jnp.asarray(params.chassis.mass).dtype
