@@ -16,6 +16,10 @@ Everything is smooth or piecewise linear (``clip``), so gradients flow through c
 * :class:`LaneChangeDriver` follows a single lane change (:func:`lane_reference`).
 
 Heading errors are wrapped with :func:`jaxtire.constants.wrap_angle` (to ``[-pi, pi)``).
+
+Every driver is validated when built: each field against :data:`DRIVER_RANGES` (the same field name has
+the same range in every driver), a :class:`~jaxtire.validation.ValidationError` naming the driver, field,
+value and allowed range otherwise (:func:`validate_driver`).
 """
 
 from __future__ import annotations
