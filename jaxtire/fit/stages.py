@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from jaxtire.fit.data import CAMBER_TOL, MeasurementSet, row_masks
-from jaxtire.params import FITTYP_MF52
+from jaxtire.params import COEFFICIENT_NAMES, FITTYP_MF52
 from jaxtire.tir import PAC2002_UNUSED
 from jaxtire.tire import get_coefficient, model_name
 
@@ -161,109 +161,46 @@ class Stage(NamedTuple):
     combined: bool
 
 
-#: name -> (coefficients, camber coefficients, channels, combined model?).
+#: Camber terms of the MF 6.1 equations (their effect vanishes at zero camber): they join their stage
+#: only when the data has camber.
+CAMBER_TERMS: frozenset[str] = frozenset(
+    "PDX3 PDY3 PEY4 PEY5 PKY3 PKY5 PKY6 PKY7 PVY3 PVY4 QBZ4 QBZ5 QDZ3 QDZ4 QDZ8 QDZ9 QDZ10 QDZ11 QEZ5 QHZ3 QHZ4 "
+    "RBX3 RBY4 RVY3 SSZ3 SSZ4".split()
+)
+#: Members of a stage's families that no stage fits: ``PHY3``, the MF 5.2 camber shift of Fy (no MF 6.1 term).
+NOT_FITTED: frozenset[str] = frozenset({"PHY3"})
+
+#: MF 6.1 stage layout: name -> (coefficient families, families whose camber terms join, channels, combined
+#: model?).  A family is a coefficient name less its number (``"PDX"``: ``PDX1 PDX2 PDX3``); the stage frees
+#: its families' members in family order, each family in :data:`jaxtire.params.COEFFICIENT_NAMES` order.
+MF_LAYOUT: dict[str, tuple[str, str, tuple[str, ...], bool]] = {
+    "Fx0": ("PCX PDX PEX PKX PHX PVX", "PDX", ("Fx0",), False),
+    "Fy0": ("PCY PDY PEY PKY PHY PVY", "PDY PEY PKY PVY", ("Fy0",), False),
+    "Mz0": ("QBZ QCZ QDZ QEZ QHZ", "QBZ QDZ QEZ QHZ", ("Mz0",), False),
+    "combined": ("RBX RCX REX RHX RBY RCY REY RHY RVY", "RBX RBY RVY", ("Fx", "Fy"), True),
+    # the s Fx arm with the pure Mz refined jointly (its camber terms stay as fitted in "Mz0")
+    "Mz": ("SSZ QBZ QCZ QDZ QEZ QHZ", "SSZ", ("Mz0", "Mz"), True),
+}
+
+
+def _members(family: str) -> tuple[str, ...]:
+    """The coefficients of ``family`` (``"PDX"`` -> ``PDX1 PDX2 PDX3``; not the turn-slip ``PDXP1``)."""
+    return tuple(
+        k for k in COEFFICIENT_NAMES if k.startswith(family) and k[len(family) :].isdigit() and k not in NOT_FITTED
+    )
+
+
+def _mf_stage(families: str, camber_families: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(coefficients, camber coefficients) of the families in ``families``."""
+    keys = [k for f in families.split() for k in _members(f)]
+    camber = [k for f in camber_families.split() for k in _members(f) if k in CAMBER_TERMS]
+    return tuple(k for k in keys if k not in CAMBER_TERMS), tuple(camber)
+
+
+#: name -> (coefficients, camber coefficients, channels, combined model?), built from :data:`MF_LAYOUT`.
 STAGES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], bool]] = {
-    "Fx0": (
-        (
-            "PCX1",
-            "PDX1",
-            "PDX2",
-            "PEX1",
-            "PEX2",
-            "PEX3",
-            "PEX4",
-            "PKX1",
-            "PKX2",
-            "PKX3",
-            "PHX1",
-            "PHX2",
-            "PVX1",
-            "PVX2",
-        ),
-        ("PDX3",),
-        ("Fx0",),
-        False,
-    ),
-    "Fy0": (
-        ("PCY1", "PDY1", "PDY2", "PEY1", "PEY2", "PEY3", "PKY1", "PKY2", "PKY4", "PHY1", "PHY2", "PVY1", "PVY2"),
-        ("PDY3", "PEY4", "PEY5", "PKY3", "PKY5", "PKY6", "PKY7", "PVY3", "PVY4"),
-        ("Fy0",),
-        False,
-    ),
-    "Mz0": (
-        (
-            "QBZ1",
-            "QBZ2",
-            "QBZ3",
-            "QBZ9",
-            "QBZ10",
-            "QCZ1",
-            "QDZ1",
-            "QDZ2",
-            "QDZ6",
-            "QDZ7",
-            "QEZ1",
-            "QEZ2",
-            "QEZ3",
-            "QEZ4",
-            "QHZ1",
-            "QHZ2",
-        ),
-        ("QBZ4", "QBZ5", "QDZ3", "QDZ4", "QDZ8", "QDZ9", "QDZ10", "QDZ11", "QEZ5", "QHZ3", "QHZ4"),
-        ("Mz0",),
-        False,
-    ),
-    "combined": (
-        (
-            "RBX1",
-            "RBX2",
-            "RCX1",
-            "REX1",
-            "REX2",
-            "RHX1",
-            "RBY1",
-            "RBY2",
-            "RBY3",
-            "RCY1",
-            "REY1",
-            "REY2",
-            "RHY1",
-            "RHY2",
-            "RVY1",
-            "RVY2",
-            "RVY4",
-            "RVY5",
-            "RVY6",
-        ),
-        ("RBX3", "RBY4", "RVY3"),
-        ("Fx", "Fy"),
-        True,
-    ),
-    "Mz": (
-        (
-            "SSZ1",
-            "SSZ2",
-            "QBZ1",
-            "QBZ2",
-            "QBZ3",
-            "QBZ9",
-            "QBZ10",
-            "QCZ1",
-            "QDZ1",
-            "QDZ2",
-            "QDZ6",
-            "QDZ7",
-            "QEZ1",
-            "QEZ2",
-            "QEZ3",
-            "QEZ4",
-            "QHZ1",
-            "QHZ2",
-        ),
-        ("SSZ3", "SSZ4"),
-        ("Mz0", "Mz"),
-        True,
-    ),
+    name: (*_mf_stage(families, camber), channels, combined)
+    for name, (families, camber, channels, combined) in MF_LAYOUT.items()
 }
 
 #: channel -> (measured column, rows it uses).
