@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from jaxtire.bounds import range_table
 from jaxtire.fit.data import CAMBER_TOL, MeasurementSet, row_masks
 from jaxtire.params import COEFFICIENT_NAMES, FITTYP_MF52
 from jaxtire.tir import PAC2002_UNUSED
@@ -53,103 +54,40 @@ __all__ = [
 
 #: Default (lower, upper) bounds of every fittable coefficient: physical ranges wide enough for the
 #: MF 6.1 files in ``shared/tir`` (e.g. RBY4 = 1747 in MagicFormula61_Parameters.tir).
-DEFAULT_BOUNDS: dict[str, tuple[float, float]] = {
-    # pure longitudinal
-    "PCX1": (1.0, 2.5),
-    "PDX1": (0.1, 4.0),
-    "PDX2": (-1.0, 1.0),
-    "PDX3": (-50.0, 50.0),
-    "PEX1": (-10.0, 1.0),
-    "PEX2": (-10.0, 10.0),
-    "PEX3": (-10.0, 10.0),
-    "PEX4": (-0.99, 0.99),
-    "PKX1": (1.0, 200.0),
-    "PKX2": (-100.0, 100.0),
-    "PKX3": (-5.0, 5.0),
-    "PHX1": (-0.05, 0.05),
-    "PHX2": (-0.05, 0.05),
-    "PVX1": (-0.2, 0.2),
-    "PVX2": (-0.2, 0.2),
-    # pure lateral
-    "PCY1": (0.8, 2.5),
-    "PDY1": (0.1, 4.0),
-    "PDY2": (-1.0, 1.0),
-    "PDY3": (-50.0, 50.0),
-    "PEY1": (-10.0, 1.0),
-    "PEY2": (-10.0, 10.0),
-    "PEY3": (-1.0, 1.0),
-    "PEY4": (-50.0, 50.0),
-    "PEY5": (-500.0, 500.0),
-    "PKY1": (-200.0, -0.1),
-    "PKY2": (0.1, 20.0),
-    "PKY3": (-5.0, 5.0),
-    "PKY4": (1.0, 3.0),
-    "PKY5": (-50.0, 50.0),
-    "PKY6": (-10.0, 10.0),
-    "PKY7": (-10.0, 10.0),
-    "PHY1": (-0.05, 0.05),
-    "PHY2": (-0.05, 0.05),
-    "PVY1": (-0.2, 0.2),
-    "PVY2": (-0.2, 0.2),
-    "PVY3": (-5.0, 5.0),
-    "PVY4": (-5.0, 5.0),
-    # aligning torque
-    "QBZ1": (0.1, 50.0),
-    "QBZ2": (-20.0, 20.0),
-    "QBZ3": (-20.0, 20.0),
-    "QBZ4": (-20.0, 20.0),
-    "QBZ5": (-20.0, 20.0),
-    "QBZ9": (-500.0, 500.0),
-    "QBZ10": (-50.0, 50.0),
-    "QCZ1": (0.5, 100.0),
-    "QDZ1": (0.001, 1.0),
-    "QDZ2": (-1.0, 1.0),
-    "QDZ3": (-20.0, 20.0),
-    "QDZ4": (-50.0, 50.0),
-    "QDZ6": (-0.2, 0.2),
-    "QDZ7": (-0.2, 0.2),
-    "QDZ8": (-5.0, 5.0),
-    "QDZ9": (-5.0, 5.0),
-    "QDZ10": (-5.0, 5.0),
-    "QDZ11": (-50.0, 50.0),
-    "QEZ1": (-50.0, 1.0),
-    "QEZ2": (-50.0, 50.0),
-    "QEZ3": (-50.0, 50.0),
-    "QEZ4": (-5.0, 5.0),
-    "QEZ5": (-100.0, 100.0),
-    "QHZ1": (-0.05, 0.05),
-    "QHZ2": (-0.05, 0.05),
-    "QHZ3": (-2.0, 2.0),
-    "QHZ4": (-2.0, 2.0),
-    # combined slip
-    "RBX1": (0.1, 100.0),
-    "RBX2": (-100.0, 100.0),
-    "RBX3": (-5000.0, 5000.0),
-    "RCX1": (0.3, 2.5),
-    "REX1": (-10.0, 1.0),
-    "REX2": (-10.0, 10.0),
-    "RHX1": (-0.05, 0.05),
-    "RBY1": (0.1, 100.0),
-    "RBY2": (-100.0, 100.0),
-    "RBY3": (-0.1, 0.1),
-    "RBY4": (-5000.0, 5000.0),
-    "RCY1": (0.3, 2.5),
-    "REY1": (-10.0, 1.0),
-    "REY2": (-10.0, 10.0),
-    "RHY1": (-0.1, 0.1),
-    "RHY2": (-0.1, 0.1),
-    "RVY1": (-1.0, 1.0),
-    "RVY2": (-1.0, 1.0),
-    "RVY3": (-10.0, 10.0),
-    "RVY4": (-500.0, 500.0),
-    "RVY5": (-5.0, 5.0),
-    "RVY6": (-200.0, 200.0),
-    # combined-slip aligning torque: the s Fx arm, s / R0 = SSZ1 + SSZ2 Fy/Fz0 + (SSZ3 + SSZ4 dfz) gamma*
-    "SSZ1": (-1.0, 1.0),
-    "SSZ2": (-1.0, 1.0),
-    "SSZ3": (-10.0, 10.0),
-    "SSZ4": (-10.0, 10.0),
-}
+DEFAULT_BOUNDS: dict[str, tuple[float, float]] = range_table(
+    """
+    # shapes C, peaks D, stiffnesses K, curvatures E (E <= 1) of the one-signed factors
+    1       2.5     PCX1
+    0.8     2.5     PCY1
+    0.3     2.5     RCX1 RCY1
+    0.1     4       PDX1 PDY1
+    1       200     PKX1
+    -200    -0.1    PKY1                        # negative in ISO-W
+    0.1     20      PKY2
+    1       3       PKY4
+    -10     1       PEX1 PEY1 REX1 REY1
+    0.1     50      QBZ1
+    0.5     100     QCZ1
+    0.001   1       QDZ1
+    -50     1       QEZ1
+    0.1     100     RBX1 RBY1
+    # either sign: shifts, load, camber and slip dependences, symmetric about zero
+    -0.05   0.05    PHX1 PHX2 PHY1 PHY2 QHZ1 QHZ2 RHX1
+    -0.1    0.1     RBY3 RHY1 RHY2
+    -0.2    0.2     PVX1 PVX2 PVY1 PVY2 QDZ6 QDZ7
+    -0.99   0.99    PEX4
+    -1      1       PDX2 PDY2 PEY3 QDZ2 RVY1 RVY2 SSZ1 SSZ2     # SSZ*: the s Fx arm of Mz, in R0
+    -2      2       QHZ3 QHZ4
+    -5      5       PKX3 PKY3 PVY3 PVY4 QDZ8 QDZ9 QDZ10 QEZ4 RVY5
+    -10     10      PEX2 PEX3 PEY2 PKY6 PKY7 REX2 REY2 RVY3 SSZ3 SSZ4
+    -20     20      QBZ2 QBZ3 QBZ4 QBZ5 QDZ3
+    -50     50      PDX3 PDY3 PEY4 PKY5 QBZ10 QDZ4 QDZ11 QEZ2 QEZ3
+    -100    100     PKX2 QEZ5 RBX2 RBY2
+    -200    200     RVY6
+    -500    500     PEY5 QBZ9 RVY4
+    -5000   5000    RBX3 RBY4
+    """
+)
 
 
 class Stage(NamedTuple):
@@ -221,21 +159,19 @@ SIMPLE_STAGES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]
 }
 
 #: Default bounds of the simple model's fitted fields.
-SIMPLE_BOUNDS: dict[str, tuple[float, float]] = {
-    "Bx": (0.5, 60.0),
-    "Cx": (0.5, 2.0),
-    "Dx": (0.1, 4.0),
-    "Ex": (-10.0, 1.0),
-    "By": (0.5, 60.0),
-    "Cy": (0.5, 2.0),
-    "Dy": (0.1, 4.0),
-    "Ey": (-10.0, 1.0),
-    "k_load": (0.0, 0.95),
-    "c_gamma": (-5.0, 5.0),
-    "trail": (0.0, 0.2),
-    "slide_ratio": (0.05, 1.0),
-    "beta": (0.1, 100.0),
-}
+SIMPLE_BOUNDS: dict[str, tuple[float, float]] = range_table(
+    """
+    0.5     60      Bx By
+    0.5     2       Cx Cy
+    0.1     4       Dx Dy
+    -10     1       Ex Ey
+    0       0.95    k_load
+    -5      5       c_gamma
+    0       0.2     trail
+    0.05    1       slide_ratio
+    0.1     100     beta
+    """
+)
 
 
 #: model name (:func:`jaxtire.tire.model_name`) -> (stage table, default bounds).
