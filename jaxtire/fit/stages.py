@@ -13,7 +13,9 @@ fits only its own subset of coefficients, all others held fixed::
                                                                    (the s Fx arm, given the fitted Fx and
                                                                    Fy; pure Mz refined jointly)
 
-When the data has camber (``max |gamma| > 1e-3 rad``) the camber terms join their stage
+The table is built from :data:`MF_LAYOUT` (each stage's coefficient families, e.g. ``"PDX"``) over
+the coefficient names of :mod:`jaxtire.params`, so each coefficient is named in one place.  When the
+data has camber (``max |gamma| > 1e-3 rad``) the camber terms (:data:`CAMBER_TERMS`) join their stage
 (``PDX3``; ``PDY3 PEY4 PEY5 PKY3 PKY5 PKY6 PKY7 PVY3 PVY4``; ``QBZ4 QBZ5 QDZ3 QDZ4 QDZ8-11 QEZ5
 QHZ3 QHZ4``; ``RBX3 RBY4 RVY3``; ``SSZ3 SSZ4``).  Pressure (``PP*``) terms are not fitted (one
 pressure per data set).  A PAC2002 / MF 5.2 start never frees the coefficients its equations do
@@ -37,9 +39,12 @@ from jaxtire.tir import PAC2002_UNUSED
 from jaxtire.tire import get_coefficient, model_name
 
 __all__ = [
+    "CAMBER_TERMS",
     "CHANNELS",
     "DEFAULT_BOUNDS",
+    "MF_LAYOUT",
     "MODEL_TABLES",
+    "NOT_FITTED",
     "SIMPLE_BOUNDS",
     "SIMPLE_STAGES",
     "STAGES",
