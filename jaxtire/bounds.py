@@ -80,82 +80,95 @@ GENERIC_COEFFICIENT: tuple[float, float] = (-1e5, 1e5)
 #: Range of other numeric entries not listed (stiffnesses reach 1e6-1e7 N/m).
 GENERIC_NUMBER: tuple[float, float] = (-1e12, 1e12)
 
+
+def range_table(text: str) -> dict[str, tuple[float, float]]:
+    """``{key: (lo, hi)}`` from a text table, one range a row: ``lo hi KEY [KEY ...]`` (``#`` starts a comment).
+
+    The one way the range tables of jaxtire are written (:data:`BOUNDS`, the fit bounds of
+    :mod:`jaxtire.fit.stages`): keys sharing a range share a row.  Raises ``ValueError`` for a row
+    without a key, ``lo > hi`` or a key given twice.
+    """
+    out: dict[str, tuple[float, float]] = {}
+    for row in text.splitlines():
+        words = row.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) < 3 or float(words[0]) > float(words[1]):
+            raise ValueError(f"range table row {row.strip()!r}: want 'lo hi KEY ...' with lo <= hi")
+        for key in words[2:]:
+            if key in out:
+                raise ValueError(f"range table: {key} is given twice")
+            out[key] = (float(words[0]), float(words[1]))
+    return out
+
+
 #: Scaling factors: the coefficient set's SCALING_COEFFICIENTS section (one source: jaxtire.params) less
-#: LFZO and LMUV, which have their own ranges below, plus scaling keys a file may carry that the model
-#: does not use (kept as raw entries).
-_SCALING = tuple(
-    k for k, sec in COEFFICIENT_SECTION.items() if sec == "SCALING_COEFFICIENTS" and k not in ("LFZO", "LMUV")
-) + ("LCZ", "LGYR", "LCMZ", "LIP", "LKG")
+#: LFZO, which has its own range, plus scaling keys a file may carry that the model does not use (kept as
+#: raw entries).
+_SCALING = tuple(k for k, sec in COEFFICIENT_SECTION.items() if sec == "SCALING_COEFFICIENTS" and k != "LFZO") + (
+    "LCZ",
+    "LGYR",
+    "LCMZ",
+    "LIP",
+    "LKG",
+)
 
 #: key -> (lo, hi): the plausibility table (SI units, both ends allowed).
 BOUNDS: dict[str, tuple[float, float]] = {
-    # base quantities
-    "FNOMIN": (10.0, 1e6),  # N: a kart tire ~300 N, a mining tire ~5e5 N
-    "UNLOADED_RADIUS": (0.01, 5.0),  # m
-    "LONGVL": (0.1, 300.0),  # m/s (divides the speed terms)
-    "VXLOW": (1e-3, 100.0),  # m/s (divides the low-speed fade)
-    "NOMPRES": (1e3, 1e8),  # Pa (divides dpi)
-    "INFLPRES": (0.0, 1e8),  # Pa
-    "IP": (0.0, 1e8),
-    "IP_NOM": (1e3, 1e8),
-    # scaling factors: non-negative; LFZO divides every load ratio
-    "LFZO": (1e-3, 100.0),
+    **range_table(
+        """
+        # base quantities
+        10      1e6     FNOMIN                  # N: a kart tire ~300 N, a mining tire ~5e5 N
+        0.01    5       UNLOADED_RADIUS         # m
+        0.1     300     LONGVL                  # m/s (divides the speed terms)
+        1e-3    100     VXLOW                   # m/s (divides the low-speed fade)
+        1e3     1e8     NOMPRES IP_NOM          # Pa (divides dpi)
+        0       1e8     INFLPRES IP             # Pa
+        # scaling factors: non-negative (below); LFZO divides every load ratio
+        1e-3    100     LFZO
+        # longitudinal: C > 0, friction 0..5, stiffness > 0, small shifts
+        0.05    10      PCX1
+        1e-3    5       PDX1
+        -5      5       PDX2
+        1e-3    1e3     PKX1
+        -1e3    1e3     PKX2
+        -10     10      PKX3
+        -100    1       PEX1
+        -1      1       PHX1 PHX2 PVX1 PVX2
+        # lateral: PKY1 < 0 in ISO-W (Kya negative), PKY2 > 0 (divides), PKY4 > 0
+        0.05    10      PCY1
+        1e-3    5       PDY1
+        -5      5       PDY2
+        -100    1       PEY1
+        -1e3    -1e-3   PKY1
+        1e-3    1e3     PKY2
+        1e-3    10      PKY4
+        -1      1       PHY1 PHY2 PVY1 PVY2
+        # aligning: trail stiffness, shape and peak
+        -1e3    1e3     QBZ1
+        1e-3    100     QCZ1
+        -10     10      QDZ1
+        # geometry [m], inertia [kg, kg m^2], stiffness [N/m], damping [N s/m]
+        1e-3    5       WIDTH RIM_RADIUS RIM_WIDTH
+        0       5       ASPECT_RATIO
+        0       1e4     MASS IXX IYY
+        0       1e10    VERTICAL_STIFFNESS BOTTOM_STIFF LONGITUDINAL_STIFFNESS LATERAL_STIFFNESS YAW_STIFFNESS
+        0       1e8     VERTICAL_DAMPING
+        -1      1       BOTTOM_OFFST
+        # validity ranges [N, Pa, -]; the file version
+        0       1e7     FZMIN FZMAX
+        0       1e8     PRESMIN PRESMAX
+        -10     0       KPUMIN
+        0       10      KPUMAX
+        0       100     FILE_VERSION
+        """
+    ),
     **{k: (0.0, 100.0) for k in _SCALING},
-    "LMUV": (0.0, 100.0),
-    # longitudinal: C > 0, friction 0..5, stiffness > 0, small shifts
-    "PCX1": (0.05, 10.0),
-    "PDX1": (1e-3, 5.0),
-    "PDX2": (-5.0, 5.0),
-    "PKX1": (1e-3, 1e3),
-    "PKX2": (-1e3, 1e3),
-    "PKX3": (-10.0, 10.0),
-    "PEX1": (-100.0, 1.0),
-    "PHX1": (-1.0, 1.0),
-    "PHX2": (-1.0, 1.0),
-    "PVX1": (-1.0, 1.0),
-    "PVX2": (-1.0, 1.0),
-    # lateral: PKY1 < 0 in ISO-W (Kya negative), PKY2 > 0 (divides), PKY4 > 0
-    "PCY1": (0.05, 10.0),
-    "PDY1": (1e-3, 5.0),
-    "PDY2": (-5.0, 5.0),
-    "PEY1": (-100.0, 1.0),
-    "PKY1": (-1e3, -1e-3),
-    "PKY2": (1e-3, 1e3),
-    "PKY4": (1e-3, 10.0),
-    "PHY1": (-1.0, 1.0),
-    "PHY2": (-1.0, 1.0),
-    "PVY1": (-1.0, 1.0),
-    "PVY2": (-1.0, 1.0),
-    # aligning: trail stiffness, shape and peak
-    "QBZ1": (-1e3, 1e3),
-    "QCZ1": (1e-3, 100.0),
-    "QDZ1": (-10.0, 10.0),
-    # geometry, inertia, validity ranges (other numeric entries)
-    "WIDTH": (1e-3, 5.0),
-    "ASPECT_RATIO": (0.0, 5.0),
-    "RIM_RADIUS": (1e-3, 5.0),
-    "RIM_WIDTH": (1e-3, 5.0),
-    "MASS": (0.0, 1e4),
-    "IXX": (0.0, 1e4),
-    "IYY": (0.0, 1e4),
-    "VERTICAL_STIFFNESS": (0.0, 1e10),
-    "VERTICAL_DAMPING": (0.0, 1e8),
-    "BOTTOM_STIFF": (0.0, 1e10),
-    "BOTTOM_OFFST": (-1.0, 1.0),  # N/m, m
-    "LONGITUDINAL_STIFFNESS": (0.0, 1e10),
-    "LATERAL_STIFFNESS": (0.0, 1e10),  # N/m (carcass)
-    "YAW_STIFFNESS": (0.0, 1e10),
-    "FZMIN": (0.0, 1e7),
-    "FZMAX": (0.0, 1e7),
-    "PRESMIN": (0.0, 1e8),
-    "PRESMAX": (0.0, 1e8),
-    "KPUMIN": (-10.0, 0.0),
-    "KPUMAX": (0.0, 10.0),
+    # validity ranges of the angles [rad]: a quarter turn (ALP* with a margin for rounding in the files)
     "ALPMIN": (-math.pi / 2 - 1e-3, 0.0),
     "ALPMAX": (0.0, math.pi / 2 + 1e-3),
     "CAMMIN": (-math.pi / 2, 0.0),
     "CAMMAX": (0.0, math.pi / 2),
-    "FILE_VERSION": (0.0, 100.0),
 }
 
 #: Loads of the post-load force check, as multiples of FNOMIN (0 included on purpose).

@@ -40,7 +40,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypedDict, Unpack, cast
 
 import jax
 import jax.numpy as jnp
@@ -222,115 +222,111 @@ def _finish(ax, xlabel, ylabel, title, legend=True):
         ax.legend(fontsize=7, loc="best")
 
 
-def _family(params, which, loads, cambers, x, surface, ax, figsize=(6.4, 4.4)):
-    """Evaluate one pure-slip channel for every (load, camber); returns fig, ax, pairs, values (n, len(x))."""
+class PanelOptions(TypedDict, total=False):
+    """Keyword options of the pure-slip family panels (:func:`fx_kappa`, :func:`fy_alpha`, :func:`mz_alpha`,
+    :func:`trail_alpha`), each optional.
+
+    Attributes:
+      n: points per curve (default 301).
+      surface: the road (:class:`~jaxtire.surfaces.Surface`, default the reference surface).
+      ax: an ``Axes`` to draw into (default: a new figure).
+    """
+
+    n: int
+    surface: _surfaces.Surface | None
+    ax: Any
+
+
+#: Pure-slip family panels: channel -> (x label, y label).  ``"fx"`` is drawn over ``kappa``, the others
+#: over ``alpha`` in degrees; ``"trail"`` is ``-Mz / Fy`` in mm (:func:`trail_values`).
+_FAMILY_AXES = {
+    "fx": ("slip ratio κ [-]", "Fx [N]"),
+    "fy": ("slip angle α [deg]", "Fy [N]"),
+    "mz": ("slip angle α [deg]", "Mz [N m]"),
+    "trail": ("slip angle α [deg]", "trail −Mz/Fy [mm]"),
+}
+#: Their titles, formatted with the :func:`tire_summary` entries and the derived ``*_abs``, ``*_deg``, ``*_mm``.
+_FAMILY_TITLES = {
+    "fx": "Fx(κ) at Fz {fz:.0f} N: peak {fx_abs:.0f} N at κ {kappa_peak:+.3f}, Kxκ {kxk:.0f} N",
+    "fy": "Fy(α) at Fz {fz:.0f} N: peak {fy_abs:.0f} N at α {alpha_peak_deg:+.2f}°, Kα {kya_deg:.0f} N/deg",
+    "mz": "Mz(α) at Fz {fz:.0f} N: peak {mz_abs:.1f} N m at α {alpha_mz_peak_deg:+.2f}°",
+    "trail": "trail at Fz {fz:.0f} N: {trail0_mm:.1f} mm at |α| = 1°, zero near α {alpha_peak_deg:+.1f}° (Fy peak)",
+}
+
+
+def _family(params, which, loads, cambers, slip_max, panel: PanelOptions, min_fy_fraction=0.1):
+    """The one pure-slip family panel: channel ``which`` (:data:`_FAMILY_AXES`) over ``±slip_max`` (``kappa``
+    [-] for ``"fx"``, else ``alpha`` [deg]), one line per (load, camber), peaks marked except on the trail;
+    titled with :func:`tire_summary` at the nominal load and the first camber.  Returns the figure."""
+    unknown = set(panel) - set(PanelOptions.__annotations__)
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s) {sorted(unknown)}")
+    n, surface = panel.get("n", 301), panel.get("surface")
     loads = default_loads(params) if loads is None else tuple(loads)
     cambers = tuple(cambers)
-    fig, ax = _new_axes(ax, figsize)
+    fig, ax = _new_axes(panel.get("ax"))
     pairs, f, g = _grid(loads, cambers)
     if which == "fx":
+        x = np.linspace(-slip_max, slip_max, n)
         out = _forces(params, x[None, :], 0.0, g, f, surface)
     else:
-        out = _forces(params, 0.0, x[None, :], g, f, surface)
-    return fig, ax, loads, cambers, pairs, out
-
-
-def _draw_family(params, which, x, shown, loads, cambers, surface, ax):
-    """Draw channel ``which`` (``"fx"`` over ``kappa``, ``"fy"`` / ``"mz"`` over ``alpha``) at the slips ``x``,
-    plotted against ``shown``, one line per (load, camber), each peak marked.  Returns ``(fig, ax, summary)``
-    with :func:`tire_summary` at the nominal load and the first camber."""
-    fig, ax, loads, cambers, pairs, out = _family(params, which, loads, cambers, x, surface, ax)
-    ys = _np(getattr(out, which)) * np.ones((len(pairs), len(x)))
+        alpha = np.linspace(-slip_max, slip_max, n) * DEG
+        out = _forces(params, 0.0, alpha[None, :], g, f, surface)
+        x = alpha / DEG
+    ones = np.ones((len(pairs), n))
+    if which == "trail":
+        ys = 1e3 * trail_values(_np(out.fy) * ones, _np(out.mz) * ones, min_fy_fraction)
+    else:
+        ys = _np(getattr(out, which)) * ones
     pk = []
     for (fz, gam), y in zip(pairs, ys, strict=True):
-        ax.plot(shown, y, label=_label(fz, gam / DEG, loads, cambers))
+        ax.plot(x, y, label=_label(fz, gam / DEG, loads, cambers))
         i = _peak_index(y)
-        pk.append((shown[i], y[i]))
-    ax.scatter(*zip(*pk, strict=True), s=14, c="k", zorder=3)
-    return fig, ax, tire_summary(params, None, cambers[0], surface)
+        pk.append((x[i], y[i]))
+    if which != "trail":
+        ax.scatter(*zip(*pk, strict=True), s=14, c="k", zorder=3)
+    s = tire_summary(params, None, cambers[0], surface)
+    derived = {k + "_abs": abs(s[k + "_peak"]) for k in ("fx", "fy", "mz")}
+    derived.update(alpha_peak_deg=s["alpha_peak"] / DEG, alpha_mz_peak_deg=s["alpha_mz_peak"] / DEG)
+    derived.update(kya_deg=s["kya"] * DEG, trail0_mm=1e3 * s["trail0"])
+    _finish(ax, *_FAMILY_AXES[which], _FAMILY_TITLES[which].format(**s, **derived))
+    return fig
 
 
 # --------------------------------------------------------------------------- pure-slip families
 
 
-def fy_alpha(
-    params,
-    loads: Sequence[float] | None = None,
-    cambers: Sequence[float] = (0.0,),
-    *,
-    alpha_max_deg: float = 15.0,
-    n: int = 301,
-    surface=None,
-    ax=None,
-):
-    """Lateral force ``Fy(alpha)`` [N], one curve per (load [N], camber [rad]); peaks marked.
+def fy_alpha(params, loads=None, cambers=(0.0,), *, alpha_max_deg: float = 15.0, **panel: Unpack[PanelOptions]):
+    """Lateral force ``Fy(alpha)`` [N], one curve per load [N] in ``loads`` (default :func:`default_loads`)
+    and camber [rad] in ``cambers``; peaks marked; ``alpha`` over ``±alpha_max_deg``; ``panel``:
+    :class:`PanelOptions`.
 
     The title gives, at the nominal load and the first camber, the peak ``|Fy|``, its slip angle
     and the cornering stiffness ``Kya`` [N/deg].  ``len(loads) * len(cambers)`` lines.
     """
-    alpha = np.linspace(-alpha_max_deg, alpha_max_deg, n) * DEG
-    fig, ax, s = _draw_family(params, "fy", alpha, alpha / DEG, loads, cambers, surface, ax)
-    _finish(
-        ax,
-        "slip angle α [deg]",
-        "Fy [N]",
-        f"Fy(α) at Fz {s['fz']:.0f} N: peak {abs(s['fy_peak']):.0f} N at α {s['alpha_peak'] / DEG:+.2f}°, "
-        f"Kα {s['kya'] * DEG:.0f} N/deg",
-    )
-    return fig
+    return _family(params, "fy", loads, cambers, alpha_max_deg, panel)
 
 
-def fx_kappa(
-    params,
-    loads: Sequence[float] | None = None,
-    cambers: Sequence[float] = (0.0,),
-    *,
-    kappa_max: float = 0.3,
-    n: int = 301,
-    surface=None,
-    ax=None,
-):
-    """Longitudinal force ``Fx(kappa)`` [N], one curve per (load [N], camber [rad]); peaks marked.
+def fx_kappa(params, loads=None, cambers=(0.0,), *, kappa_max: float = 0.3, **panel: Unpack[PanelOptions]):
+    """Longitudinal force ``Fx(kappa)`` [N], one curve per load [N] in ``loads`` (default
+    :func:`default_loads`) and camber [rad] in ``cambers``; peaks marked; ``kappa`` over ``±kappa_max``;
+    ``panel``: :class:`PanelOptions`.
 
     The title gives, at the nominal load, the peak ``|Fx|``, its slip ratio and the slip
     stiffness ``Kxk`` [N per unit slip].  ``len(loads) * len(cambers)`` lines.
     """
-    kappa = np.linspace(-kappa_max, kappa_max, n)
-    fig, ax, s = _draw_family(params, "fx", kappa, kappa, loads, cambers, surface, ax)
-    _finish(
-        ax,
-        "slip ratio κ [-]",
-        "Fx [N]",
-        f"Fx(κ) at Fz {s['fz']:.0f} N: peak {abs(s['fx_peak']):.0f} N at κ {s['kappa_peak']:+.3f}, "
-        f"Kxκ {s['kxk']:.0f} N",
-    )
-    return fig
+    return _family(params, "fx", loads, cambers, kappa_max, panel)
 
 
-def mz_alpha(
-    params,
-    loads: Sequence[float] | None = None,
-    cambers: Sequence[float] = (0.0,),
-    *,
-    alpha_max_deg: float = 15.0,
-    n: int = 301,
-    surface=None,
-    ax=None,
-):
-    """Aligning torque ``Mz(alpha)`` [N m], one curve per (load [N], camber [rad]); peaks marked.
+def mz_alpha(params, loads=None, cambers=(0.0,), *, alpha_max_deg: float = 15.0, **panel: Unpack[PanelOptions]):
+    """Aligning torque ``Mz(alpha)`` [N m], one curve per load [N] in ``loads`` (default
+    :func:`default_loads`) and camber [rad] in ``cambers``; peaks marked; ``alpha`` over
+    ``±alpha_max_deg``; ``panel``: :class:`PanelOptions`.
 
     The title gives, at the nominal load, the peak ``|Mz|`` and its slip angle.
     ``len(loads) * len(cambers)`` lines.
     """
-    alpha = np.linspace(-alpha_max_deg, alpha_max_deg, n) * DEG
-    fig, ax, s = _draw_family(params, "mz", alpha, alpha / DEG, loads, cambers, surface, ax)
-    _finish(
-        ax,
-        "slip angle α [deg]",
-        "Mz [N m]",
-        f"Mz(α) at Fz {s['fz']:.0f} N: peak {abs(s['mz_peak']):.1f} N m at α {s['alpha_mz_peak'] / DEG:+.2f}°",
-    )
-    return fig
+    return _family(params, "mz", loads, cambers, alpha_max_deg, panel)
 
 
 def trail_values(fy, mz, min_fy_fraction: float = 0.1):
@@ -342,37 +338,16 @@ def trail_values(fy, mz, min_fy_fraction: float = 0.1):
 
 
 def trail_alpha(
-    params,
-    loads: Sequence[float] | None = None,
-    cambers: Sequence[float] = (0.0,),
-    *,
-    alpha_max_deg: float = 15.0,
-    n: int = 301,
-    surface=None,
-    min_fy_fraction: float = 0.1,
-    ax=None,
+    params, loads=None, cambers=(0.0,), *, alpha_max_deg=15.0, min_fy_fraction=0.1, **panel: Unpack[PanelOptions]
 ):
-    """Trail ``t = -Mz / Fy`` [mm] over slip angle, one curve per (load [N], camber [rad]).
+    """Trail ``t = -Mz / Fy`` [mm] over slip angle (``±alpha_max_deg``), one curve per load [N] in ``loads``
+    (default :func:`default_loads`) and camber [rad] in ``cambers``; ``panel``: :class:`PanelOptions`.
 
     Masked (gaps) where ``|Fy|`` is below ``min_fy_fraction`` of its peak, i.e. around the zero
     crossing of ``Fy``.  The title gives the trail at 1 degree at the nominal load.
     ``len(loads) * len(cambers)`` lines.
     """
-    alpha = np.linspace(-alpha_max_deg, alpha_max_deg, n) * DEG
-    fig, ax, loads, cambers, pairs, out = _family(params, "mz", loads, cambers, alpha, surface, ax)
-    ones = np.ones((len(pairs), n))
-    t = trail_values(_np(out.fy) * ones, _np(out.mz) * ones, min_fy_fraction)
-    for (fz, gam), y in zip(pairs, t, strict=True):
-        ax.plot(alpha / DEG, 1e3 * y, label=_label(fz, gam / DEG, loads, cambers))
-    s = tire_summary(params, None, cambers[0], surface)
-    _finish(
-        ax,
-        "slip angle α [deg]",
-        "trail −Mz/Fy [mm]",
-        f"trail at Fz {s['fz']:.0f} N: {1e3 * s['trail0']:.1f} mm at |α| = 1°, "
-        f"zero near α {s['alpha_peak'] / DEG:+.1f}° (Fy peak)",
-    )
-    return fig
+    return _family(params, "trail", loads, cambers, alpha_max_deg, panel, min_fy_fraction)
 
 
 # --------------------------------------------------------------------------- combined slip

@@ -58,43 +58,28 @@ class TydexError(ValueError):
     """A TYDEX file could not be read: the message names the file, line and field."""
 
 
-#: TYDEX unit string (lower case) -> (factor, offset) so that SI = factor * value + offset.
+#: SI factor -> the TYDEX unit strings (lower case) it converts: ``SI = factor * value``.
+_SI_FACTORS: tuple[tuple[float, str], ...] = (
+    (1.0, "- 1 rad n nm n.m m m/s rad/s pa s kg hz k"),
+    (0.01, "%"),
+    (math.pi / 180.0, "deg grad deg/s"),
+    (1e-3, "mm ms"),
+    (1e-2, "cm"),
+    (1.0 / 3.6, "km/h kph"),
+    (2.0 * math.pi / 60.0, "rpm 1/min"),
+    (1e2, "mbar"),
+    (1e3, "kn knm kpa"),
+    (1e5, "bar"),
+    (1e6, "mpa"),
+    (6894.757293168361, "psi"),
+)
+
+#: TYDEX unit string (lower case) -> (factor, offset) so that SI = factor * value + offset: the units of
+#: :data:`_SI_FACTORS` (no offset), no unit (``""``) and degrees Celsius (``degc``, ``c``: offset 273.15 K).
 UNIT_TO_SI: dict[str, tuple[float, float]] = {
-    "-": (1.0, 0.0),
     "": (1.0, 0.0),
-    "1": (1.0, 0.0),
-    "%": (0.01, 0.0),
-    "rad": (1.0, 0.0),
-    "deg": (math.pi / 180.0, 0.0),
-    "grad": (math.pi / 180.0, 0.0),
-    "n": (1.0, 0.0),
-    "kn": (1e3, 0.0),
-    "nm": (1.0, 0.0),
-    "n.m": (1.0, 0.0),
-    "knm": (1e3, 0.0),
-    "m": (1.0, 0.0),
-    "mm": (1e-3, 0.0),
-    "cm": (1e-2, 0.0),
-    "m/s": (1.0, 0.0),
-    "km/h": (1.0 / 3.6, 0.0),
-    "kph": (1.0 / 3.6, 0.0),
-    "rad/s": (1.0, 0.0),
-    "rpm": (2.0 * math.pi / 60.0, 0.0),
-    "1/min": (2.0 * math.pi / 60.0, 0.0),
-    "deg/s": (math.pi / 180.0, 0.0),
-    "pa": (1.0, 0.0),
-    "kpa": (1e3, 0.0),
-    "bar": (1e5, 0.0),
-    "mbar": (1e2, 0.0),
-    "mpa": (1e6, 0.0),
-    "psi": (6894.757293168361, 0.0),
-    "s": (1.0, 0.0),
-    "ms": (1e-3, 0.0),
-    "kg": (1.0, 0.0),
-    "hz": (1.0, 0.0),
-    "k": (1.0, 0.0),
-    "degc": (1.0, 273.15),
-    "c": (1.0, 273.15),
+    **{unit: (factor, 0.0) for factor, units in _SI_FACTORS for unit in units.split()},
+    **dict.fromkeys(("degc", "c"), (1.0, 273.15)),
 }
 
 #: jaxtire quantity -> accepted TYDEX channel names (first match wins).

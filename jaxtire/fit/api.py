@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple, TypedDict, Unpack
 
 import jax
 import jax.numpy as jnp
@@ -42,6 +42,7 @@ from jaxtire.tire import coefficient_names, get_coefficient, model_name, nominal
 
 __all__ = [
     "GENERIC_COEFFICIENTS",
+    "FitOptions",
     "fit",
     "fit_many",
     "fit_simple",
@@ -80,20 +81,66 @@ def _device_data(data: MeasurementSet, w) -> dict:
     return d
 
 
+class FitOptions(TypedDict, total=False):
+    """The keyword options :func:`fit` and :func:`fit_many` share, each optional.
+
+    Attributes:
+      stages: stage names in order (default: all stages of the model; a stage without rows is skipped).
+      coefs: per-stage override of the free coefficients, e.g. ``{"Fy0": ("PDY1", "PKY1")}``.
+      bounds: per-coefficient ``(lower, upper)`` overriding :data:`DEFAULT_BOUNDS` /
+        :data:`SIMPLE_BOUNDS` (``±inf`` for one- or un-bounded, see :func:`from_unconstrained`).
+      load_weights: None, ``"equal"``, ``{load [N]: weight}`` or callable ``w(fz)``; see the module doc.
+      n_iter: optimiser iterations per stage (fixed; default 150 for L-BFGS, 1000 for Adam).
+      learning_rate: step size of ``method="adam"`` (default 0.02).
+    """
+
+    stages: Sequence[str] | None
+    coefs: Mapping[str, Sequence[str]] | None
+    bounds: Mapping[str, tuple[float, float]] | None
+    load_weights: Any
+    n_iter: int | None
+    learning_rate: float
+
+
+class _Request(NamedTuple):
+    """A checked fit request: data, start, iterations, row weights, the plan and its bounds, step size."""
+
+    data: MeasurementSet
+    start: Any
+    n_iter: int
+    weights: np.ndarray
+    plan: tuple
+    bounds: tuple
+    learning_rate: float
+
+
+def _request(caller: str, data, start, method: str, options: FitOptions, **data_kw) -> _Request:
+    """Check ``options`` (``TypeError`` for an unknown one, as for a misspelt keyword), validate ``data``
+    (:func:`measurement_set` with ``data_kw``), default the start (:func:`generic_tire` at the median load),
+    the iterations and the row weights (per tire for batched data) and make the plan over all rows."""
+    unknown = set(options) - set(FitOptions.__annotations__)
+    if unknown:
+        raise TypeError(f"{caller}() got unexpected keyword argument(s) {sorted(unknown)}")
+    data = measurement_set(*data, **data_kw)
+    if start is None:
+        start = generic_tire(fnomin=float(np.median(data.fz)))
+    n_iter = _default_iters(options.get("n_iter"), method)
+    fz, lw = np.asarray(data.fz), options.get("load_weights")
+    w = row_weights(fz, lw) if fz.ndim == 1 else np.stack([row_weights(f, lw) for f in fz])
+    flat = MeasurementSet(*(np.asarray(getattr(data, c)).ravel() for c in COLUMNS))
+    plan, bounds_t = make_plan(flat, start, options.get("stages"), options.get("coefs"), options.get("bounds"))
+    return _Request(data, start, n_iter, w, plan, bounds_t, float(options.get("learning_rate", 0.02)))
+
+
 def fit(
     data: MeasurementSet,
     start: MFParams | SimpleParams | None = None,
     *,
-    stages: Sequence[str] | None = None,
-    coefs: Mapping[str, Sequence[str]] | None = None,
-    bounds: Mapping[str, tuple[float, float]] | None = None,
-    load_weights: Any = None,
-    n_iter: int | None = None,
     method: str = "lbfgs",
-    learning_rate: float = 0.02,
     fast_compile: bool = True,
     set_ranges: bool = True,
     progress=None,
+    **options: Unpack[FitOptions],
 ) -> FitResult:
     """Fit the coefficients of ``start`` to ``data`` in stages; returns ``FitResult(params, report)``.
 
@@ -102,30 +149,24 @@ def fit(
       start: starting :class:`MFParams` (MF 6.1, default :func:`generic_tire` at the data's median
         load; ``FNOMIN``, ``UNLOADED_RADIUS`` and every coefficient outside the stages are kept) or
         :class:`~jaxtire.simple.SimpleParams` (the simple model, stages :data:`SIMPLE_STAGES`).
-      stages: stage names in order (default: all stages of the model; a stage without rows is skipped).
-      coefs: per-stage override of the free coefficients, e.g. ``{"Fy0": ("PDY1", "PKY1")}``.
-      bounds: per-coefficient ``(lower, upper)`` overriding :data:`DEFAULT_BOUNDS` /
-        :data:`SIMPLE_BOUNDS` (``±inf`` for one- or un-bounded, see :func:`from_unconstrained`).
-      load_weights: None, ``"equal"``, ``{load [N]: weight}`` or callable ``w(fz)``; see the module doc.
-      n_iter: optimiser iterations per stage (fixed; default 150 for L-BFGS, 1000 for Adam).
       method: ``"lbfgs"`` (optax L-BFGS, zoom line search) or ``"adam"`` (``learning_rate``).
       fast_compile: compile with :data:`FAST_COMPILE_OPTIONS` on CPU (compile ~3x faster, run ~2x slower).
       set_ranges: (MF) set the validity ranges ``FZMIN ... CAMMAX`` of the result to the data's
         (:func:`validity_ranges`); they change no force (ranges only flag or, on request, clamp).
       progress: optional callable ``progress(stage_name, i, n_stages)`` called before each stage
         (the command line drives a tqdm bar with it).
+      **options: ``stages``, ``coefs``, ``bounds``, ``load_weights``, ``n_iter``, ``learning_rate``
+        (:class:`FitOptions`).
 
     Channels: NaN in ``fx``, ``fy`` or ``mz`` means "not measured"; a stage with no measured rows
     is skipped and its coefficients stay as in ``start`` (``report.skipped``, ``report.absent``).
 
     The fitted params have float64 leaves; x64 is enabled only inside this call.
     """
-    data = measurement_set(*data, allow_missing=True)
-    if start is None:
-        start = generic_tire(fnomin=float(np.median(data.fz)))
-    n_iter = _default_iters(n_iter, method)
-    w = row_weights(data.fz, load_weights)
-    plan, bounds_t = make_plan(data, start, stages, coefs, bounds)
+    data, start, n_iter, w, plan, bounds_t, learning_rate = _request(
+        "fit", data, start, method, options, allow_missing=True
+    )
+    stages = options.get("stages")
     table = model_tables(start)[0]
     wanted = tuple(table) if stages is None else tuple(stages)
     skipped = tuple(s for s in wanted if s not in {p.name for p in plan})
@@ -146,7 +187,7 @@ def fit(
                 bounds=stage_bounds(bounds_t, stage),
                 n_iter=int(n_iter),
                 method=method,
-                learning_rate=float(learning_rate),
+                learning_rate=learning_rate,
             )
             l0.append(float(a))
             lf.append(float(b))
@@ -208,14 +249,9 @@ def fit_many(
     data: MeasurementSet,
     start: MFParams | SimpleParams | None = None,
     *,
-    stages: Sequence[str] | None = None,
-    coefs: Mapping[str, Sequence[str]] | None = None,
-    bounds: Mapping[str, tuple[float, float]] | None = None,
-    load_weights: Any = None,
-    n_iter: int | None = None,
     method: str = "adam",
-    learning_rate: float = 0.02,
     fast_compile: bool = False,
+    **options: Unpack[FitOptions],
 ) -> FleetResult:
     """Fit a fleet in one compiled program (all stages, ``vmap``-ed): tire ``i`` is fitted to row ``i`` of ``data``.
 
@@ -227,20 +263,16 @@ def fit_many(
     per iteration, no data-dependent line-search loops, so every lane does the same arithmetic as
     a single fit) and ``fast_compile=False`` (a fleet is run-bound).
     """
-    data = measurement_set(*data, batched=True)
+    data, start, n_iter, w, plan, bounds_t, learning_rate = _request(
+        "fit_many", data, start, method, options, batched=True
+    )
     n = data.kappa.shape[0]
-    if start is None:
-        start = generic_tire(fnomin=float(np.median(data.fz)))
-    n_iter = _default_iters(n_iter, method)
-    w = np.stack([row_weights(data.fz[i], load_weights) for i in range(n)])
-    flat = MeasurementSet(*(np.asarray(getattr(data, c)).ravel() for c in COLUMNS))
-    plan, bounds_t = make_plan(flat, start, stages, coefs, bounds)
     with jax.enable_x64(True):
         params = jax.tree.map(
             lambda x: jnp.broadcast_to(x, (n,) + jnp.shape(x)[1:] if jnp.ndim(x) else (n,)), _to_float64(start)
         )
         d = _device_data(data, w)
-        static = dict(plan=plan, bounds=bounds_t, n_iter=int(n_iter), method=method, learning_rate=float(learning_rate))
+        static = dict(plan=plan, bounds=bounds_t, n_iter=int(n_iter), method=method, learning_rate=learning_rate)
         t0 = time.perf_counter()
         compiled = fleet_jit(fast_compile).lower(params, d, **static).compile()
         t1 = time.perf_counter()

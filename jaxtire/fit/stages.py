@@ -13,7 +13,9 @@ fits only its own subset of coefficients, all others held fixed::
                                                                    (the s Fx arm, given the fitted Fx and
                                                                    Fy; pure Mz refined jointly)
 
-When the data has camber (``max |gamma| > 1e-3 rad``) the camber terms join their stage
+The table is built from :data:`MF_LAYOUT` (each stage's coefficient families, e.g. ``"PDX"``) over
+the coefficient names of :mod:`jaxtire.params`, so each coefficient is named in one place.  When the
+data has camber (``max |gamma| > 1e-3 rad``) the camber terms (:data:`CAMBER_TERMS`) join their stage
 (``PDX3``; ``PDY3 PEY4 PEY5 PKY3 PKY5 PKY6 PKY7 PVY3 PVY4``; ``QBZ4 QBZ5 QDZ3 QDZ4 QDZ8-11 QEZ5
 QHZ3 QHZ4``; ``RBX3 RBY4 RVY3``; ``SSZ3 SSZ4``).  Pressure (``PP*``) terms are not fitted (one
 pressure per data set).  A PAC2002 / MF 5.2 start never frees the coefficients its equations do
@@ -30,15 +32,19 @@ from typing import NamedTuple
 
 import numpy as np
 
+from jaxtire.bounds import range_table
 from jaxtire.fit.data import CAMBER_TOL, MeasurementSet, row_masks
-from jaxtire.params import FITTYP_MF52
+from jaxtire.params import COEFFICIENT_NAMES, FITTYP_MF52
 from jaxtire.tir import PAC2002_UNUSED
 from jaxtire.tire import get_coefficient, model_name
 
 __all__ = [
+    "CAMBER_TERMS",
     "CHANNELS",
     "DEFAULT_BOUNDS",
+    "MF_LAYOUT",
     "MODEL_TABLES",
+    "NOT_FITTED",
     "SIMPLE_BOUNDS",
     "SIMPLE_STAGES",
     "STAGES",
@@ -53,103 +59,40 @@ __all__ = [
 
 #: Default (lower, upper) bounds of every fittable coefficient: physical ranges wide enough for the
 #: MF 6.1 files in ``shared/tir`` (e.g. RBY4 = 1747 in MagicFormula61_Parameters.tir).
-DEFAULT_BOUNDS: dict[str, tuple[float, float]] = {
-    # pure longitudinal
-    "PCX1": (1.0, 2.5),
-    "PDX1": (0.1, 4.0),
-    "PDX2": (-1.0, 1.0),
-    "PDX3": (-50.0, 50.0),
-    "PEX1": (-10.0, 1.0),
-    "PEX2": (-10.0, 10.0),
-    "PEX3": (-10.0, 10.0),
-    "PEX4": (-0.99, 0.99),
-    "PKX1": (1.0, 200.0),
-    "PKX2": (-100.0, 100.0),
-    "PKX3": (-5.0, 5.0),
-    "PHX1": (-0.05, 0.05),
-    "PHX2": (-0.05, 0.05),
-    "PVX1": (-0.2, 0.2),
-    "PVX2": (-0.2, 0.2),
-    # pure lateral
-    "PCY1": (0.8, 2.5),
-    "PDY1": (0.1, 4.0),
-    "PDY2": (-1.0, 1.0),
-    "PDY3": (-50.0, 50.0),
-    "PEY1": (-10.0, 1.0),
-    "PEY2": (-10.0, 10.0),
-    "PEY3": (-1.0, 1.0),
-    "PEY4": (-50.0, 50.0),
-    "PEY5": (-500.0, 500.0),
-    "PKY1": (-200.0, -0.1),
-    "PKY2": (0.1, 20.0),
-    "PKY3": (-5.0, 5.0),
-    "PKY4": (1.0, 3.0),
-    "PKY5": (-50.0, 50.0),
-    "PKY6": (-10.0, 10.0),
-    "PKY7": (-10.0, 10.0),
-    "PHY1": (-0.05, 0.05),
-    "PHY2": (-0.05, 0.05),
-    "PVY1": (-0.2, 0.2),
-    "PVY2": (-0.2, 0.2),
-    "PVY3": (-5.0, 5.0),
-    "PVY4": (-5.0, 5.0),
-    # aligning torque
-    "QBZ1": (0.1, 50.0),
-    "QBZ2": (-20.0, 20.0),
-    "QBZ3": (-20.0, 20.0),
-    "QBZ4": (-20.0, 20.0),
-    "QBZ5": (-20.0, 20.0),
-    "QBZ9": (-500.0, 500.0),
-    "QBZ10": (-50.0, 50.0),
-    "QCZ1": (0.5, 100.0),
-    "QDZ1": (0.001, 1.0),
-    "QDZ2": (-1.0, 1.0),
-    "QDZ3": (-20.0, 20.0),
-    "QDZ4": (-50.0, 50.0),
-    "QDZ6": (-0.2, 0.2),
-    "QDZ7": (-0.2, 0.2),
-    "QDZ8": (-5.0, 5.0),
-    "QDZ9": (-5.0, 5.0),
-    "QDZ10": (-5.0, 5.0),
-    "QDZ11": (-50.0, 50.0),
-    "QEZ1": (-50.0, 1.0),
-    "QEZ2": (-50.0, 50.0),
-    "QEZ3": (-50.0, 50.0),
-    "QEZ4": (-5.0, 5.0),
-    "QEZ5": (-100.0, 100.0),
-    "QHZ1": (-0.05, 0.05),
-    "QHZ2": (-0.05, 0.05),
-    "QHZ3": (-2.0, 2.0),
-    "QHZ4": (-2.0, 2.0),
-    # combined slip
-    "RBX1": (0.1, 100.0),
-    "RBX2": (-100.0, 100.0),
-    "RBX3": (-5000.0, 5000.0),
-    "RCX1": (0.3, 2.5),
-    "REX1": (-10.0, 1.0),
-    "REX2": (-10.0, 10.0),
-    "RHX1": (-0.05, 0.05),
-    "RBY1": (0.1, 100.0),
-    "RBY2": (-100.0, 100.0),
-    "RBY3": (-0.1, 0.1),
-    "RBY4": (-5000.0, 5000.0),
-    "RCY1": (0.3, 2.5),
-    "REY1": (-10.0, 1.0),
-    "REY2": (-10.0, 10.0),
-    "RHY1": (-0.1, 0.1),
-    "RHY2": (-0.1, 0.1),
-    "RVY1": (-1.0, 1.0),
-    "RVY2": (-1.0, 1.0),
-    "RVY3": (-10.0, 10.0),
-    "RVY4": (-500.0, 500.0),
-    "RVY5": (-5.0, 5.0),
-    "RVY6": (-200.0, 200.0),
-    # combined-slip aligning torque: the s Fx arm, s / R0 = SSZ1 + SSZ2 Fy/Fz0 + (SSZ3 + SSZ4 dfz) gamma*
-    "SSZ1": (-1.0, 1.0),
-    "SSZ2": (-1.0, 1.0),
-    "SSZ3": (-10.0, 10.0),
-    "SSZ4": (-10.0, 10.0),
-}
+DEFAULT_BOUNDS: dict[str, tuple[float, float]] = range_table(
+    """
+    # shapes C, peaks D, stiffnesses K, curvatures E (E <= 1) of the one-signed factors
+    1       2.5     PCX1
+    0.8     2.5     PCY1
+    0.3     2.5     RCX1 RCY1
+    0.1     4       PDX1 PDY1
+    1       200     PKX1
+    -200    -0.1    PKY1                        # negative in ISO-W
+    0.1     20      PKY2
+    1       3       PKY4
+    -10     1       PEX1 PEY1 REX1 REY1
+    0.1     50      QBZ1
+    0.5     100     QCZ1
+    0.001   1       QDZ1
+    -50     1       QEZ1
+    0.1     100     RBX1 RBY1
+    # either sign: shifts, load, camber and slip dependences, symmetric about zero
+    -0.05   0.05    PHX1 PHX2 PHY1 PHY2 QHZ1 QHZ2 RHX1
+    -0.1    0.1     RBY3 RHY1 RHY2
+    -0.2    0.2     PVX1 PVX2 PVY1 PVY2 QDZ6 QDZ7
+    -0.99   0.99    PEX4
+    -1      1       PDX2 PDY2 PEY3 QDZ2 RVY1 RVY2 SSZ1 SSZ2     # SSZ*: the s Fx arm of Mz, in R0
+    -2      2       QHZ3 QHZ4
+    -5      5       PKX3 PKY3 PVY3 PVY4 QDZ8 QDZ9 QDZ10 QEZ4 RVY5
+    -10     10      PEX2 PEX3 PEY2 PKY6 PKY7 REX2 REY2 RVY3 SSZ3 SSZ4
+    -20     20      QBZ2 QBZ3 QBZ4 QBZ5 QDZ3
+    -50     50      PDX3 PDY3 PEY4 PKY5 QBZ10 QDZ4 QDZ11 QEZ2 QEZ3
+    -100    100     PKX2 QEZ5 RBX2 RBY2
+    -200    200     RVY6
+    -500    500     PEY5 QBZ9 RVY4
+    -5000   5000    RBX3 RBY4
+    """
+)
 
 
 class Stage(NamedTuple):
@@ -161,109 +104,46 @@ class Stage(NamedTuple):
     combined: bool
 
 
-#: name -> (coefficients, camber coefficients, channels, combined model?).
+#: Camber terms of the MF 6.1 equations (their effect vanishes at zero camber): they join their stage
+#: only when the data has camber.
+CAMBER_TERMS: frozenset[str] = frozenset(
+    "PDX3 PDY3 PEY4 PEY5 PKY3 PKY5 PKY6 PKY7 PVY3 PVY4 QBZ4 QBZ5 QDZ3 QDZ4 QDZ8 QDZ9 QDZ10 QDZ11 QEZ5 QHZ3 QHZ4 "
+    "RBX3 RBY4 RVY3 SSZ3 SSZ4".split()
+)
+#: Members of a stage's families that no stage fits: ``PHY3``, the MF 5.2 camber shift of Fy (no MF 6.1 term).
+NOT_FITTED: frozenset[str] = frozenset({"PHY3"})
+
+#: MF 6.1 stage layout: name -> (coefficient families, families whose camber terms join, channels, combined
+#: model?).  A family is a coefficient name less its number (``"PDX"``: ``PDX1 PDX2 PDX3``); the stage frees
+#: its families' members in family order, each family in :data:`jaxtire.params.COEFFICIENT_NAMES` order.
+MF_LAYOUT: dict[str, tuple[str, str, tuple[str, ...], bool]] = {
+    "Fx0": ("PCX PDX PEX PKX PHX PVX", "PDX", ("Fx0",), False),
+    "Fy0": ("PCY PDY PEY PKY PHY PVY", "PDY PEY PKY PVY", ("Fy0",), False),
+    "Mz0": ("QBZ QCZ QDZ QEZ QHZ", "QBZ QDZ QEZ QHZ", ("Mz0",), False),
+    "combined": ("RBX RCX REX RHX RBY RCY REY RHY RVY", "RBX RBY RVY", ("Fx", "Fy"), True),
+    # the s Fx arm with the pure Mz refined jointly (its camber terms stay as fitted in "Mz0")
+    "Mz": ("SSZ QBZ QCZ QDZ QEZ QHZ", "SSZ", ("Mz0", "Mz"), True),
+}
+
+
+def _members(family: str) -> tuple[str, ...]:
+    """The coefficients of ``family`` (``"PDX"`` -> ``PDX1 PDX2 PDX3``; not the turn-slip ``PDXP1``)."""
+    return tuple(
+        k for k in COEFFICIENT_NAMES if k.startswith(family) and k[len(family) :].isdigit() and k not in NOT_FITTED
+    )
+
+
+def _mf_stage(families: str, camber_families: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(coefficients, camber coefficients) of the families in ``families``."""
+    keys = [k for f in families.split() for k in _members(f)]
+    camber = [k for f in camber_families.split() for k in _members(f) if k in CAMBER_TERMS]
+    return tuple(k for k in keys if k not in CAMBER_TERMS), tuple(camber)
+
+
+#: name -> (coefficients, camber coefficients, channels, combined model?), built from :data:`MF_LAYOUT`.
 STAGES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], bool]] = {
-    "Fx0": (
-        (
-            "PCX1",
-            "PDX1",
-            "PDX2",
-            "PEX1",
-            "PEX2",
-            "PEX3",
-            "PEX4",
-            "PKX1",
-            "PKX2",
-            "PKX3",
-            "PHX1",
-            "PHX2",
-            "PVX1",
-            "PVX2",
-        ),
-        ("PDX3",),
-        ("Fx0",),
-        False,
-    ),
-    "Fy0": (
-        ("PCY1", "PDY1", "PDY2", "PEY1", "PEY2", "PEY3", "PKY1", "PKY2", "PKY4", "PHY1", "PHY2", "PVY1", "PVY2"),
-        ("PDY3", "PEY4", "PEY5", "PKY3", "PKY5", "PKY6", "PKY7", "PVY3", "PVY4"),
-        ("Fy0",),
-        False,
-    ),
-    "Mz0": (
-        (
-            "QBZ1",
-            "QBZ2",
-            "QBZ3",
-            "QBZ9",
-            "QBZ10",
-            "QCZ1",
-            "QDZ1",
-            "QDZ2",
-            "QDZ6",
-            "QDZ7",
-            "QEZ1",
-            "QEZ2",
-            "QEZ3",
-            "QEZ4",
-            "QHZ1",
-            "QHZ2",
-        ),
-        ("QBZ4", "QBZ5", "QDZ3", "QDZ4", "QDZ8", "QDZ9", "QDZ10", "QDZ11", "QEZ5", "QHZ3", "QHZ4"),
-        ("Mz0",),
-        False,
-    ),
-    "combined": (
-        (
-            "RBX1",
-            "RBX2",
-            "RCX1",
-            "REX1",
-            "REX2",
-            "RHX1",
-            "RBY1",
-            "RBY2",
-            "RBY3",
-            "RCY1",
-            "REY1",
-            "REY2",
-            "RHY1",
-            "RHY2",
-            "RVY1",
-            "RVY2",
-            "RVY4",
-            "RVY5",
-            "RVY6",
-        ),
-        ("RBX3", "RBY4", "RVY3"),
-        ("Fx", "Fy"),
-        True,
-    ),
-    "Mz": (
-        (
-            "SSZ1",
-            "SSZ2",
-            "QBZ1",
-            "QBZ2",
-            "QBZ3",
-            "QBZ9",
-            "QBZ10",
-            "QCZ1",
-            "QDZ1",
-            "QDZ2",
-            "QDZ6",
-            "QDZ7",
-            "QEZ1",
-            "QEZ2",
-            "QEZ3",
-            "QEZ4",
-            "QHZ1",
-            "QHZ2",
-        ),
-        ("SSZ3", "SSZ4"),
-        ("Mz0", "Mz"),
-        True,
-    ),
+    name: (*_mf_stage(families, camber), channels, combined)
+    for name, (families, camber, channels, combined) in MF_LAYOUT.items()
 }
 
 #: channel -> (measured column, rows it uses).
@@ -284,21 +164,19 @@ SIMPLE_STAGES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]
 }
 
 #: Default bounds of the simple model's fitted fields.
-SIMPLE_BOUNDS: dict[str, tuple[float, float]] = {
-    "Bx": (0.5, 60.0),
-    "Cx": (0.5, 2.0),
-    "Dx": (0.1, 4.0),
-    "Ex": (-10.0, 1.0),
-    "By": (0.5, 60.0),
-    "Cy": (0.5, 2.0),
-    "Dy": (0.1, 4.0),
-    "Ey": (-10.0, 1.0),
-    "k_load": (0.0, 0.95),
-    "c_gamma": (-5.0, 5.0),
-    "trail": (0.0, 0.2),
-    "slide_ratio": (0.05, 1.0),
-    "beta": (0.1, 100.0),
-}
+SIMPLE_BOUNDS: dict[str, tuple[float, float]] = range_table(
+    """
+    0.5     60      Bx By
+    0.5     2       Cx Cy
+    0.1     4       Dx Dy
+    -10     1       Ex Ey
+    0       0.95    k_load
+    -5      5       c_gamma
+    0       0.2     trail
+    0.05    1       slide_ratio
+    0.1     100     beta
+    """
+)
 
 
 #: model name (:func:`jaxtire.tire.model_name`) -> (stage table, default bounds).

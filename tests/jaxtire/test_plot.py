@@ -223,3 +223,10 @@ def test_evaluate_matches_mf_forces_for_any_shape(tnop):
     assert big.fy.shape == (plot.CHUNK + 3,) and np.isfinite(big.fy).all()
     with pytest.raises(ValueError):
         plot.evaluate(tnop, 0.0, 0.0, 0.0, -1.0)
+
+
+def test_a_misspelt_panel_option_is_a_type_error(tnop):
+    # the family panels share their options (PanelOptions: n, surface, ax); a wrong keyword fails before drawing
+    for fn in (plot.fx_kappa, plot.fy_alpha, plot.mz_alpha, plot.trail_alpha):
+        with pytest.raises(TypeError, match="npoints"):
+            fn(tnop, npoints=11)
