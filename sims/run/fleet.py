@@ -18,6 +18,7 @@ Reductions (stopping distance, spin flags, ...) are folded over the steps inside
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -37,6 +38,25 @@ from sims.vehicles.params import Controls, TireScale, VehicleParams, check_surfa
 def broadcast(tree, n: int):
     """Every leaf of ``tree`` with a new leading axis of length ``n`` (a copy per vehicle)."""
     return jax.tree.map(lambda x: jnp.broadcast_to(jnp.asarray(x), (n,) + jnp.shape(x)), tree)
+
+
+def fleet_start(params: VehicleParams, model, driver, *, speed=0.0, yaw_rate=0.0, **per_vehicle):
+    """The start of a scenario run of the fleet ``params``: ``(model, state0, driver)``.
+
+    ``model``: a name or model (:func:`sims.vehicles.get_model`); ``state0``: every vehicle rolling straight
+    at ``speed`` [m/s] with ``yaw_rate`` [rad/s] (scalars or one value per vehicle); ``driver``: the
+    given driver copied per vehicle (:func:`broadcast`) with the fields named in ``per_vehicle`` set per
+    vehicle (scalars or shape ``(n,)``); every driver leaf and both initial values in the fleet's dtype.
+    """
+    n = fleet_size(params)
+    m = get_model(model)
+    dtype = jnp.asarray(params.chassis.mass).dtype
+    per = lambda x: jnp.broadcast_to(jnp.asarray(x, dtype), (n,))  # noqa: E731
+    state0 = jax.vmap(lambda p, v, r: m.init_state(p, v, yaw_rate=r), in_axes=(fleet_axes(params), 0, 0))(
+        params, per(speed), per(yaw_rate)
+    )
+    drv = jax.tree.map(lambda x: jnp.asarray(x, dtype), broadcast(driver, n))
+    return m, state0, dataclasses.replace(drv, **{k: per(v) for k, v in per_vehicle.items()})
 
 
 def fleet_size(params: VehicleParams) -> int:

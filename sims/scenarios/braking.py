@@ -21,7 +21,6 @@ the static wheel load) and ``drag`` the surface's ploughing drag [N/N], so it st
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any, NamedTuple
 
@@ -33,11 +32,11 @@ from jaxtire._math import safe_norm
 from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import lookup, surface_id
 from jaxtire.tire import scale_tire, tire_forces
-from sims.drivers import StraightBraking
-from sims.run.fleet import FleetRun, FleetSample, Sampling, broadcast, fleet_size, sample_fleet
-from sims.vehicles import get_model, presets
+from sims.drivers import StraightBraking, pytree_dataclass
+from sims.run.fleet import FleetRun, FleetSample, Sampling, broadcast, fleet_start, sample_fleet
+from sims.vehicles import presets
 from sims.vehicles.core import axle_loads
-from sims.vehicles.params import VehicleParams, fleet_axes
+from sims.vehicles.params import VehicleParams
 
 #: Surfaces of the validation table.
 SURFACES = ("asphalt_dry", "asphalt_wet", "gravel", "snow", "ice")
@@ -57,7 +56,7 @@ class BrakingAcc(NamedTuple):
     yaw0: Any
 
 
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass
 class BrakingReducer:
     """In-scan reduction of a braking run: path length to the stop, time to stop, spin flag (module docstring)."""
 
@@ -82,9 +81,6 @@ class BrakingReducer:
             jnp.maximum(acc.max_yaw, jnp.abs(new.yaw - acc.yaw0)),
             acc.yaw0,
         )
-
-
-jax.tree_util.register_dataclass(BrakingReducer, data_fields=["stop_speed", "spin_angle"], meta_fields=[])
 
 
 class BrakingResult(NamedTuple):
@@ -139,38 +135,16 @@ def braking_run(
     yaw_rate0=YAW_RATE0,
     dt: float = 0.005,
     model="double_track",
-    integrator="semi_implicit_euler",
-    substeps: int = 1,
-    chunk_steps: int = 200,
-    reducer=BrakingReducer(),
-    compiler_options=None,
+    reducer: BrakingReducer | None = None,
+    **run_kw,
 ) -> FleetRun:
     """The :class:`~sims.run.fleet.FleetRun` of a braking test of the fleet ``params`` (chassis batched) from
-    ``speed`` [m/s] with ``abs_on`` per vehicle (0 or 1); ``speed`` and ``yaw_rate0`` scalars or per vehicle."""
-    n = fleet_size(params)
-    m = get_model(model)
-    dtype = jnp.asarray(params.chassis.mass).dtype
-    abs_on = jnp.broadcast_to(jnp.asarray(abs_on, dtype), (n,))
-    speed = jnp.broadcast_to(jnp.asarray(speed, dtype), (n,))
-    yaw_rate0 = jnp.broadcast_to(jnp.asarray(yaw_rate0, dtype), (n,))
-    state0 = jax.vmap(lambda p, v, r: m.init_state(p, v, yaw_rate=r), in_axes=(fleet_axes(params), 0, 0))(
-        params, speed, yaw_rate0
-    )
-    drv = broadcast(StraightBraking(abs_on=jnp.zeros((), dtype)), n)
-    drv = dataclasses.replace(drv, abs_on=abs_on)
-    drv = jax.tree.map(lambda x: jnp.asarray(x, dtype), drv)
-    return FleetRun(
-        params,
-        state0,
-        drv,
-        dt=dt,
-        reducer=reducer,
-        model=m,
-        integrator=integrator,
-        substeps=substeps,
-        chunk_steps=chunk_steps,
-        compiler_options=compiler_options,
-    )
+    ``speed`` [m/s] with ``abs_on`` per vehicle (0 or 1); ``speed`` and ``yaw_rate0`` scalars or per vehicle.
+    ``run_kw``: the other keywords of :class:`~sims.run.fleet.FleetRun` (``integrator``, ``substeps``,
+    ``chunk_steps``, ``compiler_options``, ...); ``reducer`` defaults to :class:`BrakingReducer`."""
+    reducer = BrakingReducer() if reducer is None else reducer
+    m, state0, drv = fleet_start(params, model, StraightBraking(), speed=speed, yaw_rate=yaw_rate0, abs_on=abs_on)
+    return FleetRun(params, state0, drv, dt=dt, reducer=reducer, model=m, **run_kw)
 
 
 def run_to_stop(run: FleetRun, n_steps: int, *, progress=None):
@@ -189,41 +163,23 @@ def brake_test(
     params: VehicleParams,
     abs_on,
     *,
-    speed=V0,
-    yaw_rate0=YAW_RATE0,
-    dt: float = 0.005,
     max_time: float = 60.0,
-    model="double_track",
-    integrator="semi_implicit_euler",
-    substeps: int = 1,
-    chunk_steps: int = 200,
     progress=None,
     compile_only: bool = False,
-    reducer=BrakingReducer(),
-    compiler_options=None,
+    **run_kw,
 ):
     """Brake a fleet ``params`` (chassis batched) from ``speed`` [m/s]; ``abs_on`` per vehicle (0 or 1).
 
-    :func:`braking_run` then :func:`run_to_stop` for at most ``max_time`` [s].
+    :func:`braking_run` (``run_kw``: its keywords ``speed``, ``yaw_rate0``, ``dt``, ``model``,
+    ``integrator``, ``substeps``, ``chunk_steps``, ``reducer``, ``compiler_options``) then
+    :func:`run_to_stop` for at most ``max_time`` [s].
     Returns ``(BrakingResult, RunStats, FleetRun)`` (``(None, None, run)`` with ``compile_only``).
     """
-    run = braking_run(
-        params,
-        abs_on,
-        speed=speed,
-        yaw_rate0=yaw_rate0,
-        dt=dt,
-        model=model,
-        integrator=integrator,
-        substeps=substeps,
-        chunk_steps=chunk_steps,
-        reducer=reducer,
-        compiler_options=compiler_options,
-    )
+    run = braking_run(params, abs_on, **run_kw)
     if compile_only:
         run.compile()
         return None, None, run
-    res, stats = run_to_stop(run, max(1, int(math.ceil(max_time / dt))), progress=progress)
+    res, stats = run_to_stop(run, max(1, int(math.ceil(max_time / run.dt))), progress=progress)
     return res, stats, run
 
 

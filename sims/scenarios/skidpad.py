@@ -18,7 +18,6 @@ In steady state the yaw rate equals ``V / R`` (kinematics); ``tests/sims`` check
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any, NamedTuple
 
@@ -28,10 +27,10 @@ import numpy as np
 
 from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import lookup, surface_id
-from sims.drivers import CircleFollower
-from sims.run.fleet import FleetRun, broadcast, fleet_size
-from sims.vehicles import get_model, presets
-from sims.vehicles.params import VehicleParams, fleet_axes
+from sims.drivers import CircleFollower, pytree_dataclass, radial_error
+from sims.run.fleet import FleetRun, broadcast, fleet_start
+from sims.vehicles import presets
+from sims.vehicles.params import VehicleParams
 
 
 class SkidpadAcc(NamedTuple):
@@ -47,7 +46,7 @@ class SkidpadAcc(NamedTuple):
     max_beta: Any
 
 
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass
 class SkidpadReducer:
     """Averages after ``settle`` [s] on the circle of centre ``(center_x, center_y)`` and radius ``radius``."""
 
@@ -63,7 +62,7 @@ class SkidpadReducer:
     def update(self, acc: SkidpadAcc, t, state, controls, tel, new, params, dt) -> SkidpadAcc:
         w = (t >= self.settle).astype(state.vx.dtype)
         v = jnp.sqrt(state.vx**2 + state.vy**2)
-        e = jnp.sqrt((state.x - self.center_x) ** 2 + (state.y - self.center_y) ** 2) - jnp.abs(self.radius)
+        e = radial_error(state, self.center_x, self.center_y, self.radius)
         beta = jnp.abs(jnp.arctan2(state.vy, jnp.maximum(jnp.abs(state.vx), 0.1)))
         steer = jnp.mean(tel.steer[..., : tel.steer.shape[-1] // 2], axis=-1)
         return SkidpadAcc(
@@ -76,11 +75,6 @@ class SkidpadReducer:
             acc.speed + w * v,
             jnp.maximum(acc.max_beta, w * beta),
         )
-
-
-jax.tree_util.register_dataclass(
-    SkidpadReducer, data_fields=["settle", "radius", "center_x", "center_y"], meta_fields=[]
-)
 
 
 class SkidpadPoint(NamedTuple):
@@ -106,22 +100,22 @@ def circle_run(
     settle: float = 10.0,
     dt: float = 0.005,
     tolerance: float = 0.02,
-    model="double_track",
-    integrator="semi_implicit_euler",
     chunk_steps: int = 500,
-    compiler_options=None,
+    **run_kw,
 ) -> SkidpadPoint:
-    """Drive a fleet ``params`` around the circle at ``speeds`` [m/s] (one per vehicle); mean steady values."""
-    n = fleet_size(params)
-    m = get_model(model)
-    dtype = jnp.asarray(params.chassis.mass).dtype
-    speeds = jnp.broadcast_to(jnp.asarray(speeds, dtype), (n,))
-    r = jnp.asarray(radius, dtype)
-    state0 = jax.vmap(lambda p, v: m.init_state(p, v, yaw_rate=v / r), in_axes=(fleet_axes(params), 0))(params, speeds)
-    drv = broadcast(
-        CircleFollower(radius=r, target_speed=jnp.zeros((), dtype), center_x=jnp.zeros((), dtype), center_y=r), n
+    """Drive a fleet ``params`` around the circle at ``speeds`` [m/s] (one per vehicle); mean steady values.
+    ``run_kw``: the other keywords of :class:`~sims.run.fleet.FleetRun` (``model``, ``integrator``,
+    ``substeps``, ``compiler_options``, ...)."""
+    speeds = jnp.asarray(speeds)
+    follower = CircleFollower(radius=radius, center_x=0.0, center_y=radius)
+    _, state0, drv = fleet_start(
+        params,
+        run_kw.get("model", "double_track"),
+        follower,
+        speed=speeds,
+        yaw_rate=speeds / radius,
+        target_speed=speeds,
     )
-    drv = jax.tree.map(lambda x: jnp.asarray(x, dtype), dataclasses.replace(drv, target_speed=speeds))
     red = SkidpadReducer(settle=settle, radius=radius, center_x=0.0, center_y=radius)
     run = FleetRun(
         params,
@@ -129,10 +123,8 @@ def circle_run(
         drv,
         dt=dt,
         reducer=red,
-        model=m,
-        integrator=integrator,
         chunk_steps=chunk_steps,
-        compiler_options=compiler_options,
+        **run_kw,
     )
     _, _, acc, _ = run.run(max(chunk_steps, int(math.ceil(duration / dt))))
     acc = jax.tree.map(np.asarray, acc)
