@@ -17,7 +17,6 @@ and surface), ``step-steer`` (yaw-rate response time and overshoot per preset), 
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import os
 import sys
@@ -26,11 +25,11 @@ from pathlib import Path
 
 import jax
 import numpy as np
-from tqdm import tqdm
 
 from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
 from jaxtire.surfaces import surface_id
 from sims.cli._checks import OneLineParser, check_memory, check_out_dir, check_seed, exact_chunks
+from sims.cli._common import Progress, rows_to_columns, write_table
 from sims.cli._tire import add_tire_arguments, check_tire_arguments, tire_from_args, tire_label
 from sims.drivers import Constant
 from sims.run._xla import tune_cpu
@@ -165,41 +164,6 @@ def _percentiles(x, qs=(5, 50, 95)):
     return [float(v) for v in np.percentile(x, qs)]
 
 
-def _write_table(path: Path, columns: dict, fmt: str) -> Path:
-    if fmt == "parquet":
-        import pyarrow as pa  # optional dependency, only for --format parquet
-        import pyarrow.parquet as pq
-
-        path = path.with_suffix(".parquet")
-        pq.write_table(pa.table({k: list(v) for k, v in columns.items()}), path)
-        return path
-    path = path.with_suffix(".csv")
-    names = list(columns)
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(names)
-        for row in zip(*(columns[k] for k in names), strict=False):
-            w.writerow([f"{v:.6g}" if isinstance(v, float) else v for v in row])
-    return path
-
-
-class _Progress:
-    """A tqdm bar (or a no-op)."""
-
-    def __init__(self, total, desc, enabled):
-        self.bar = None
-        if enabled:
-            self.bar = tqdm(total=total, desc=desc, unit="step", file=sys.stderr, dynamic_ncols=True)
-
-    def update(self, n):
-        if self.bar is not None:
-            self.bar.update(n)
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()
-
-
 def run_braking(args, out: Path) -> dict:
     """The braking Monte Carlo (module docstring); returns a dict with the summary numbers."""
     t_start = time.perf_counter()
@@ -229,7 +193,7 @@ def run_braking(args, out: Path) -> dict:
         compiler_options=_options(args),
     )
     print(f"{run.compile():.1f} s", flush=True, file=sys.stderr)
-    bar = _Progress(steps, "[2/3] simulate", not args.no_progress)
+    bar = Progress(steps, "[2/3] simulate", not args.no_progress)
     res, stats = braking.run_to_stop(run, steps, progress=bar)
     bar.close()
     sample = jax.tree.map(np.asarray, mc.sample)
@@ -287,7 +251,7 @@ def run_braking(args, out: Path) -> dict:
         "spun": [int(v) for v in res.spun],
         "max_yaw_deg": [float(np.degrees(v)) for v in res.max_yaw],
     }
-    table_path = _write_table(out / "braking", cols, args.format)
+    table_path = write_table(out / "braking", cols, args.format)
     written = [table_path]
     if not args.no_plot:
         written.append(_plot_braking(out / "braking_hist.png", args, ids, sample, abs_np, res))
@@ -336,42 +300,21 @@ def run_tables(args, out: Path) -> dict:
     """The table scenarios: braking-table, skidpad, step-steer (one row per preset x surface)."""
     names = PRESET_NAMES if args.preset in ("all",) or args.preset_default else (args.preset,)
     t = time.perf_counter()
+    common = dict(tire=args.tire_params, model=args.model, compiler_options=_options(args))
     if args.scenario == "braking-table":
-        rows = braking.braking_table(
-            names,
-            args.surface_list,
-            tire=args.tire_params,
-            model=args.model,
-            dt=args.dt,
-            speed=args.speed / 3.6,
-            compiler_options=_options(args),
-        )
+        rows = braking.braking_table(names, args.surface_list, dt=args.dt, speed=args.speed / 3.6, **common)
         text = braking.format_table(rows)
     elif args.scenario == "skidpad":
-        rows = skidpad.skidpad_table(
-            names,
-            args.surface_list,
-            tire=args.tire_params,
-            model=args.model,
-            dt=args.dt,
-            compiler_options=_options(args),
-        )
+        rows = skidpad.skidpad_table(names, args.surface_list, dt=args.dt, **common)
         text = skidpad.format_table(rows)
     else:
-        rows = step_steer.step_steer_table(
-            names,
-            args.surface_list,
-            tire=args.tire_params,
-            model=args.model,
-            dt=min(args.dt, 0.002),
-            compiler_options=_options(args),
-        )
+        rows = step_steer.step_steer_table(names, args.surface_list, dt=min(args.dt, 0.002), **common)
         text = step_steer.format_table(rows)
     print(text)
     print(f"({time.perf_counter() - t:.1f} s)")
     out.mkdir(parents=True, exist_ok=True)
-    cols = {k: [r[k] for r in rows] for k in rows[0]}
-    path = _write_table(out / args.scenario.replace("-", "_"), cols, args.format)
+    cols = rows_to_columns(rows)
+    path = write_table(out / args.scenario.replace("-", "_"), cols, args.format)
     print(f"wrote {path}")
     return dict(rows=rows, text=text, files=[path])
 
@@ -427,7 +370,7 @@ def run_throughput(args, out: Path) -> dict:
             flush=True,
         )
     out.mkdir(parents=True, exist_ok=True)
-    path = _write_table(out / "throughput", {k: [r[k] for r in rows] for k in rows[0]}, args.format)
+    path = write_table(out / "throughput", rows_to_columns(rows), args.format)
     print(f"wrote {path}")
     return dict(rows=rows, files=[path])
 

@@ -222,6 +222,7 @@ def braking_table(
     """One row per preset x surface x mode (``locked``, ``abs``) with the :class:`BrakingResult` fields and the
     locked-wheel reference distance; each preset runs as one fleet of ``2 len(surfaces)`` vehicles.
     ``overrides`` replace chassis fields of every preset (e.g. ``drag_area=0``)."""
+    run_kw = dict(speed=speed, yaw_rate0=yaw_rate0, dt=dt, model=model, compiler_options=compiler_options)
     rows = []
     for name in preset_names:
         presets.check_name(name)
@@ -232,16 +233,7 @@ def braking_table(
         sid = jnp.asarray(ids * 2, jnp.int32)
         fleet = fleet._replace(chassis=fleet.chassis._replace(surface_ids=jnp.broadcast_to(sid[:, None], (n, 4))))
         abs_on = np.repeat([0.0, 1.0], len(ids))
-        res, _, _ = brake_test(
-            fleet,
-            abs_on,
-            speed=speed,
-            yaw_rate0=yaw_rate0,
-            dt=dt,
-            max_time=max_time,
-            model=model,
-            compiler_options=compiler_options,
-        )
+        res, _, _ = brake_test(fleet, abs_on, max_time=max_time, **run_kw)
         for i in range(n):
             s = surfaces[i % len(ids)]
             rows.append(
