@@ -33,10 +33,10 @@ from sims.cli._common import Progress, rows_to_columns, write_table
 from sims.cli._tire import add_tire_arguments, check_tire_arguments, tire_from_args, tire_label
 from sims.drivers import Constant
 from sims.run._xla import tune_cpu
-from sims.run.fleet import FleetRun, Sampling, broadcast, sample_fleet
+from sims.run.fleet import FleetRun, Sampling, fleet_start, sample_fleet
 from sims.run.rollout import fast_compile_options
 from sims.scenarios import braking, skidpad, step_steer
-from sims.vehicles import MODELS, fleet_axes, get_model, presets
+from sims.vehicles import MODELS, presets
 from sims.vehicles.integrators import INTEGRATORS
 from sims.vehicles.presets import PRESET_NAMES
 
@@ -185,12 +185,8 @@ def run_braking(args, out: Path) -> dict:
         mc.abs_on,
         speed=args.speed / 3.6,
         yaw_rate0=mc.yaw_rate0,
-        dt=args.dt,
-        model=args.model,
-        integrator=args.integrator,
-        substeps=args.substeps,
         chunk_steps=args.chunk_steps,
-        compiler_options=_options(args),
+        **_runner(args),
     )
     print(f"{run.compile():.1f} s", flush=True, file=sys.stderr)
     bar = Progress(steps, "[2/3] simulate", not args.no_progress)
@@ -296,6 +292,17 @@ def _options(args):
     return fast_compile_options() if args.fast_compile else None
 
 
+def _runner(args) -> dict:
+    """The runner keywords of ``args`` (:class:`~sims.run.fleet.FleetRun`): step, model, integrator, XLA options."""
+    return dict(
+        dt=args.dt,
+        model=args.model,
+        integrator=args.integrator,
+        substeps=args.substeps,
+        compiler_options=_options(args),
+    )
+
+
 def run_tables(args, out: Path) -> dict:
     """The table scenarios: braking-table, skidpad, step-steer (one row per preset x surface)."""
     names = PRESET_NAMES if args.preset in ("all",) or args.preset_default else (args.preset,)
@@ -324,24 +331,13 @@ def run_throughput(args, out: Path) -> dict:
     a sampled fleet (random payload, tires, surfaces) on a held mild brake-and-steer input, ``--steps``
     steps (default 200) per timed call of the compiled chunk function, best of 3."""
     base = presets.get(args.preset, tire=args.tire_params)
-    m = get_model(args.model)
     steps = args.steps or 200
     rows = []
     for n in args.count_list:
         fleet, _ = sample_fleet(jax.random.PRNGKey(args.seed), base, n, Sampling(surfaces=(0, 2, 4, 8, 9)))
-        s0 = jax.vmap(lambda q: m.init_state(q, 27.78, yaw_rate=0.01), in_axes=(fleet_axes(fleet),))(fleet)
-        drv = broadcast(Constant(steer=0.02, throttle=0.0, brake=0.3), n)
-        run = FleetRun(
-            fleet,
-            s0,
-            drv,
-            dt=args.dt,
-            model=m,
-            integrator=args.integrator,
-            substeps=args.substeps,
-            chunk_steps=steps,
-            compiler_options=_options(args),
-        )
+        brake_and_steer = Constant(steer=0.02, throttle=0.0, brake=0.3)
+        _, s0, drv = fleet_start(fleet, args.model, brake_and_steer, speed=27.78, yaw_rate=0.01)
+        run = FleetRun(fleet, s0, drv, chunk_steps=steps, **_runner(args))
         compile_s = run.compile()
         best, cpu = None, None
         for _ in range(3):

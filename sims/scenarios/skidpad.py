@@ -32,6 +32,9 @@ from sims.run.fleet import FleetRun, broadcast, fleet_start
 from sims.vehicles import presets
 from sims.vehicles.params import VehicleParams
 
+#: Default circle radius of every skidpad function here [m].
+RADIUS = 40.0
+
 
 class SkidpadAcc(NamedTuple):
     """Sums over the measurement window (one value per vehicle)."""
@@ -51,9 +54,9 @@ class SkidpadReducer:
     """Averages after ``settle`` [s] on the circle of centre ``(center_x, center_y)`` and radius ``radius``."""
 
     settle: Any = 10.0
-    radius: Any = 40.0
+    radius: Any = RADIUS
     center_x: Any = 0.0
-    center_y: Any = 40.0
+    center_y: Any = RADIUS
 
     def init(self, params, state) -> SkidpadAcc:
         z = jnp.zeros_like(state.vx)
@@ -95,7 +98,7 @@ def circle_run(
     params: VehicleParams,
     speeds,
     *,
-    radius: float = 40.0,
+    radius: float = RADIUS,
     duration: float = 20.0,
     settle: float = 10.0,
     dt: float = 0.005,
@@ -163,7 +166,7 @@ def analyse(points: SkidpadPoint, wheelbase: float, radius: float) -> SkidpadRes
     return SkidpadResult(limit, k, points)
 
 
-def skidpad(params: VehicleParams, *, radius: float = 40.0, n_points: int = 24, ay_max=None, **kw) -> SkidpadResult:
+def skidpad(params: VehicleParams, *, radius: float = RADIUS, n_points: int = 24, ay_max=None, **kw) -> SkidpadResult:
     """Skidpad of one vehicle: a fleet of ``n_points`` copies on a grid of target lateral accelerations up to
     ``ay_max`` [m/s^2] (default: 1.4 times ``mu g``, ``mu`` the surface grip times the tire's lateral friction
     scale, raised by the downforce at the speed of that ``a_y``)."""
@@ -184,7 +187,7 @@ def skidpad_table(
     surfaces=("asphalt_dry", "asphalt_wet", "snow"),
     *,
     tire=None,
-    radius: float = 40.0,
+    radius: float = RADIUS,
     **kw,
 ) -> list[dict]:
     """Rows ``preset, surface, ay_limit [m/s^2], ay_limit_g, understeer [deg/g]``."""
@@ -215,7 +218,7 @@ def format_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def banked_skidpad(params: VehicleParams, bank: float, *, radius: float = 40.0, **kw) -> SkidpadResult:
+def banked_skidpad(params: VehicleParams, bank: float, *, radius: float = RADIUS, **kw) -> SkidpadResult:
     """:func:`skidpad` on a circle banked by ``bank`` [rad] towards its centre (the outside higher; the car
     turns left, so ``road_bank = -bank``, constant in the body frame as on a circular banked track).  At
     the speed ``sqrt(g R tan(bank))`` gravity alone holds the car on the circle (no tire side force)."""

@@ -60,15 +60,19 @@ def step_steer(
     *,
     speed: float = 80 / 3.6,
     ay_target: float = 4.0,
-    t_step: float = 0.5,
-    ramp: float = 0.1,
+    t_step: float | None = None,
+    ramp: float | None = None,
     duration: float = 5.0,
     dt: float = 0.002,
     **run_kw,
 ) -> StepSteerResult:
-    """Step-steer test of a fleet ``params`` (chassis batched); see the module docstring.  ``run_kw``: the
+    """Step-steer test of a fleet ``params`` (chassis batched); see the module docstring.  ``t_step`` [s] and
+    ``ramp`` [s] default to those of :class:`~sims.drivers.StepSteer`.  ``run_kw``: the
     other keywords of :func:`~sims.run.fleet.fleet_rollout` (``model``, ``integrator``,
     ``compiler_options``, ...)."""
+    default = StepSteer()  # the ISO 7401 timing lives in the driver: step at t_step [s], ramp [s]
+    t_step = float(default.t_step if t_step is None else t_step)
+    ramp = float(default.ramp if ramp is None else ramp)
     ch = params.chassis
     L = np.asarray(ch.cg_to_front + ch.cg_to_rear)
     amp = L * ay_target / speed**2

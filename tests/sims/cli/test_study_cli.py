@@ -3,24 +3,20 @@
 import csv
 import json
 
+import numpy as np
 import pytest
 
 from sims.cli import main
+from sims.cli import tune as tune_cli
 from sims.studies.identify import DEFAULT_PARAMETERS, get_parameter
-from sims.studies.tuning import LANE_GAINS, lane_gains
+from sims.studies.tuning import LANE_GAINS, TuneReport, TuneResult, lane_gains
 from sims.vehicles import presets
 
 
-@pytest.fixture(scope="module")
-def identify_run(tmp_path_factory):
-    d = tmp_path_factory.mktemp("identify")
-    argv = ["identify", "--tire", "simple", "--steps", "80", "--window", "40", "--iters", "3",
+def test_identify_writes_json_and_csv(tmp_path, capsys):
+    d = tmp_path  # end to end, tiny: 3 iterations on a 40-step log
+    argv = ["identify", "--tire", "simple", "--steps", "40", "--window", "20", "--iters", "3",
             "--json", str(d / "res.json"), "--csv", str(d / "res.csv")]
-    return d, argv
-
-
-def test_identify_writes_json_and_csv(identify_run, capsys):
-    d, argv = identify_run
     assert main(argv) == 0
     cap = capsys.readouterr()
     assert f"wrote {d / 'res.json'}" in cap.out and f"wrote {d / 'res.csv'}" in cap.out
@@ -39,28 +35,45 @@ def test_identify_writes_json_and_csv(identify_run, capsys):
         assert float(r["identified"]) == pytest.approx(j["identified"], rel=1e-5)  # csv keeps 6 digits
 
 
-def test_identify_no_progress_keeps_stderr_quiet(identify_run, capsys):
-    _, argv = identify_run
-    assert main(argv[:-4] + ["--no-progress"]) == 0
-    assert "3/3" not in capsys.readouterr().err
+class _FakeTuning:
+    """Stands in for tune_lateral / evaluate_lateral (tested in tests/sims/studies): known gains and
+    metrics, and it drives the progress bar the CLI hands it, so this test checks the CLI layer only."""
+
+    def __init__(self):
+        self.gains = {k: 2.0 * v for k, v in lane_gains().items()}
+
+    def tune(self, setup, *, verbose, progress, n_iter, heldout_seeds, n_vehicles, **kw):
+        for _ in range(n_iter):
+            progress.update(1)
+        gains = {k: (v, self.gains[k]) for k, v in lane_gains().items()}
+        held = {s: (1.0, 0.5) for s in heldout_seeds}
+        rep = TuneReport("lane change", gains, np.array([3.0, 2.0]), "loss", held, n_vehicles, n_iter, 0.1, 0.2)
+        return TuneResult(dict(self.gains), rep)
+
+    def evaluate(self, gains, setup, seeds, n):
+        return {s: (np.full(n, 0.1), np.full(n, 0.2)) for s in seeds}
 
 
-def test_tune_writes_json_and_csv(tmp_path, capsys):
-    argv = ["tune", "--tire", "simple", "--lateral-only", "--iters", "2", "--vehicles", "2", "--heldout", "1",
-            "--dt", "0.05", "--json", str(tmp_path / "t.json"), "--csv", str(tmp_path / "t.csv")]
+@pytest.mark.parametrize("progress", [True, False])
+def test_tune_writes_json_and_csv(tmp_path, capsys, monkeypatch, progress):
+    fake = _FakeTuning()
+    monkeypatch.setattr(tune_cli, "tune_lateral", fake.tune)
+    monkeypatch.setattr(tune_cli, "evaluate_lateral", fake.evaluate)
+    argv = ["tune", "--lateral-only", "--iters", "2", "--vehicles", "3", "--heldout", "1",
+            "--json", str(tmp_path / "t.json"), "--csv", str(tmp_path / "t.csv")] + ([] if progress else ["--no-progress"])
     assert main(argv) == 0
     cap = capsys.readouterr()
-    assert "lane-change tuning" in cap.err and "2/2" in cap.err
+    assert ("lane-change tuning" in cap.err and "2/2" in cap.err) == progress  # the bar, on stderr only
+    assert "2/2" not in cap.out
     res = json.loads((tmp_path / "t.json").read_text())
     (c,) = res["controllers"]
-    assert c["report"]["iterations"] == 2 and len(c["report"]["losses"]) == 2 and c["report"]["n_vehicles"] == 2
-    assert set(c["gains"]) == set(LANE_GAINS) and list(c["evaluation"]) == ["1001"]
-    untuned = lane_gains()
+    assert c["report"]["iterations"] == 2 and c["report"]["losses"] == [3.0, 2.0] and c["report"]["n_vehicles"] == 3
+    assert c["gains"] == pytest.approx(fake.gains) and c["evaluation"]["1001"]["tuned_rms_error"] == pytest.approx(0.1)
     rows = list(csv.DictReader(open(tmp_path / "t.csv")))
     assert [r["gain"] for r in rows] == list(LANE_GAINS) and {r["controller"] for r in rows} == {"lane_change"}
     for r in rows:  # the untuned column is the driver's defaults, the tuned one the result's gains
-        assert float(r["untuned"]) == pytest.approx(untuned[r["gain"]], rel=1e-5)
-        assert float(r["tuned"]) == pytest.approx(c["gains"][r["gain"]], rel=1e-5)
+        assert float(r["untuned"]) == pytest.approx(lane_gains()[r["gain"]], rel=1e-5)
+        assert float(r["tuned"]) == pytest.approx(fake.gains[r["gain"]], rel=1e-5)
 
 
 @pytest.mark.parametrize("cmd", ["identify", "tune"])
