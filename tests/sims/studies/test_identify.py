@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sims.studies.identify import (EXAMPLE_TRUTH, VehicleLog, example_truth, identify, make_log, synthetic_log)
+from sims.studies.identify import EXAMPLE_TRUTH, VehicleLog, example_truth, identify, make_log, synthetic_log
 from sims.vehicles import presets
 from sims.vehicles.params import Controls, VehicleState
 

@@ -6,8 +6,16 @@ import jax
 import numpy as np
 import pytest
 
-from sims.studies.tuning import (ABS_BOUNDS, BrakingSetup, LaneSetup, abs_gains, lane_gains, sample_fleet, tune_abs,
-                         tune_lateral)
+from sims.studies.tuning import (
+    ABS_BOUNDS,
+    BrakingSetup,
+    LaneSetup,
+    abs_gains,
+    lane_gains,
+    sample_fleet,
+    tune_abs,
+    tune_lateral,
+)
 from sims.vehicles import presets
 
 # small scenario: 12-18 m/s on three surfaces, 3 s horizon at 10 ms (300 steps), simple tires (fast compile)
