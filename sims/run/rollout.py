@@ -126,11 +126,16 @@ def rollout(
     return _launch(_rollout_impl, _STATIC, a, check_open_loop)
 
 
+@functools.cache
+def _rollout_signature() -> inspect.Signature:
+    return inspect.signature(rollout)
+
+
 def _rollout_arguments(params, state0, controls, n_steps, kw: dict) -> dict:
     """The arguments of a :func:`rollout` call with ``kw`` its keywords (unknown names ignored), every
     keyword not in ``kw`` at its default: the one signature (and set of defaults) of every rollout
     variant (:func:`sims.run.fleet.fleet_rollout` takes rollout's keywords)."""
-    sig = inspect.signature(rollout)
+    sig = _rollout_signature()
     kw = {k: v for k, v in kw.items() if k in sig.parameters and k not in ("params", "state0", "controls", "n_steps")}
     bound = sig.bind(params, state0, controls, n_steps, **kw)
     bound.apply_defaults()
