@@ -13,7 +13,7 @@ pytree does not change under ``jit``, ``vmap`` or ``grad`` (its leaves become
 tracers, the container stays), so the dispatch is resolved once at trace time
 and costs nothing in the compiled program.  No other module of the project
 tests a tire-parameter type; code that needs a model-specific fact asks for it
-here (:func:`nominal_load`, :func:`unloaded_radius`, :func:`coefficient_names`, ...).
+here (:func:`nominal_load`, :func:`unloaded_radius`, :func:`with_nominal`, :func:`coefficient_names`, ...).
 
 Both models share axes, units and signs (TYDEX / ISO-W, SI, radians; see
 :mod:`jaxtire.forces`).  A new model adds one record to :data:`MODELS`.
@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import math
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -47,6 +48,7 @@ from jaxtire.params import MFParams
 from jaxtire.simple import FIELDS as _SIMPLE_FIELDS
 from jaxtire.simple import SimpleParams, simple_forces
 from jaxtire.surfaces import check_surface
+from jaxtire.validation import check_range
 
 __all__ = [
     "MODELS",
@@ -65,6 +67,7 @@ __all__ = [
     "scale_tire",
     "tire_forces",
     "unloaded_radius",
+    "with_nominal",
 ]
 
 
@@ -94,7 +97,9 @@ class TireModel(NamedTuple):
     ``linear_stiffness(tire, fz, gamma, surface) -> (Kx, Ky)`` analytic, or ``None`` for the
     forward-mode derivative at zero slip; ``unloaded_radius(tire)`` [m]; ``nominal_load(tire)`` [N];
     ``coefficient_names(tire)``; ``get(tire, name)``; ``replace(tire, changes)`` (jit-safe,
-    unknown names raise); ``label(tire)`` a short description for plots and reports.
+    unknown names raise); ``label(tire)`` a short description for plots and reports;
+    ``nominal_fields``: the coefficient names of the nominal load and the unloaded radius (what
+    :func:`with_nominal` replaces).
     """
 
     name: str
@@ -108,6 +113,7 @@ class TireModel(NamedTuple):
     get: Callable[[Any, str], Any]
     replace: Callable[[Any, Mapping[str, Any]], Any]
     label: Callable[[Any], str]
+    nominal_fields: tuple[str, str] = ("", "")
 
     @property
     def options(self) -> frozenset:
@@ -150,6 +156,7 @@ _MF = TireModel(
     get=lambda t, name: t.coef[name],
     replace=lambda t, changes: t.replace(**changes),
     label=lambda t: f"MF FITTYP {t.fittyp}",
+    nominal_fields=("FNOMIN", "UNLOADED_RADIUS"),
 )
 
 
@@ -175,6 +182,7 @@ _SIMPLE = TireModel(
     get=lambda t, name: getattr(t, name),
     replace=lambda t, changes: t.replace(**changes),
     label=lambda t: "simple model",
+    nominal_fields=("fz0", "radius"),
 )
 
 #: Params type -> its :class:`TireModel` (read-only: the one table of tire models).
@@ -282,6 +290,28 @@ def unloaded_radius(tire):
 def nominal_load(tire):
     """The tire's nominal load [N] (MF ``FNOMIN``, simple ``fz0``), as stored (an array leaf)."""
     return model_of(tire).nominal_load(tire)
+
+
+def with_nominal(tire, *, load=None, radius=None):
+    """``tire`` moved to the nominal load ``load`` [N] and the unloaded radius ``radius`` [m] (each ``None``:
+    kept): MF ``FNOMIN``, ``UNLOADED_RADIUS``; simple model ``fz0``, ``radius``.  The inverse of
+    :func:`nominal_load` and :func:`unloaded_radius` (``nominal_load(with_nominal(t, load=x)) == x``).
+
+    Only the two coefficients change: every load dependence of the model is written in
+    ``Fz / Fz0``, so the tire's curves stretch to the new load.  Concrete values are checked through
+    :func:`jaxtire.validation.check_range` (finite and > 0, else
+    :class:`~jaxtire.validation.ValidationError` naming ``load`` or ``radius``); traced values pass
+    unchecked (jit-safe) and may be batched.  Each value takes the dtype of the leaf it replaces.
+    """
+    model = model_of(tire)
+    changes = {}
+    for arg, value, field in zip(("load", "radius"), (load, radius), model.nominal_fields, strict=True):
+        if value is None:
+            continue
+        check_range(f"{arg} ({field})", value, 0.0, math.inf, False, False, source="with_nominal")
+        old = model.get(tire, field)
+        changes[field] = jnp.asarray(value, jnp.result_type(old))
+    return model.replace(tire, changes) if changes else tire
 
 
 def coefficient_names(tire) -> tuple[str, ...]:

@@ -113,12 +113,13 @@ def validate_driver(drv) -> None:
 
 
 @typing.dataclass_transform(frozen_default=True)
-def driver(cls):
-    """Class decorator: a frozen dataclass registered as a pytree whose fields are all data leaves.
+def pytree_dataclass(cls):
+    """Class decorator: a frozen dataclass registered as a pytree whose fields are all data leaves (every
+    driver here, and the in-scan reducers of :mod:`sims.scenarios` and :mod:`sims.studies`).
 
-    Building one (``Cls(...)``, ``dataclasses.replace``) validates it (:func:`validate_driver`); JAX
-    rebuilding it from leaves (``jit``, ``vmap``, ``grad``, ``tree.map``: tracers, gradients, axis specs)
-    does not call the constructor, so any leaves are allowed there.
+    Building one (``Cls(...)``, ``dataclasses.replace``) runs its ``__post_init__`` (drivers: validation,
+    :func:`validate_driver`); JAX rebuilding it from leaves (``jit``, ``vmap``, ``grad``, ``tree.map``:
+    tracers, gradients, axis specs) does not call the constructor, so any leaves are allowed there.
     """
     cls = dataclasses.dataclass(frozen=True)(cls)
     names = tuple(f.name for f in dataclasses.fields(cls))
@@ -140,6 +141,12 @@ def driver(cls):
     return cls
 
 
+@typing.dataclass_transform(frozen_default=True)
+def driver(cls):
+    """The decorator of the drivers: :func:`pytree_dataclass` (its former name, kept)."""
+    return pytree_dataclass(cls)
+
+
 class Driver:
     """Base class: stateless by default (override :meth:`controls`, or ``init`` and ``__call__``).
 
@@ -158,12 +165,20 @@ class Driver:
         return self.controls(t, state, params), dstate
 
 
-def speed_hold(target, speed, gain):
-    """Throttle of a proportional speed controller, ``clip(gain (target - speed), 0, 1)`` (no braking)."""
-    return jnp.clip(gain * (target - speed), 0.0, 1.0)
+def speed_hold(target, speed, gain, feed_forward=0.0):
+    """Throttle of a proportional speed controller with a feed-forward,
+    ``clip(gain (target - speed) + feed_forward, 0, 1)`` (no braking)."""
+    return jnp.clip(gain * (target - speed) + feed_forward, 0.0, 1.0)
 
 
-@driver
+def radial_error(state, center_x, center_y, radius):
+    """Distance [m] of the vehicle's centre of gravity outside the circle of centre ``(center_x, center_y)``
+    [m] and radius ``|radius|`` [m]: ``|p - c| - |radius|`` (negative inside); a zero-safe norm."""
+    dx, dy = state.x - center_x, state.y - center_y
+    return jnp.sqrt(dx * dx + dy * dy + 1e-12) - jnp.abs(radius)
+
+
+@pytree_dataclass
 class OpenLoop(Driver):
     """Replays ``controls`` (a :class:`Controls` whose leaves have a leading time axis), one entry per step
     of length ``dt`` [s] from ``t_start``; before/after the sequence its first/last entry holds."""
@@ -178,7 +193,7 @@ class OpenLoop(Driver):
         return jax.tree.map(lambda a: a[k], self.controls_seq)
 
 
-@driver
+@pytree_dataclass
 class Constant(Driver):
     """Fixed ``steer`` [rad], ``throttle`` [-], ``brake`` [-]."""
 
@@ -194,13 +209,15 @@ def _ramp(t, t0, duration):
     return jnp.clip((t - t0) / jnp.maximum(duration, 1e-6), 0.0, 1.0)
 
 
+@pytree_dataclass
 class SteerWithSpeedHold(Driver):
-    """Base of the open-loop steer inputs: ``steer(t, state)`` [rad] (subclass), throttle from
-    :func:`speed_hold` at ``target_speed`` [m/s] with ``speed_gain`` [1/(m/s)], no brake."""
+    """Base of the open-loop steer inputs: steer ``steer(t, state)`` [rad] of peak ``amplitude`` [rad]
+    (subclass), throttle from :func:`speed_hold` at ``target_speed`` [m/s] with ``speed_gain`` [1/(m/s)],
+    no brake."""
 
-    # declared for the type checker; each @driver subclass defines them as dataclass fields
-    target_speed: jax.Array | float
-    speed_gain: jax.Array | float
+    amplitude: Any = 0.02
+    target_speed: Any = 22.2
+    speed_gain: Any = 0.5
 
     def steer(self, t, state):  # pragma: no cover - interface
         raise NotImplementedError
@@ -210,39 +227,33 @@ class SteerWithSpeedHold(Driver):
         return Controls(steer, speed_hold(self.target_speed, state.vx, self.speed_gain), jnp.zeros_like(steer))
 
 
-@driver
+@pytree_dataclass
 class StepSteer(SteerWithSpeedHold):
     """Step steer (ISO 7401): steer ramps linearly from 0 to ``amplitude`` [rad] over ``ramp`` [s]
     (ISO: at most 0.15 s) starting at ``t_step`` [s]; a proportional speed hold keeps ``target_speed``
     [m/s] with throttle only (``speed_gain`` [1/(m/s)])."""
 
-    amplitude: Any = 0.02
     t_step: Any = 0.5
     ramp: Any = 0.1
-    target_speed: Any = 22.2
-    speed_gain: Any = 0.5
 
     def steer(self, t, state):
         return self.amplitude * _ramp(t, self.t_step, self.ramp)
 
 
-@driver
+@pytree_dataclass
 class SineSteer(SteerWithSpeedHold):
     """Sinusoidal steer ``amplitude sin(2 pi frequency (t - t_start))`` [rad] after ``t_start`` [s], with the
     speed hold of :class:`StepSteer`."""
 
-    amplitude: Any = 0.02
     frequency: Any = 0.5
     t_start: Any = 0.5
-    target_speed: Any = 22.2
-    speed_gain: Any = 0.5
 
     def steer(self, t, state):
         on = (t >= self.t_start).astype(jnp.result_type(state.vx))
         return on * self.amplitude * jnp.sin(2.0 * np.pi * self.frequency * (t - self.t_start))
 
 
-@driver
+@pytree_dataclass
 class CircleFollower(Driver):
     """Constant-radius circle follower (skidpad driver).
 
@@ -269,18 +280,13 @@ class CircleFollower(Driver):
     speed_gain: Any = 0.5
     throttle_ff: Any = 0.0
 
-    def init(self, params, state):
-        return jnp.zeros_like(state.vx)
-
     def __call__(self, t, state, params, dstate, dt):
         ch = params.chassis
         L = ch.cg_to_front + ch.cg_to_rear
         sigma = jnp.sign(self.radius)
         rad = jnp.abs(self.radius)
-        dx, dy = state.x - self.center_x, state.y - self.center_y
-        dist = jnp.sqrt(dx * dx + dy * dy + 1e-12)
-        e = dist - rad
-        theta = jnp.arctan2(dy, dx)
+        e = radial_error(state, self.center_x, self.center_y, self.radius)
+        theta = jnp.arctan2(state.y - self.center_y, state.x - self.center_x)
         e_psi = wrap_angle(state.yaw - (theta + sigma * 0.5 * np.pi))
         v = jnp.maximum(state.vx, 2.0)
         k_e = L * self.bandwidth**2 / (v * v)
@@ -290,11 +296,15 @@ class CircleFollower(Driver):
         integ = jnp.clip(dstate + e * dt, -limit, limit)
         steer = sigma * L / rad + sigma * (k_e * e + k_i * integ) - k_psi * e_psi
         speed = jnp.sqrt(state.vx**2 + state.vy**2)
-        throttle = jnp.clip(self.speed_gain * (self.target_speed - speed) + self.throttle_ff, 0.0, 1.0)
+        throttle = speed_hold(self.target_speed, speed, self.speed_gain, self.throttle_ff)
         return Controls(steer, throttle, jnp.zeros_like(steer)), integ
 
+    def init(self, params, state):
+        """The integral of the radial error starts at zero."""
+        return jnp.zeros_like(state.vx)
 
-@driver
+
+@pytree_dataclass
 class StraightBraking(Driver):
     """Straight-line braking from ``t_brake`` [s]: full pedal ``brake`` with locked wheels when
     ``abs_on = 0``, or a per-wheel ABS slip controller when ``abs_on = 1`` (a float, so a fleet can mix).
@@ -379,7 +389,7 @@ def lane_reference(x, x0, length, width):
     return y, dy, d2y
 
 
-@driver
+@pytree_dataclass
 class LaneChangeDriver(Driver):
     """Single-lane-change path follower (tuned by :func:`sims.studies.tuning.tune_lateral`).
 

@@ -17,7 +17,6 @@ and surface), ``step-steer`` (yaw-rate response time and overshoot per preset), 
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import os
 import sys
@@ -26,18 +25,18 @@ from pathlib import Path
 
 import jax
 import numpy as np
-from tqdm import tqdm
 
 from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
 from jaxtire.surfaces import surface_id
 from sims.cli._checks import OneLineParser, check_memory, check_out_dir, check_seed
+from sims.cli._common import Progress, rows_to_columns, write_table
 from sims.cli._tire import add_tire_arguments, check_tire_arguments, tire_from_args, tire_label
 from sims.drivers import Constant
 from sims.run._xla import tune_cpu
-from sims.run.fleet import FleetRun, Sampling, broadcast, sample_fleet
+from sims.run.fleet import FleetRun, Sampling, fleet_start, sample_fleet
 from sims.run.rollout import fast_compile_options
 from sims.scenarios import braking, skidpad, step_steer
-from sims.vehicles import MODELS, fleet_axes, get_model, presets
+from sims.vehicles import MODELS, presets
 from sims.vehicles.integrators import INTEGRATORS
 from sims.vehicles.presets import PRESET_NAMES
 
@@ -164,41 +163,6 @@ def _percentiles(x, qs=(5, 50, 95)):
     return [float(v) for v in np.percentile(x, qs)]
 
 
-def _write_table(path: Path, columns: dict, fmt: str) -> Path:
-    if fmt == "parquet":
-        import pyarrow as pa  # optional dependency, only for --format parquet
-        import pyarrow.parquet as pq
-
-        path = path.with_suffix(".parquet")
-        pq.write_table(pa.table({k: list(v) for k, v in columns.items()}), path)
-        return path
-    path = path.with_suffix(".csv")
-    names = list(columns)
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(names)
-        for row in zip(*(columns[k] for k in names), strict=False):
-            w.writerow([f"{v:.6g}" if isinstance(v, float) else v for v in row])
-    return path
-
-
-class _Progress:
-    """A tqdm bar (or a no-op)."""
-
-    def __init__(self, total, desc, enabled):
-        self.bar = None
-        if enabled:
-            self.bar = tqdm(total=total, desc=desc, unit="step", file=sys.stderr, dynamic_ncols=True)
-
-    def update(self, n):
-        if self.bar is not None:
-            self.bar.update(n)
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()
-
-
 def run_braking(args, out: Path) -> dict:
     """The braking Monte Carlo (module docstring); returns a dict with the summary numbers."""
     t_start = time.perf_counter()
@@ -220,15 +184,11 @@ def run_braking(args, out: Path) -> dict:
         mc.abs_on,
         speed=args.speed / 3.6,
         yaw_rate0=mc.yaw_rate0,
-        dt=args.dt,
-        model=args.model,
-        integrator=args.integrator,
-        substeps=args.substeps,
         chunk_steps=args.chunk_steps,
-        compiler_options=_options(args),
+        **_runner(args),
     )
     print(f"{run.compile():.1f} s", flush=True, file=sys.stderr)
-    bar = _Progress(steps, "[2/3] simulate", not args.no_progress)
+    bar = Progress(steps, "[2/3] simulate", not args.no_progress)
     res, stats = braking.run_to_stop(run, steps, progress=bar)
     bar.close()
     sample = jax.tree.map(np.asarray, mc.sample)
@@ -286,7 +246,7 @@ def run_braking(args, out: Path) -> dict:
         "spun": [int(v) for v in res.spun],
         "max_yaw_deg": [float(np.degrees(v)) for v in res.max_yaw],
     }
-    table_path = _write_table(out / "braking", cols, args.format)
+    table_path = write_table(out / "braking", cols, args.format)
     written = [table_path]
     if not args.no_plot:
         written.append(_plot_braking(out / "braking_hist.png", args, ids, sample, abs_np, res))
@@ -331,46 +291,36 @@ def _options(args):
     return fast_compile_options() if args.fast_compile else None
 
 
+def _runner(args) -> dict:
+    """The runner keywords of ``args`` (:class:`~sims.run.fleet.FleetRun`): step, model, integrator, XLA options."""
+    return dict(
+        dt=args.dt,
+        model=args.model,
+        integrator=args.integrator,
+        substeps=args.substeps,
+        compiler_options=_options(args),
+    )
+
+
 def run_tables(args, out: Path) -> dict:
     """The table scenarios: braking-table, skidpad, step-steer (one row per preset x surface)."""
     names = PRESET_NAMES if args.preset in ("all",) or args.preset_default else (args.preset,)
     t = time.perf_counter()
+    common = dict(tire=args.tire_params, model=args.model, compiler_options=_options(args))
     if args.scenario == "braking-table":
-        rows = braking.braking_table(
-            names,
-            args.surface_list,
-            tire=args.tire_params,
-            model=args.model,
-            dt=args.dt,
-            speed=args.speed / 3.6,
-            compiler_options=_options(args),
-        )
+        rows = braking.braking_table(names, args.surface_list, dt=args.dt, speed=args.speed / 3.6, **common)
         text = braking.format_table(rows)
     elif args.scenario == "skidpad":
-        rows = skidpad.skidpad_table(
-            names,
-            args.surface_list,
-            tire=args.tire_params,
-            model=args.model,
-            dt=args.dt,
-            compiler_options=_options(args),
-        )
+        rows = skidpad.skidpad_table(names, args.surface_list, dt=args.dt, **common)
         text = skidpad.format_table(rows)
     else:
-        rows = step_steer.step_steer_table(
-            names,
-            args.surface_list,
-            tire=args.tire_params,
-            model=args.model,
-            dt=min(args.dt, 0.002),
-            compiler_options=_options(args),
-        )
+        rows = step_steer.step_steer_table(names, args.surface_list, dt=min(args.dt, 0.002), **common)
         text = step_steer.format_table(rows)
     print(text)
     print(f"({time.perf_counter() - t:.1f} s)")
     out.mkdir(parents=True, exist_ok=True)
-    cols = {k: [r[k] for r in rows] for k in rows[0]}
-    path = _write_table(out / args.scenario.replace("-", "_"), cols, args.format)
+    cols = rows_to_columns(rows)
+    path = write_table(out / args.scenario.replace("-", "_"), cols, args.format)
     print(f"wrote {path}")
     return dict(rows=rows, text=text, files=[path])
 
@@ -380,24 +330,13 @@ def run_throughput(args, out: Path) -> dict:
     a sampled fleet (random payload, tires, surfaces) on a held mild brake-and-steer input, ``--steps``
     steps (default 200) per timed call of the compiled chunk function, best of 3."""
     base = presets.get(args.preset, tire=args.tire_params)
-    m = get_model(args.model)
     steps = args.steps or 200
     rows = []
     for n in args.count_list:
         fleet, _ = sample_fleet(jax.random.PRNGKey(args.seed), base, n, Sampling(surfaces=(0, 2, 4, 8, 9)))
-        s0 = jax.vmap(lambda q: m.init_state(q, 27.78, yaw_rate=0.01), in_axes=(fleet_axes(fleet),))(fleet)
-        drv = broadcast(Constant(steer=0.02, throttle=0.0, brake=0.3), n)
-        run = FleetRun(
-            fleet,
-            s0,
-            drv,
-            dt=args.dt,
-            model=m,
-            integrator=args.integrator,
-            substeps=args.substeps,
-            chunk_steps=steps,
-            compiler_options=_options(args),
-        )
+        brake_and_steer = Constant(steer=0.02, throttle=0.0, brake=0.3)
+        _, s0, drv = fleet_start(fleet, args.model, brake_and_steer, speed=27.78, yaw_rate=0.01)
+        run = FleetRun(fleet, s0, drv, chunk_steps=steps, **_runner(args))
         compile_s = run.compile()
         best, cpu = None, None
         for _ in range(3):
@@ -426,7 +365,7 @@ def run_throughput(args, out: Path) -> dict:
             flush=True,
         )
     out.mkdir(parents=True, exist_ok=True)
-    path = _write_table(out / "throughput", {k: [r[k] for r in rows] for k in rows[0]}, args.format)
+    path = write_table(out / "throughput", rows_to_columns(rows), args.format)
     print(f"wrote {path}")
     return dict(rows=rows, files=[path])
 

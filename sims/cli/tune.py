@@ -6,13 +6,15 @@ Argument parsing and printing only.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 
 import numpy as np
 
 from jaxtire.surfaces import surface_id
-from sims.cli._checks import OneLineParser, check_float, check_int, check_seed
-from sims.cli._tire import add_tire_arguments, tire_from_args, tire_label
+from sims.cli._checks import OneLineParser, check_int
+from sims.cli._common import add_study_arguments, check_study_arguments, study_progress, write_study_outputs
+from sims.cli._tire import tire_label
 from sims.studies.tuning import (
     BRAKING_SURFACES,
     BrakingSetup,
@@ -24,7 +26,26 @@ from sims.studies.tuning import (
     tune_abs,
     tune_lateral,
 )
-from sims.vehicles import presets
+
+
+def _tune(tune, setup, args, seeds, desc):
+    """Run ``tune`` (:func:`tune_abs` or :func:`tune_lateral`) with the CLI's loop settings and progress bar."""
+    bar = study_progress(args, args.iters, desc)
+    loop = dict(n_vehicles=args.vehicles, n_iter=args.iters, lr=args.lr, seed=args.seed, heldout_seeds=seeds)
+    res = tune(setup, verbose=True, progress=bar, **loop)
+    bar.close()
+    print(res.report)
+    return res
+
+
+def _rows(res, name: str) -> list[dict]:
+    """The gains rows of one tuned controller ``name``."""
+    return [dict(controller=name, gain=k, untuned=a, tuned=b) for k, (a, b) in res.report.gains.items()]
+
+
+def _summary(res, evaluation: dict) -> dict:
+    """One controller's JSON entry: its report, the tuned gains and the held-out ``evaluation`` per seed."""
+    return dict(report=dataclasses.asdict(res.report), gains=res.gains, evaluation=evaluation)
 
 
 def main(argv=None) -> int:
@@ -34,53 +55,32 @@ def main(argv=None) -> int:
         "through fleet rollouts; prints untuned vs tuned on held-out seeds.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
+    add_study_arguments(ap, iters=40, lr=0.1, dt=0.01)
     ap.add_argument("--vehicles", type=int, default=6, help="fleet size per iteration")
-    ap.add_argument("--iters", type=int, default=40, help="Adam iterations")
-    ap.add_argument("--lr", type=float, default=0.1, help="Adam learning rate (unconstrained gains)")
-    ap.add_argument("--seed", type=int, default=0, help="training seed")
     ap.add_argument("--heldout", type=int, default=3, help="number of held-out seeds (1001, 1002, ...)")
-    ap.add_argument("--preset", default="hatchback")
-    add_tire_arguments(ap)
-    ap.add_argument("--dt", type=float, default=0.01, help="step [s]")
     ap.add_argument("--surfaces", default=",".join(BRAKING_SURFACES), help="ABS training/evaluation surfaces")
     ap.add_argument("--lateral", action="store_true", help="also tune the lane-change path follower")
     ap.add_argument("--lateral-only", action="store_true", help="only tune the lane-change path follower")
     args = ap.parse_args(argv)
-    check_seed(ap, args.seed)
+    tire = check_study_arguments(ap, args, dt_max=0.05)
     check_int(ap, "--vehicles", args.vehicles, 1, 1_000_000)
-    check_int(ap, "--iters", args.iters, 1, 10_000_000)
     check_int(ap, "--heldout", args.heldout, 1, 1000)
-    check_float(ap, "--lr", args.lr, 0.0, 10.0, lo_incl=False)
-    check_float(ap, "--dt", args.dt, 0.0, 0.05, lo_incl=False)
-    tire = tire_from_args(ap, args)
-    if args.vehicles < 1 or args.iters < 1 or args.heldout < 1:
-        ap.error("--vehicles, --iters and --heldout must be >= 1")
-    if not 0.0 < args.dt <= 0.05:
-        ap.error("--dt must be in (0, 0.05] s")
     try:
         surfaces = tuple(s.strip() for s in args.surfaces.split(",") if s.strip())
         for s in surfaces:
             surface_id(s)
-        presets.check_name(args.preset)
     except ValueError as e:
         ap.error(str(e))
     seeds = tuple(1001 + i for i in range(args.heldout))
+    summary: dict = dict(command="tune", preset=args.preset, tire=tire_label(args), controllers=[])
+    rows: list[dict] = []
     if not args.lateral_only:
         abs_setup = BrakingSetup(preset=args.preset, tire=tire, dt=args.dt, surfaces=surfaces)
         print(
             f"ABS tuning: {args.preset}, {tire_label(args)} tires, {args.vehicles} vehicles x {args.iters} iterations, "
             f"surfaces {', '.join(surfaces)}, v0 U{abs_setup.speed} m/s, dt {args.dt} s, horizon {abs_setup.horizon} s"
         )
-        res = tune_abs(
-            abs_setup,
-            n_vehicles=args.vehicles,
-            n_iter=args.iters,
-            lr=args.lr,
-            seed=args.seed,
-            heldout_seeds=seeds,
-            verbose=True,
-        )
-        print(res.report)
+        res = _tune(tune_abs, abs_setup, args, seeds, "ABS tuning")
         t = time.perf_counter()
         before = evaluate_abs(abs_gains(), abs_setup, seeds, args.vehicles)
         after = evaluate_abs(res.gains, abs_setup, seeds, args.vehicles)
@@ -97,22 +97,16 @@ def main(argv=None) -> int:
         b = np.concatenate(list(before.values())).mean()
         a = np.concatenate(list(after.values())).mean()
         print(f"  all : {b:8.3f} m -> {a:8.3f} m ({100 * (a / b - 1):+.2f} %)")
+        full_stops = {s: dict(untuned=float(before[s].mean()), tuned=float(after[s].mean())) for s in seeds}
+        summary["controllers"].append(_summary(res, full_stops))
+        rows += _rows(res, "abs")
     if args.lateral or args.lateral_only:
         lane_setup = LaneSetup(preset=args.preset, tire=tire, dt=args.dt)
         print(
             f"\nlane-change tuning: {args.vehicles} vehicles x {args.iters} iterations, surfaces "
             f"{', '.join(lane_setup.surfaces)}, v0 U{lane_setup.speed} m/s, {lane_setup.width} m over {lane_setup.length} m"
         )
-        res = tune_lateral(
-            lane_setup,
-            n_vehicles=args.vehicles,
-            n_iter=args.iters,
-            lr=args.lr,
-            seed=args.seed,
-            heldout_seeds=seeds,
-            verbose=True,
-        )
-        print(res.report)
+        res = _tune(tune_lateral, lane_setup, args, seeds, "lane-change tuning")
         before = evaluate_lateral(lane_gains(), lane_setup, seeds, args.vehicles)
         after = evaluate_lateral(res.gains, lane_setup, seeds, args.vehicles)
         print("held-out rms lateral error [m] / rms steer rate [rad/s], untuned -> tuned")
@@ -121,4 +115,16 @@ def main(argv=None) -> int:
                 f"  seed {s}: {before[s][0].mean():.4f} / {before[s][1].mean():.4f} -> "
                 f"{after[s][0].mean():.4f} / {after[s][1].mean():.4f}"
             )
+        rms = {
+            s: dict(
+                untuned_rms_error=float(before[s][0].mean()),
+                untuned_rms_steer_rate=float(before[s][1].mean()),
+                tuned_rms_error=float(after[s][0].mean()),
+                tuned_rms_steer_rate=float(after[s][1].mean()),
+            )
+            for s in seeds
+        }
+        summary["controllers"].append(_summary(res, rms))
+        rows += _rows(res, "lane_change")
+    write_study_outputs(args, summary, rows)
     return 0

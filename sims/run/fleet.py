@@ -18,6 +18,7 @@ Reductions (stopping distance, spin flags, ...) are folded over the steps inside
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -28,8 +29,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire.validation import check_int, check_range
-from sims.run._scan import blocked, chunk_fns, record_fn
-from sims.run.rollout import RolloutResult, _options_unless_traced, _rollout_impl, check_args, jitted, options_key
+from sims.run._scan import blocked, chunk_fns
+from sims.run.rollout import RolloutResult, _launch, _rollout_arguments, _rollout_impl, check_args, options_key
 from sims.vehicles import get_model
 from sims.vehicles.params import Controls, TireScale, VehicleParams, check_surface_ids, fleet_axes
 
@@ -37,6 +38,25 @@ from sims.vehicles.params import Controls, TireScale, VehicleParams, check_surfa
 def broadcast(tree, n: int):
     """Every leaf of ``tree`` with a new leading axis of length ``n`` (a copy per vehicle)."""
     return jax.tree.map(lambda x: jnp.broadcast_to(jnp.asarray(x), (n,) + jnp.shape(x)), tree)
+
+
+def fleet_start(params: VehicleParams, model, driver, *, speed=0.0, yaw_rate=0.0, **per_vehicle):
+    """The start of a scenario run of the fleet ``params``: ``(model, state0, driver)``.
+
+    ``model``: a name or model (:func:`sims.vehicles.get_model`); ``state0``: every vehicle rolling straight
+    at ``speed`` [m/s] with ``yaw_rate`` [rad/s] (scalars or one value per vehicle); ``driver``: the
+    given driver copied per vehicle (:func:`broadcast`) with the fields named in ``per_vehicle`` set per
+    vehicle (scalars or shape ``(n,)``); every driver leaf and both initial values in the fleet's dtype.
+    """
+    n = fleet_size(params)
+    m = get_model(model)
+    dtype = jnp.asarray(params.chassis.mass).dtype
+    per = lambda x: jnp.broadcast_to(jnp.asarray(x, dtype), (n,))  # noqa: E731
+    state0 = jax.vmap(lambda p, v, r: m.init_state(p, v, yaw_rate=r), in_axes=(fleet_axes(params), 0, 0))(
+        params, per(speed), per(yaw_rate)
+    )
+    drv = jax.tree.map(lambda x: jnp.asarray(x, dtype), broadcast(driver, n))
+    return m, state0, dataclasses.replace(drv, **{k: per(v) for k, v in per_vehicle.items()})
 
 
 def fleet_size(params: VehicleParams) -> int:
@@ -157,54 +177,41 @@ def fleet_rollout(
     controls,
     n_steps: int,
     *,
-    dt: float,
-    model="double_track",
-    integrator="semi_implicit_euler",
-    substeps: int = 1,
-    record=None,
-    every: int = 1,
-    reducer=None,
-    t0=0.0,
     controls_axes=0,
     reducer_axes=None,
-    compiler_options=None,
     block="auto",
+    **rollout_kw,
 ) -> RolloutResult:
     """:func:`sims.run.rollout.rollout` over a fleet: ``params`` a fleet (chassis batched), ``state0`` batched,
     ``controls`` a driver or open-loop :class:`Controls` batched on axis 0 (``controls_axes=0``) or shared
     (``None``); ``reducer`` shared (``reducer_axes=None``) or batched (0).  Every output has a leading
     vehicle axis.  Equal to a Python loop of single rollouts (tested), in one compiled program.
-    ``block``: vehicles per cache-sized block (``lax.map`` over blocks, :mod:`sims.run.chunked`; ``"auto"``:
-    :func:`default_block`, ``None``: one batch)."""
-    n_steps, dt = check_args(params, n_steps, dt, substeps, integrator, every)
-    record_fn(record)
-    get_model(model)
+    ``rollout_kw``: the keywords of :func:`~sims.run.rollout.rollout` (``dt`` required; ``model``,
+    ``integrator``, ``substeps``, ``record``, ``every``, ``reducer``, ``t0``, ``compiler_options``, same
+    defaults).  ``block``: vehicles per cache-sized block (``lax.map`` over blocks, :mod:`sims.run.chunked`;
+    ``"auto"``: :func:`default_block`, ``None``: one batch)."""
+    a = _rollout_arguments(params, state0, controls, n_steps, rollout_kw)
+    unknown = set(rollout_kw) - set(a)
+    if unknown:
+        raise TypeError(f"fleet_rollout() got unexpected keyword arguments {sorted(unknown)}")
     n = fleet_size(params)
-    for name, tree, axes in (("state0", state0, 0), ("controls", controls, controls_axes)):
-        if axes == 0:
-            sizes = {jnp.shape(x)[0] if jnp.ndim(x) else None for x in jax.tree.leaves(tree)}
-            if sizes - {n}:
-                raise ValueError(f"{name}: every leaf needs a leading vehicle axis of {n}, got sizes {sizes}")
-    fn = jitted(
-        _fleet_impl, _FLEET_STATIC, _options_unless_traced(compiler_options, params, state0, controls, reducer, t0)
-    )
-    return fn(
-        params,
-        state0,
-        controls,
-        reducer,
-        t0,
+
+    def check_batched(n_steps):
+        for name, tree, axes in (("state0", state0, 0), ("controls", controls, controls_axes)):
+            if axes == 0:
+                sizes = {jnp.shape(x)[0] if jnp.ndim(x) else None for x in jax.tree.leaves(tree)}
+                if sizes - {n}:
+                    raise ValueError(f"{name}: every leaf needs a leading vehicle axis of {n}, got sizes {sizes}")
+
+    return _launch(
+        _fleet_impl,
+        _FLEET_STATIC,
+        a,
+        check_batched,
         params_axes=fleet_axes(params),
         controls_axes=controls_axes,
         reducer_axes=reducer_axes,
         block=default_block() if block == "auto" else block,
-        n_steps=n_steps,
-        dt=dt,
-        model=model,
-        integrator=integrator,
-        substeps=substeps,
-        record=record,
-        every=every,
     )
 
 

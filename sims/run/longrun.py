@@ -410,29 +410,14 @@ def long_run(
     _remove_stale_temporaries(out_dir)
 
     options = tuple(sorted((compiler_options or {}).items()))
-    fns = partial_fns = None
-    fns = chunk_fns(
-        get_model(model),
-        integrator,
-        substeps,
-        dt,
-        chunk_steps,
-        float(t0),
-        fleet_axes(params),
-        driver_axes,
-        reducer_axes,
-        record=record,
-        every=every,
-        options=options,
-    )
-    init, chunk = fns
-    if last_steps != chunk_steps:
-        partial_fns = chunk_fns(
+
+    def fns_of(steps):  # the (init, chunk) functions of a chunk of `steps` steps
+        return chunk_fns(
             get_model(model),
             integrator,
             substeps,
             dt,
-            last_steps,
+            steps,
             float(t0),
             fleet_axes(params),
             driver_axes,
@@ -441,6 +426,9 @@ def long_run(
             every=every,
             options=options,
         )
+
+    init, chunk = fns_of(chunk_steps)
+    partial_fns = fns_of(last_steps) if last_steps != chunk_steps else None
     if mesh is not None:
         n_dev = mesh.devices.size
         if n % n_dev:

@@ -28,6 +28,7 @@ the result with respect to float leaves of the params, state or driver).  Bad ar
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, NamedTuple
 
 import jax
@@ -64,22 +65,10 @@ def _rollout_impl(params, state0, controls, reducer, t0, *, n_steps, dt, model, 
     model = get_model(model)
     step = make_step_with_telemetry(model, integrator, substeps)
     rec = record_fn(record)
-    dstate = () if isinstance(controls, Controls) else controls.init(params, state0)
+    ds = () if isinstance(controls, Controls) else controls.init(params, state0)
     acc = reducer.init(params, state0) if reducer is not None else None
     (s, d, a), ys = run_steps(
-        params,
-        state0,
-        dstate,
-        acc,
-        0,
-        controls,
-        n_steps,
-        every=every,
-        dt=dt,
-        step=step,
-        reducer=reducer,
-        record=rec,
-        t0=t0,
+        params, state0, ds, acc, 0, controls, n_steps, every=every, dt=dt, step=step, reducer=reducer, record=rec, t0=t0
     )
     return RolloutResult(s, ys, a, d)
 
@@ -125,28 +114,47 @@ def rollout(
     """Roll one vehicle (or anything :func:`jax.vmap` maps it over) ``n_steps`` steps; see the module docstring.
 
     ``compiler_options``: XLA options of the compiled rollout (e.g. :func:`fast_compile_options`)."""
-    n_steps, dt = check_args(params, n_steps, dt, substeps, integrator, every)
-    record_fn(record)
-    get_model(model)
-    if isinstance(controls, Controls):
-        lens = {jnp.shape(v)[0] if jnp.ndim(v) else None for v in jax.tree.leaves(controls)}
-        if lens != {n_steps}:
-            raise ValueError(f"open-loop controls need a leading time axis of n_steps = {n_steps} on every leaf")
-    fn = jitted(_rollout_impl, _STATIC, _options_unless_traced(compiler_options, params, state0, controls, reducer, t0))
-    return fn(
-        params,
-        state0,
-        controls,
-        reducer,
-        t0,
-        n_steps=n_steps,
-        dt=dt,
-        model=model,
-        integrator=integrator,
-        substeps=substeps,
-        record=record,
-        every=every,
-    )
+
+    def check_open_loop(n_steps):
+        if isinstance(controls, Controls):
+            lens = {jnp.shape(v)[0] if jnp.ndim(v) else None for v in jax.tree.leaves(controls)}
+            if lens != {n_steps}:
+                raise ValueError(f"open-loop controls need a leading time axis of n_steps = {n_steps} on every leaf")
+
+    # locals(): this call's arguments, read by name against this signature (no second list of them)
+    a = _rollout_arguments(params, state0, controls, n_steps, locals())
+    return _launch(_rollout_impl, _STATIC, a, check_open_loop)
+
+
+@functools.cache
+def _rollout_signature() -> inspect.Signature:
+    return inspect.signature(rollout)
+
+
+def _rollout_arguments(params, state0, controls, n_steps, kw: dict) -> dict:
+    """The arguments of a :func:`rollout` call with ``kw`` its keywords (unknown names ignored), every
+    keyword not in ``kw`` at its default: the one signature (and set of defaults) of every rollout
+    variant (:func:`sims.run.fleet.fleet_rollout` takes rollout's keywords)."""
+    sig = _rollout_signature()
+    kw = {k: v for k, v in kw.items() if k in sig.parameters and k not in ("params", "state0", "controls", "n_steps")}
+    bound = sig.bind(params, state0, controls, n_steps, **kw)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _launch(impl, static_names: tuple, a: dict, check, **static) -> RolloutResult:
+    """The one entry of the jitted rollouts: validate the :func:`rollout` arguments ``a``
+    (:func:`_rollout_arguments`), run ``check(n_steps)`` (the caller's own checks), then call
+    ``impl(params, state0, controls, reducer, t0, **static_args)`` jitted with ``static_names`` static and
+    ``a["compiler_options"]`` (``static``: more static keywords of ``impl``)."""
+    n_steps, dt = check_args(a["params"], a["n_steps"], a["dt"], a["substeps"], a["integrator"], a["every"])
+    record_fn(a["record"])
+    get_model(a["model"])
+    check(n_steps)
+    args = (a["params"], a["state0"], a["controls"], a["reducer"], a["t0"])
+    fn = jitted(impl, static_names, _options_unless_traced(a["compiler_options"], *args))
+    run = {k: a[k] for k in ("model", "integrator", "substeps", "record", "every")}
+    return fn(*args, n_steps=n_steps, dt=dt, **run, **static)
 
 
 def _options_unless_traced(compiler_options, *args) -> tuple:

@@ -21,7 +21,6 @@ the static wheel load) and ``drag`` the surface's ploughing drag [N/N], so it st
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any, NamedTuple
 
@@ -33,12 +32,12 @@ from jaxtire._math import safe_norm
 from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import lookup, surface_id
 from jaxtire.tire import scale_tire, tire_forces
-from sims.drivers import StraightBraking
-from sims.run.fleet import FleetRun, FleetSample, Sampling, broadcast, fleet_size, sample_fleet
+from sims.drivers import StraightBraking, pytree_dataclass
+from sims.run.fleet import FleetRun, FleetSample, Sampling, broadcast, fleet_start, sample_fleet
 from sims.scenarios._config import check_config
-from sims.vehicles import get_model, presets
+from sims.vehicles import presets
 from sims.vehicles.core import axle_loads
-from sims.vehicles.params import VehicleParams, fleet_axes
+from sims.vehicles.params import VehicleParams
 
 #: Surfaces of the validation table.
 SURFACES = ("asphalt_dry", "asphalt_wet", "gravel", "snow", "ice")
@@ -58,7 +57,7 @@ class BrakingAcc(NamedTuple):
     yaw0: Any
 
 
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass
 class BrakingReducer:
     """In-scan reduction of a braking run: path length to the stop, time to stop, spin flag (module docstring)."""
 
@@ -83,9 +82,6 @@ class BrakingReducer:
             jnp.maximum(acc.max_yaw, jnp.abs(new.yaw - acc.yaw0)),
             acc.yaw0,
         )
-
-
-jax.tree_util.register_dataclass(BrakingReducer, data_fields=["stop_speed", "spin_angle"], meta_fields=[])
 
 
 class BrakingResult(NamedTuple):
@@ -141,42 +137,27 @@ def braking_run(
     yaw_rate0=YAW_RATE0,
     dt: float = 0.005,
     model="double_track",
-    integrator="semi_implicit_euler",
-    substeps: int = 1,
-    chunk_steps: int = 200,
-    reducer=BrakingReducer(),
-    compiler_options=None,
+    reducer: BrakingReducer | None = None,
+    **run_kw,
 ) -> FleetRun:
     """The :class:`~sims.run.fleet.FleetRun` of a braking test of the fleet ``params`` (chassis batched) from
     ``speed`` [m/s] with ``abs_on`` per vehicle (0 or 1); ``speed`` and ``yaw_rate0`` scalars or per vehicle.
+    ``run_kw``: the other keywords of :class:`~sims.run.fleet.FleetRun` (``integrator``, ``substeps``,
+    ``chunk_steps``, ``compiler_options``, ...); ``reducer`` defaults to :class:`BrakingReducer`.
     Arguments outside :data:`sims.scenarios._config.SCENARIO_RANGES` raise ``ValidationError``."""
-    check_config("braking_run", speed=speed, yaw_rate0=yaw_rate0, dt=dt, substeps=substeps, chunk_steps=chunk_steps)
+    check_config(
+        "braking_run",
+        speed=speed,
+        yaw_rate0=yaw_rate0,
+        dt=dt,
+        substeps=run_kw.get("substeps"),
+        chunk_steps=run_kw.get("chunk_steps"),
+    )
+    reducer = BrakingReducer() if reducer is None else reducer
     if isinstance(reducer, BrakingReducer):
         check_config("BrakingReducer", stop_speed=reducer.stop_speed, spin_angle=reducer.spin_angle)
-    n = fleet_size(params)
-    m = get_model(model)
-    dtype = jnp.asarray(params.chassis.mass).dtype
-    abs_on = jnp.broadcast_to(jnp.asarray(abs_on, dtype), (n,))
-    speed = jnp.broadcast_to(jnp.asarray(speed, dtype), (n,))
-    yaw_rate0 = jnp.broadcast_to(jnp.asarray(yaw_rate0, dtype), (n,))
-    state0 = jax.vmap(lambda p, v, r: m.init_state(p, v, yaw_rate=r), in_axes=(fleet_axes(params), 0, 0))(
-        params, speed, yaw_rate0
-    )
-    drv = broadcast(StraightBraking(abs_on=jnp.zeros((), dtype)), n)
-    drv = dataclasses.replace(drv, abs_on=abs_on)
-    drv = jax.tree.map(lambda x: jnp.asarray(x, dtype), drv)
-    return FleetRun(
-        params,
-        state0,
-        drv,
-        dt=dt,
-        reducer=reducer,
-        model=m,
-        integrator=integrator,
-        substeps=substeps,
-        chunk_steps=chunk_steps,
-        compiler_options=compiler_options,
-    )
+    m, state0, drv = fleet_start(params, model, StraightBraking(), speed=speed, yaw_rate=yaw_rate0, abs_on=abs_on)
+    return FleetRun(params, state0, drv, dt=dt, reducer=reducer, model=m, **run_kw)
 
 
 def run_to_stop(run: FleetRun, n_steps: int, *, progress=None):
@@ -195,42 +176,24 @@ def brake_test(
     params: VehicleParams,
     abs_on,
     *,
-    speed=V0,
-    yaw_rate0=YAW_RATE0,
-    dt: float = 0.005,
     max_time: float = 60.0,
-    model="double_track",
-    integrator="semi_implicit_euler",
-    substeps: int = 1,
-    chunk_steps: int = 200,
     progress=None,
     compile_only: bool = False,
-    reducer=BrakingReducer(),
-    compiler_options=None,
+    **run_kw,
 ):
     """Brake a fleet ``params`` (chassis batched) from ``speed`` [m/s]; ``abs_on`` per vehicle (0 or 1).
 
-    :func:`braking_run` then :func:`run_to_stop` for at most ``max_time`` [s].
+    :func:`braking_run` (``run_kw``: its keywords ``speed``, ``yaw_rate0``, ``dt``, ``model``,
+    ``integrator``, ``substeps``, ``chunk_steps``, ``reducer``, ``compiler_options``) then
+    :func:`run_to_stop` for at most ``max_time`` [s].
     Returns ``(BrakingResult, RunStats, FleetRun)`` (``(None, None, run)`` with ``compile_only``).
     """
     check_config("brake_test", max_time=max_time)
-    run = braking_run(
-        params,
-        abs_on,
-        speed=speed,
-        yaw_rate0=yaw_rate0,
-        dt=dt,
-        model=model,
-        integrator=integrator,
-        substeps=substeps,
-        chunk_steps=chunk_steps,
-        reducer=reducer,
-        compiler_options=compiler_options,
-    )
+    run = braking_run(params, abs_on, **run_kw)
     if compile_only:
         run.compile()
         return None, None, run
-    res, stats = run_to_stop(run, max(1, int(math.ceil(max_time / dt))), progress=progress)
+    res, stats = run_to_stop(run, max(1, int(math.ceil(max_time / run.dt))), progress=progress)
     return res, stats, run
 
 
@@ -273,6 +236,7 @@ def braking_table(
     """One row per preset x surface x mode (``locked``, ``abs``) with the :class:`BrakingResult` fields and the
     locked-wheel reference distance; each preset runs as one fleet of ``2 len(surfaces)`` vehicles.
     ``overrides`` replace chassis fields of every preset (e.g. ``drag_area=0``)."""
+    run_kw = dict(speed=speed, yaw_rate0=yaw_rate0, dt=dt, model=model, compiler_options=compiler_options)
     rows = []
     for name in preset_names:
         presets.check_name(name)
@@ -283,16 +247,7 @@ def braking_table(
         sid = jnp.asarray(ids * 2, jnp.int32)
         fleet = fleet._replace(chassis=fleet.chassis._replace(surface_ids=jnp.broadcast_to(sid[:, None], (n, 4))))
         abs_on = np.repeat([0.0, 1.0], len(ids))
-        res, _, _ = brake_test(
-            fleet,
-            abs_on,
-            speed=speed,
-            yaw_rate0=yaw_rate0,
-            dt=dt,
-            max_time=max_time,
-            model=model,
-            compiler_options=compiler_options,
-        )
+        res, _, _ = brake_test(fleet, abs_on, max_time=max_time, **run_kw)
         for i in range(n):
             s = surfaces[i % len(ids)]
             rows.append(

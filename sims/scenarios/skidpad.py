@@ -18,7 +18,6 @@ In steady state the yaw rate equals ``V / R`` (kinematics); ``tests/sims`` check
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any, NamedTuple
 
@@ -28,11 +27,14 @@ import numpy as np
 
 from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import lookup, surface_id
-from sims.drivers import CircleFollower
-from sims.run.fleet import FleetRun, broadcast, fleet_size
+from sims.drivers import CircleFollower, pytree_dataclass, radial_error
+from sims.run.fleet import FleetRun, broadcast, fleet_start
 from sims.scenarios._config import check_config, check_window
-from sims.vehicles import get_model, presets
-from sims.vehicles.params import VehicleParams, fleet_axes
+from sims.vehicles import presets
+from sims.vehicles.params import VehicleParams
+
+#: Default circle radius of every skidpad function here [m].
+RADIUS = 40.0
 
 
 class SkidpadAcc(NamedTuple):
@@ -48,14 +50,14 @@ class SkidpadAcc(NamedTuple):
     max_beta: Any
 
 
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass
 class SkidpadReducer:
     """Averages after ``settle`` [s] on the circle of centre ``(center_x, center_y)`` and radius ``radius``."""
 
     settle: Any = 10.0
-    radius: Any = 40.0
+    radius: Any = RADIUS
     center_x: Any = 0.0
-    center_y: Any = 40.0
+    center_y: Any = RADIUS
 
     def init(self, params, state) -> SkidpadAcc:
         z = jnp.zeros_like(state.vx)
@@ -64,7 +66,7 @@ class SkidpadReducer:
     def update(self, acc: SkidpadAcc, t, state, controls, tel, new, params, dt) -> SkidpadAcc:
         w = (t >= self.settle).astype(state.vx.dtype)
         v = jnp.sqrt(state.vx**2 + state.vy**2)
-        e = jnp.sqrt((state.x - self.center_x) ** 2 + (state.y - self.center_y) ** 2) - jnp.abs(self.radius)
+        e = radial_error(state, self.center_x, self.center_y, self.radius)
         beta = jnp.abs(jnp.arctan2(state.vy, jnp.maximum(jnp.abs(state.vx), 0.1)))
         steer = jnp.mean(tel.steer[..., : tel.steer.shape[-1] // 2], axis=-1)
         return SkidpadAcc(
@@ -77,11 +79,6 @@ class SkidpadReducer:
             acc.speed + w * v,
             jnp.maximum(acc.max_beta, w * beta),
         )
-
-
-jax.tree_util.register_dataclass(
-    SkidpadReducer, data_fields=["settle", "radius", "center_x", "center_y"], meta_fields=[]
-)
 
 
 class SkidpadPoint(NamedTuple):
@@ -102,18 +99,17 @@ def circle_run(
     params: VehicleParams,
     speeds,
     *,
-    radius: float = 40.0,
+    radius: float = RADIUS,
     duration: float = 20.0,
     settle: float = 10.0,
     dt: float = 0.005,
     tolerance: float = 0.02,
-    model="double_track",
-    integrator="semi_implicit_euler",
     chunk_steps: int = 500,
-    compiler_options=None,
+    **run_kw,
 ) -> SkidpadPoint:
-    """Drive a fleet ``params`` around the circle at ``speeds`` [m/s] (one per vehicle); mean steady values
-    over ``settle`` .. ``duration`` [s] (``duration`` must exceed ``settle``)."""
+    """Drive a fleet ``params`` around the circle at ``speeds`` [m/s] (one per vehicle); mean steady values.
+    ``run_kw``: the other keywords of :class:`~sims.run.fleet.FleetRun` (``model``, ``integrator``,
+    ``substeps``, ``compiler_options``, ...).  ``duration`` must exceed ``settle``."""
     check_config(
         "circle_run",
         speeds=speeds,
@@ -125,16 +121,16 @@ def circle_run(
         chunk_steps=chunk_steps,
     )
     check_window("circle_run", "duration", duration, settle)
-    n = fleet_size(params)
-    m = get_model(model)
-    dtype = jnp.asarray(params.chassis.mass).dtype
-    speeds = jnp.broadcast_to(jnp.asarray(speeds, dtype), (n,))
-    r = jnp.asarray(radius, dtype)
-    state0 = jax.vmap(lambda p, v: m.init_state(p, v, yaw_rate=v / r), in_axes=(fleet_axes(params), 0))(params, speeds)
-    drv = broadcast(
-        CircleFollower(radius=r, target_speed=jnp.zeros((), dtype), center_x=jnp.zeros((), dtype), center_y=r), n
+    speeds = jnp.asarray(speeds)
+    follower = CircleFollower(radius=radius, center_x=0.0, center_y=radius)
+    _, state0, drv = fleet_start(
+        params,
+        run_kw.get("model", "double_track"),
+        follower,
+        speed=speeds,
+        yaw_rate=speeds / radius,
+        target_speed=speeds,
     )
-    drv = jax.tree.map(lambda x: jnp.asarray(x, dtype), dataclasses.replace(drv, target_speed=speeds))
     red = SkidpadReducer(settle=settle, radius=radius, center_x=0.0, center_y=radius)
     run = FleetRun(
         params,
@@ -142,10 +138,8 @@ def circle_run(
         drv,
         dt=dt,
         reducer=red,
-        model=m,
-        integrator=integrator,
         chunk_steps=chunk_steps,
-        compiler_options=compiler_options,
+        **run_kw,
     )
     _, _, acc, _ = run.run(max(chunk_steps, int(math.ceil(duration / dt))))
     acc = jax.tree.map(np.asarray, acc)
@@ -184,7 +178,7 @@ def analyse(points: SkidpadPoint, wheelbase: float, radius: float) -> SkidpadRes
     return SkidpadResult(limit, k, points)
 
 
-def skidpad(params: VehicleParams, *, radius: float = 40.0, n_points: int = 24, ay_max=None, **kw) -> SkidpadResult:
+def skidpad(params: VehicleParams, *, radius: float = RADIUS, n_points: int = 24, ay_max=None, **kw) -> SkidpadResult:
     """Skidpad of one vehicle: a fleet of ``n_points`` copies on a grid of target lateral accelerations up to
     ``ay_max`` [m/s^2] (default: 1.4 times ``mu g``, ``mu`` the surface grip times the tire's lateral friction
     scale, raised by the downforce at the speed of that ``a_y``)."""
@@ -206,7 +200,7 @@ def skidpad_table(
     surfaces=("asphalt_dry", "asphalt_wet", "snow"),
     *,
     tire=None,
-    radius: float = 40.0,
+    radius: float = RADIUS,
     **kw,
 ) -> list[dict]:
     """Rows ``preset, surface, ay_limit [m/s^2], ay_limit_g, understeer [deg/g]``."""
@@ -237,7 +231,7 @@ def format_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def banked_skidpad(params: VehicleParams, bank: float, *, radius: float = 40.0, **kw) -> SkidpadResult:
+def banked_skidpad(params: VehicleParams, bank: float, *, radius: float = RADIUS, **kw) -> SkidpadResult:
     """:func:`skidpad` on a circle banked by ``bank`` [rad] towards its centre (the outside higher; the car
     turns left, so ``road_bank = -bank``, constant in the body frame as on a circular banked track).  At
     the speed ``sqrt(g R tan(bank))`` gravity alone holds the car on the circle (no tire side force)."""

@@ -14,7 +14,6 @@ yaw rate ``r(t)`` (one value per step, few vehicles):
 
 from __future__ import annotations
 
-import dataclasses
 from typing import NamedTuple
 
 import jax
@@ -23,10 +22,10 @@ import numpy as np
 
 from jaxtire.surfaces import surface_id
 from sims.drivers import StepSteer
-from sims.run.fleet import broadcast, fleet_rollout, fleet_size
+from sims.run.fleet import fleet_rollout, fleet_start
 from sims.scenarios._config import check_config, check_window
-from sims.vehicles import get_model, presets
-from sims.vehicles.params import VehicleParams, fleet_axes
+from sims.vehicles import presets
+from sims.vehicles.params import VehicleParams
 
 
 class StepSteerResult(NamedTuple):
@@ -43,26 +42,12 @@ class StepSteerResult(NamedTuple):
     yaw_rate: np.ndarray
 
 
-def _run(params, amplitude, speed, *, t_step, ramp, duration, dt, model, integrator, compiler_options):
-    n = fleet_size(params)
-    m = get_model(model)
-    dtype = jnp.asarray(params.chassis.mass).dtype
-    state0 = jax.vmap(lambda p: m.init_state(p, speed), in_axes=(fleet_axes(params),))(params)
-    drv = broadcast(StepSteer(amplitude=jnp.zeros((), dtype), t_step=t_step, ramp=ramp, target_speed=speed), n)
-    drv = jax.tree.map(lambda x: jnp.asarray(x, dtype), dataclasses.replace(drv, amplitude=jnp.asarray(amplitude)))
-    n_steps = int(round(duration / dt))
-    rec = _record
-    res = fleet_rollout(
-        params,
-        state0,
-        drv,
-        n_steps,
-        dt=dt,
-        model=m,
-        integrator=integrator,
-        record=rec,
-        compiler_options=compiler_options,
+def _run(params, amplitude, *, speed, t_step, ramp, duration, dt, model="double_track", **run_kw):
+    """Recorded ``(yaw_rate, speed)`` [rad/s, m/s] of each vehicle, one value per step."""
+    m, state0, drv = fleet_start(
+        params, model, StepSteer(t_step=t_step, ramp=ramp), speed=speed, target_speed=speed, amplitude=amplitude
     )
+    res = fleet_rollout(params, state0, drv, int(round(duration / dt)), dt=dt, model=m, record=_record, **run_kw)
     r, v = (np.asarray(a) for a in res.trajectory)
     return r, v
 
@@ -76,35 +61,34 @@ def step_steer(
     *,
     speed: float = 80 / 3.6,
     ay_target: float = 4.0,
-    t_step: float = 0.5,
-    ramp: float = 0.1,
+    t_step: float | None = None,
+    ramp: float | None = None,
     duration: float = 5.0,
     dt: float = 0.002,
-    model="double_track",
-    integrator="semi_implicit_euler",
-    compiler_options=None,
+    **run_kw,
 ) -> StepSteerResult:
-    """Step-steer test of a fleet ``params`` (chassis batched); see the module docstring.  ``duration`` [s]
-    must exceed ``t_step + ramp + 1`` (the steady state is the mean over the last second)."""
+    """Step-steer test of a fleet ``params`` (chassis batched); see the module docstring.  ``t_step`` [s] and
+    ``ramp`` [s] default to those of :class:`~sims.drivers.StepSteer`.  ``run_kw``: the
+    other keywords of :func:`~sims.run.fleet.fleet_rollout` (``model``, ``integrator``,
+    ``compiler_options``, ...).  ``duration`` [s] must exceed ``t_step + ramp + 1`` (the steady state is the
+    mean over the last second)."""
+    default = StepSteer()  # the ISO 7401 timing lives in the driver: step at t_step [s], ramp [s]
+    t_step = float(default.t_step if t_step is None else t_step)
+    ramp = float(default.ramp if ramp is None else ramp)
     check_config("step_steer", speed=speed, ay_target=ay_target, t_step=t_step, ramp=ramp, duration=duration, dt=dt)
-    check_window("step_steer", "duration", duration, float(t_step) + float(ramp) + 1.0)
+    check_window("step_steer", "duration", duration, t_step + ramp + 1.0)
     ch = params.chassis
     L = np.asarray(ch.cg_to_front + ch.cg_to_rear)
     amp = L * ay_target / speed**2
-    kw = dict(
-        t_step=t_step,
-        ramp=ramp,
-        duration=duration,
-        dt=dt,
-        model=model,
-        integrator=integrator,
-        compiler_options=compiler_options,
-    )
+
+    def run(amplitude):
+        return _run(params, amplitude, speed=speed, t_step=t_step, ramp=ramp, duration=duration, dt=dt, **run_kw)
+
     n_last = int(round(1.0 / dt))
-    r, v = _run(params, amp, speed, **kw)
+    r, v = run(amp)
     ay = np.mean(r[:, -n_last:] * v[:, -n_last:], axis=1)
     amp = amp * ay_target / np.where(np.abs(ay) > 1e-3, ay, ay_target)
-    r, v = _run(params, amp, speed, **kw)
+    r, v = run(amp)
     t = np.arange(r.shape[1]) * dt
     r_ss = np.mean(r[:, -n_last:], axis=1)
     ay_ss = np.mean(r[:, -n_last:] * v[:, -n_last:], axis=1)

@@ -47,6 +47,7 @@ import numpy as np
 
 from jaxtire.fit import compiler_options, from_unconstrained, minimize, to_unconstrained
 from sims.run.rollout import rollout
+from sims.studies._progress import iteration_callback
 from sims.vehicles import get_model
 from sims.vehicles.params import Controls, VehicleParams, VehicleState, validate_params
 
@@ -278,13 +279,10 @@ PARAMETERS: dict[str, str] = {
 DEFAULT_PARAMETERS = ("mass", "cg_to_front", "cg_height", "k_y_front", "k_y_rear", "mu")
 #: Default bounds as factors on the start value (``cg_to_front``: fraction of the wheelbase).
 RELATIVE_BOUNDS: dict[str, tuple[float, float]] = {
-    "mass": (0.5, 2.0),
-    "yaw_inertia": (0.5, 2.0),
+    **dict.fromkeys(("mass", "yaw_inertia"), (0.5, 2.0)),
     "cg_to_front": (0.2, 0.8),
     "cg_height": (0.3, 2.0),
-    "k_y_front": (0.4, 2.5),
-    "k_y_rear": (0.4, 2.5),
-    "k_x": (0.4, 2.5),
+    **dict.fromkeys(("k_y_front", "k_y_rear", "k_x"), (0.4, 2.5)),
     "mu": (0.4, 2.0),
 }
 
@@ -494,6 +492,7 @@ def identify(
     true: VehicleParams | None = None,
     fast_compile: bool = True,
     verbose: bool = False,
+    progress=None,
 ) -> IdentifyResult:
     """Identify ``parameters`` of ``start`` (everything else is taken as known) from ``log``.
 
@@ -501,6 +500,8 @@ def identify(
     docstring); ``channels`` of the loss (``"fz"`` is skipped when the log has no loads); Adam with
     learning rate ``lr`` (cosine-decayed to 5 %) on the unconstrained parameters, gradients clipped to global
     norm ``clip``; ``true`` (the hidden params of a synthetic log) only fills the report's error column.
+    ``verbose`` prints the loss and values every 10 iterations; ``progress`` (anything with ``update(n)``,
+    e.g. a tqdm bar) is advanced by the iterations done.
     Runs in the dtype of ``start`` (use ``jax.enable_x64`` and float64 params for float64).
     """
     if not isinstance(log, VehicleLog):
@@ -542,9 +543,9 @@ def identify(
     def loss_fn(u, d):
         return log_loss(set_parameters(start, unpack(u)), d, scales, dt=log.dt, model=m, restart=restart)
 
-    def report(i, loss, u):
+    def line(i, loss, u):
         vals = {k: float(v) for k, v in unpack(u).items()}
-        print(f"  iter {i:4d} loss {float(loss):.4e} " + " ".join(f"{k}={v:.4g}" for k, v in vals.items()), flush=True)
+        return f"  iter {i:4d} loss {float(loss):.4e} " + " ".join(f"{k}={v:.4g}" for k, v in vals.items())
 
     def run(u, d):  # the shared optimisation loop of jaxtire.fit, one lax.scan over the iterations
         return minimize(
@@ -557,7 +558,7 @@ def identify(
             decay_to=0.05,
             data=d,
             keep="best",
-            callback=report if verbose else None,
+            callback=iteration_callback(line if verbose else None, progress),
         )
 
     u = {k: jnp.asarray(to_unconstrained(float(get_parameter(start, k)), *bd[k]), dtype) for k in parameters}

@@ -38,6 +38,7 @@ import dataclasses
 import functools
 import time
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import jax
@@ -52,6 +53,7 @@ from sims.drivers import LaneChangeDriver, StraightBraking, lane_reference
 from sims.run.fleet import Sampling
 from sims.run.fleet import sample_fleet as _sample
 from sims.run.rollout import rollout
+from sims.studies._progress import iteration_callback
 from sims.vehicles import get_model, presets
 from sims.vehicles.params import VehicleParams, fleet_axes
 
@@ -401,51 +403,67 @@ class TuneResult(NamedTuple):
     report: TuneReport
 
 
+#: The keywords of the tuning loop (:func:`tune_abs`, :func:`tune_lateral`) and their defaults: fleet
+#: size per iteration, Adam iterations, learning rate (unconstrained gains), gradient clip (global norm),
+#: training seed, held-out seeds, fast XLA compile, ``verbose`` (the loss every 10 iterations) and
+#: ``progress`` (anything with ``update(n)``, e.g. a tqdm bar, advanced by the iterations done).
+TUNING_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    dict(
+        n_vehicles=6,
+        n_iter=40,
+        lr=0.1,
+        clip=1.0,
+        seed=0,
+        heldout_seeds=(1001, 1002, 1003),
+        fast_compile=True,
+        verbose=False,
+        progress=None,
+    )
+)
+
+
 def _run_tuning(
-    loss_fn,
-    start: dict,
-    bounds: dict,
-    setup,
-    *,
-    n_vehicles: int,
-    n_iter: int,
-    lr: float,
-    clip: float,
-    seed: int,
-    heldout_seeds: Sequence[int],
-    fast_compile: bool,
-    metric_fn,
-    verbose: bool,
-):
-    """Adam on the unconstrained gains through :func:`jaxtire.fit.minimize` (the project's one optimisation
-    loop), a new fleet each iteration (``fold_in(PRNGKey(seed), i)``), then the held-out fleets."""
+    loss_fn, start: dict, fixed: dict, bounds: dict, setup, *, what: tuple, metric_fn, **loop
+) -> TuneResult:
+    """Adam on the unconstrained gains ``start`` (``fixed`` held) through :func:`jaxtire.fit.minimize` (the
+    project's one optimisation loop), a new fleet each iteration (``fold_in(PRNGKey(seed), i)``), then the
+    held-out fleets; ``what`` = (controller, metric) names of the report, ``loop`` :data:`TUNING_DEFAULTS`."""
+    unknown = set(loop) - set(TUNING_DEFAULTS)
+    if unknown:
+        raise TypeError(f"unknown tuning keywords {sorted(unknown)}; allowed {sorted(TUNING_DEFAULTS)}")
+    o = {**TUNING_DEFAULTS, **loop}
+    n_iter, n_vehicles, seed = o["n_iter"], o["n_vehicles"], o["seed"]
     if not isinstance(n_iter, int) or n_iter < 1:
         raise ValueError(f"n_iter = {n_iter!r} must be an integer >= 1")
     if not isinstance(n_vehicles, int) or n_vehicles < 1:
         raise ValueError(f"n_vehicles = {n_vehicles!r} must be an integer >= 1")
-    clash = set(heldout_seeds) & {seed}
+    clash = set(o["heldout_seeds"]) & {seed}
     if clash:
         raise ValueError(f"held-out seeds {sorted(clash)} equal the training seed; pick others")
     dtype = jnp.result_type(float)
+    u_fixed = pack(fixed, bounds, dtype)
     u0 = pack(start, bounds, dtype)
     key = jax.random.PRNGKey(seed)
-    opts = compiler_options(fast_compile)
+    opts = compiler_options(o["fast_compile"])
 
-    def report(i, loss, u):
-        print(f"  iter {i:4d} loss {float(loss):.5f}", flush=True)
+    def loss(u, fl, dr):
+        return loss_fn({**u, **u_fixed}, fl, dr, setup)
+
+    def line(i, value, u):
+        return f"  iter {i:4d} loss {float(value):.5f}"
 
     def run(u, base, key):  # base and key as arguments: no large constants baked into the program
         return minimize(
-            lambda uu, d: loss_fn(uu, *d, setup)[0],
+            lambda uu, d: loss(uu, *d)[0],
             u,
             method="adam",
             n_iter=n_iter,
-            learning_rate=lr,
-            clip=clip,
+            learning_rate=o["lr"],
+            clip=o["clip"],
             decay_to=0.1,
             data=lambda i: setup.fleet(jax.random.fold_in(key, i), n_vehicles, base),
             keep="last",
-            callback=report if verbose else None,
+            callback=iteration_callback(line if o["verbose"] else None, o["progress"]),
         )
 
     base = setup.base()
@@ -456,14 +474,17 @@ def _run_tuning(
     if int(res.first_nonfinite) >= 0:
         raise FloatingPointError(f"non-finite loss or gradient at iteration {int(res.first_nonfinite)}")
     u = res.params
-    tuned = {k: float(v) for k, v in unpack(u, bounds).items()}
-    evaluate = jax.jit(lambda uu, fl, dr: loss_fn(uu, fl, dr, setup), compiler_options=opts)
+    tuned = {**fixed, **{k: float(v) for k, v in unpack(u, bounds).items()}}
+    evaluate = jax.jit(loss, compiler_options=opts)
     heldout = {}
-    for s in heldout_seeds:
+    for s in o["heldout_seeds"]:
         fl, dr = setup.fleet(jax.random.PRNGKey(s), n_vehicles)
         heldout[int(s)] = (metric_fn(evaluate(u0, fl, dr)), metric_fn(evaluate(u, fl, dr)))
     t2 = time.perf_counter()
-    return tuned, np.asarray(res.losses), heldout, t1 - t0, t2 - t1
+    full = {**start, **fixed}
+    gains = {k: (full[k], tuned[k]) for k in bounds}
+    rep = TuneReport(what[0], gains, np.asarray(res.losses), what[1], heldout, n_vehicles, n_iter, t1 - t0, t2 - t1)
+    return TuneResult(tuned, rep)
 
 
 def tune_abs(
@@ -471,21 +492,16 @@ def tune_abs(
     *,
     start: Mapping[str, float] | None = None,
     gains: Sequence[str] = ABS_GAINS,
-    n_vehicles: int = 6,
-    n_iter: int = 40,
-    lr: float = 0.1,
-    clip: float = 1.0,
-    seed: int = 0,
-    heldout_seeds: Sequence[int] = (1001, 1002, 1003),
-    fast_compile: bool = True,
-    verbose: bool = False,
+    **loop,
 ) -> TuneResult:
     """Tune the ABS gains of :class:`StraightBraking` (``gains``, a subset of :data:`ABS_GAINS`; the
     others stay at ``start``) to minimise the fleet's relative stopping distance (module docstring).
 
-    ``start`` defaults to the driver's defaults (the untuned controller).  Each iteration draws a new
-    fleet of ``n_vehicles`` from ``setup`` (key ``fold_in(PRNGKey(seed), i)``); the report's held-out
-    metric is the mean stopping distance [m] of fleets drawn with ``heldout_seeds``, untuned vs tuned.
+    ``start`` defaults to the driver's defaults (the untuned controller).  ``loop``: the keywords of
+    :data:`TUNING_DEFAULTS` (``n_vehicles``, ``n_iter``, ``lr``, ``clip``, ``seed``, ``heldout_seeds``,
+    ``fast_compile``, ``verbose``, ``progress``).  Each iteration draws a new fleet of ``n_vehicles`` from
+    ``setup`` (key ``fold_in(PRNGKey(seed), i)``); the report's held-out metric is the mean stopping
+    distance [m] of fleets drawn with ``heldout_seeds``, untuned vs tuned.
     """
     full = _check_gains({**abs_gains(), **(start or {})}, ABS_BOUNDS, "tune_abs start")
     for k in gains:
@@ -493,83 +509,19 @@ def tune_abs(
             raise ValueError(f"tune_abs: unknown gain {k!r}; allowed {ABS_GAINS}")
     fixed = {k: v for k, v in full.items() if k not in gains}
     free = {k: full[k] for k in gains}
-
-    def loss_fn(u, fl, dr, st):
-        return braking_loss({**u, **pack(fixed, ABS_BOUNDS, jnp.result_type(float))}, fl, dr, st)
-
-    tuned, losses, heldout, c_s, r_s = _run_tuning(
-        loss_fn,
-        free,
-        ABS_BOUNDS,
-        setup,
-        n_vehicles=n_vehicles,
-        n_iter=n_iter,
-        lr=lr,
-        clip=clip,
-        seed=seed,
-        heldout_seeds=heldout_seeds,
-        fast_compile=fast_compile,
-        verbose=verbose,
-        metric_fn=lambda out: float(jnp.mean(out[1])),
+    what = ("ABS (StraightBraking)", "stopping distance [m]")
+    return _run_tuning(
+        braking_loss, free, fixed, ABS_BOUNDS, setup, what=what, metric_fn=lambda out: float(jnp.mean(out[1])), **loop
     )
-    tuned = {**fixed, **tuned}
-    rep = TuneReport(
-        "ABS (StraightBraking)",
-        {k: (full[k], tuned[k]) for k in ABS_GAINS},
-        losses,
-        "stopping distance [m]",
-        heldout,
-        n_vehicles,
-        n_iter,
-        c_s,
-        r_s,
-    )
-    return TuneResult(tuned, rep)
 
 
-def tune_lateral(
-    setup: LaneSetup = LaneSetup(),
-    *,
-    start: Mapping[str, float] | None = None,
-    n_vehicles: int = 6,
-    n_iter: int = 40,
-    lr: float = 0.1,
-    clip: float = 1.0,
-    seed: int = 0,
-    heldout_seeds: Sequence[int] = (1001, 1002, 1003),
-    fast_compile: bool = True,
-    verbose: bool = False,
-) -> TuneResult:
+def tune_lateral(setup: LaneSetup = LaneSetup(), *, start: Mapping[str, float] | None = None, **loop) -> TuneResult:
     """Tune the :class:`LaneChangeDriver` gains (:data:`LANE_GAINS`) to minimise the lane-change tracking
-    error with a steering-rate penalty (module docstring); held-out metric: the loss itself."""
+    error with a steering-rate penalty (module docstring); held-out metric: the loss itself.  ``loop``: the
+    keywords of :data:`TUNING_DEFAULTS`, as :func:`tune_abs`."""
     full = _check_gains({**lane_gains(), **(start or {})}, LANE_BOUNDS, "tune_lateral start")
-    tuned, losses, heldout, c_s, r_s = _run_tuning(
-        lane_loss,
-        full,
-        LANE_BOUNDS,
-        setup,
-        n_vehicles=n_vehicles,
-        n_iter=n_iter,
-        lr=lr,
-        clip=clip,
-        seed=seed,
-        heldout_seeds=heldout_seeds,
-        fast_compile=fast_compile,
-        verbose=verbose,
-        metric_fn=lambda out: float(out[0]),
-    )
-    rep = TuneReport(
-        "lane change (LaneChangeDriver)",
-        {k: (full[k], tuned[k]) for k in LANE_GAINS},
-        losses,
-        "loss (e_y^2/0.1^2 + w steer_rate^2/0.1^2)",
-        heldout,
-        n_vehicles,
-        n_iter,
-        c_s,
-        r_s,
-    )
-    return TuneResult(tuned, rep)
+    what = ("lane change (LaneChangeDriver)", "loss (e_y^2/0.1^2 + w steer_rate^2/0.1^2)")
+    return _run_tuning(lane_loss, full, {}, LANE_BOUNDS, setup, what=what, metric_fn=lambda out: float(out[0]), **loop)
 
 
 # ---------------------------------------------------------------------------------------------

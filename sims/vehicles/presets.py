@@ -35,118 +35,72 @@ import jax.numpy as jnp
 from jaxtire.simple import default_simple_params
 from jaxtire.surfaces import SurfaceTable, preset_table
 from jaxtire.tir import default_tire
-from jaxtire.tire import is_tire, model_name, replace_coefficients
+from jaxtire.tire import is_tire, with_nominal
 from jaxtire.validation import check_choice
 from sims.vehicles.params import CHASSIS_DEFAULTS, TireScale, VehicleParams, make_chassis, make_vehicle
 
-#: name -> dict(chassis fields, tire scales, kart-tire overrides). Docstring of each: see PRESET_DOCS.
+#: The chassis of every preset but the hatchback (whose chassis is
+#: :data:`~sims.vehicles.params.CHASSIS_DEFAULTS`): field -> one value per preset, in the column order
+#: below; unlisted fields take the defaults.  Sources: :data:`PRESET_DOCS`.
+# fmt: off
+_CHASSIS_COLUMNS = ("sports_car", "kart", "race_car")
+_CHASSIS_TABLE: dict[str, tuple[float, ...]] = {
+    #                        sports_car     kart  race_car
+    "mass":                 (  1505.0,    150.0,    673.0),
+    "yaw_inertia":          (  2200.0,     30.0,   1100.0),
+    "cg_to_front":          (   1.507,    0.603,    1.595),
+    "cg_to_rear":           (   0.943,    0.437,    1.305),
+    "cg_height":            (    0.47,     0.25,     0.28),
+    "track_front":          (   1.541,     1.15,     1.55),
+    "track_rear":           (   1.518,     1.35,     1.47),
+    "roll_stiffness_front": (    0.55,     0.45,     0.55),
+    "wheel_radius_front":   (    0.32,    0.127,     0.33),
+    "wheel_radius_rear":    (   0.345,     0.14,     0.33),
+    "wheel_inertia_front":  (     1.3,     0.02,      1.0),
+    "wheel_inertia_rear":   (     1.8,     0.05,      1.0),
+    "max_drive_torque":     (  5000.0,    180.0,   4000.0),
+    "max_power":            (   272e3,     21e3,    280e3),
+    "drive_split_front":    (     0.0,      0.0,      0.0),
+    "max_brake_torque":     (  9000.0,    400.0,   7000.0),
+    "brake_bias_front":     (    0.62,      0.0,     0.58),
+    "brake_omega_smooth":   (    0.02,     0.02,     0.02),
+    "max_steer":            (    0.55,      0.5,     0.35),
+    "ackermann":            (     1.0,      1.0,      0.5),
+    "drag_area":            (     0.6,      0.5,      1.1),
+    "lift_area":            (     0.1,      0.0,      3.0),
+    "aero_balance_front":   (     0.4,      0.5,     0.45),
+    "air_density":          (     1.2,      1.2,      1.2),
+    "load_transfer_tau":    (    0.05,     0.03,     0.03),
+}
+# fmt: on
+
+#: name -> (front tire scale, rear tire scale, front and rear tire's nominal load [N] and unloaded
+#: radius [m] as ``with_nominal`` keywords, ``None``: the base tire's own).
+_TIRES: dict[str, tuple[TireScale, TireScale, dict | None, dict | None]] = {
+    "hatchback": (TireScale(), TireScale(), None, None),
+    "sports_car": (TireScale(1.1, 1.1, 1.0, 1.15), TireScale(1.1, 1.1, 1.1, 1.4), None, None),
+    "kart": (
+        TireScale(1.5, 1.5, 1.0, 1.0),
+        TireScale(1.5, 1.5, 1.0, 1.0),
+        dict(load=320.0, radius=0.127),
+        dict(load=430.0, radius=0.14),
+    ),
+    "race_car": (TireScale(1.6, 1.6, 1.3, 1.3), TireScale(1.6, 1.6, 1.3, 1.3), None, None),
+}
+
+
+def _chassis(name: str) -> dict:
+    if name not in _CHASSIS_COLUMNS:
+        return dict(CHASSIS_DEFAULTS)
+    i = _CHASSIS_COLUMNS.index(name)
+    return {**CHASSIS_DEFAULTS, **{k: v[i] for k, v in _CHASSIS_TABLE.items()}}
+
+
+#: name -> dict(chassis fields, tire scales, kart-tire overrides), from the tables above.
+#: Docstring of each: see PRESET_DOCS.
 PRESETS: dict[str, dict] = {
-    "hatchback": dict(
-        chassis=dict(CHASSIS_DEFAULTS),
-        scale_front=TireScale(),
-        scale_rear=TireScale(),
-        tire_front=None,
-        tire_rear=None,
-    ),
-    "sports_car": dict(
-        chassis=dict(
-            mass=1505.0,
-            yaw_inertia=2200.0,
-            cg_to_front=1.507,
-            cg_to_rear=0.943,
-            cg_height=0.47,
-            track_front=1.541,
-            track_rear=1.518,
-            roll_stiffness_front=0.55,
-            wheel_radius_front=0.32,
-            wheel_radius_rear=0.345,
-            wheel_inertia_front=1.3,
-            wheel_inertia_rear=1.8,
-            max_drive_torque=5000.0,
-            max_power=272e3,
-            drive_split_front=0.0,
-            max_brake_torque=9000.0,
-            brake_bias_front=0.62,
-            brake_omega_smooth=0.02,
-            max_steer=0.55,
-            ackermann=1.0,
-            drag_area=0.6,
-            lift_area=0.1,
-            aero_balance_front=0.4,
-            air_density=1.2,
-            load_transfer_tau=0.05,
-        ),
-        scale_front=TireScale(1.1, 1.1, 1.0, 1.15),
-        scale_rear=TireScale(1.1, 1.1, 1.1, 1.4),
-        tire_front=None,
-        tire_rear=None,
-    ),
-    "kart": dict(
-        chassis=dict(
-            mass=150.0,
-            yaw_inertia=30.0,
-            cg_to_front=0.603,
-            cg_to_rear=0.437,
-            cg_height=0.25,
-            track_front=1.15,
-            track_rear=1.35,
-            roll_stiffness_front=0.45,
-            wheel_radius_front=0.127,
-            wheel_radius_rear=0.14,
-            wheel_inertia_front=0.02,
-            wheel_inertia_rear=0.05,
-            max_drive_torque=180.0,
-            max_power=21e3,
-            drive_split_front=0.0,
-            max_brake_torque=400.0,
-            brake_bias_front=0.0,
-            brake_omega_smooth=0.02,
-            max_steer=0.5,
-            ackermann=1.0,
-            drag_area=0.5,
-            lift_area=0.0,
-            aero_balance_front=0.5,
-            air_density=1.2,
-            load_transfer_tau=0.03,
-        ),
-        scale_front=TireScale(1.5, 1.5, 1.0, 1.0),
-        scale_rear=TireScale(1.5, 1.5, 1.0, 1.0),
-        tire_front=dict(load=320.0, radius=0.127),
-        tire_rear=dict(load=430.0, radius=0.14),
-    ),
-    "race_car": dict(
-        chassis=dict(
-            mass=673.0,
-            yaw_inertia=1100.0,
-            cg_to_front=1.595,
-            cg_to_rear=1.305,
-            cg_height=0.28,
-            track_front=1.55,
-            track_rear=1.47,
-            roll_stiffness_front=0.55,
-            wheel_radius_front=0.33,
-            wheel_radius_rear=0.33,
-            wheel_inertia_front=1.0,
-            wheel_inertia_rear=1.0,
-            max_drive_torque=4000.0,
-            max_power=280e3,
-            drive_split_front=0.0,
-            max_brake_torque=7000.0,
-            brake_bias_front=0.58,
-            brake_omega_smooth=0.02,
-            max_steer=0.35,
-            ackermann=0.5,
-            drag_area=1.1,
-            lift_area=3.0,
-            aero_balance_front=0.45,
-            air_density=1.2,
-            load_transfer_tau=0.03,
-        ),
-        scale_front=TireScale(1.6, 1.6, 1.3, 1.3),
-        scale_rear=TireScale(1.6, 1.6, 1.3, 1.3),
-        tire_front=None,
-        tire_rear=None,
-    ),
+    name: dict(chassis=_chassis(name), scale_front=sf, scale_rear=sr, tire_front=tf, tire_rear=tr)
+    for name, (sf, sr, tf, tr) in _TIRES.items()
 }
 
 #: Where each preset's numbers come from.
@@ -185,10 +139,6 @@ PRESET_NAMES: tuple[str, ...] = tuple(PRESETS)
 TIRE_MODELS = ("mf", "simple")
 
 
-#: Coefficient names of the nominal load and the unloaded radius per tire model (for the kart's tires).
-_LOAD_RADIUS = {"mf": ("FNOMIN", "UNLOADED_RADIUS"), "simple": ("fz0", "radius")}
-
-
 @functools.cache
 def _bundled(kind: str, dtype_name: str):
     dtype = jnp.dtype(dtype_name)
@@ -201,7 +151,7 @@ def _bundled(kind: str, dtype_name: str):
 def base_tire(tire=None, dtype=None, load=None, radius=None):
     """The base tire of the presets: ``tire`` (a jaxtire tire pytree, ``None``/``"mf"`` for the bundled tire,
     ``"simple"`` for the simple model; see the module docstring), optionally moved to a nominal ``load`` [N]
-    and unloaded ``radius`` [m]."""
+    and unloaded ``radius`` [m] (:func:`jaxtire.tire.with_nominal`)."""
     if tire is None or isinstance(tire, str):
         check_choice("tire", "mf" if tire is None else tire, TIRE_MODELS, source="presets")
         tire = _bundled(tire or "mf", jnp.dtype(dtype or jnp.result_type(float)).name)
@@ -209,9 +159,7 @@ def base_tire(tire=None, dtype=None, load=None, radius=None):
         raise ValueError(
             f"presets: tire must be a jaxtire tire, None or one of {TIRE_MODELS}; got {type(tire).__name__}"
         )
-    names = _LOAD_RADIUS.get(model_name(tire), ())
-    changes = {k: v for k, v in zip(names, (load, radius), strict=False) if v is not None}
-    return replace_coefficients(tire, changes) if changes else tire
+    return with_nominal(tire, load=load, radius=radius)
 
 
 def check_name(name: str) -> str:

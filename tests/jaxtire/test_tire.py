@@ -171,3 +171,47 @@ def test_options_come_from_the_force_function_signature():
 
     assert T._extra_inputs(forces) == frozenset({"side", "phi"})
     assert T._extra_inputs(simple_forces) == frozenset()
+
+
+# ---------------------------------------------------------------- nominal load and radius
+
+
+def test_with_nominal_inverts_the_getters(tnop, simple):
+    for p in (tnop, simple):
+        q = T.with_nominal(p, load=320.0, radius=0.127)
+        assert float(T.nominal_load(q)) == pytest.approx(320.0) and float(T.unloaded_radius(q)) == pytest.approx(0.127)
+        assert T.nominal_load(q).dtype == T.nominal_load(p).dtype
+        r = T.with_nominal(p, radius=0.4)  # the load kept
+        assert float(T.nominal_load(r)) == float(T.nominal_load(p)) and float(T.unloaded_radius(r)) == pytest.approx(
+            0.4
+        )
+        assert T.with_nominal(p) is p
+        f = jax.jit(lambda x, p=p: T.nominal_load(T.with_nominal(p, load=x)))
+        np.testing.assert_allclose(np.asarray(jax.vmap(f)(jnp.asarray([300.0, 5000.0]))), [300.0, 5000.0])
+
+
+@pytest.mark.parametrize("c", [0.08, 2.0])
+def test_with_nominal_stretches_the_curves_to_the_new_load(tnop, simple, c):
+    # every load dependence is written in Fz / Fz0 (dfz = Fz / Fz0 - 1, lam(Fz) of the simple model) and the
+    # peak force is mu Fz, so F(kappa, alpha; c Fz, c Fz0) = c F(kappa, alpha; Fz, Fz0) for the slip forces
+    for p in (tnop, simple):
+        fz = 0.9 * float(T.nominal_load(p))
+        q = T.with_nominal(p, load=c * float(T.nominal_load(p)))
+        for kappa, alpha in ((0.04, 0.0), (0.0, 0.05), (0.1, 0.08)):
+            a, b = T.tire_forces(p, kappa, alpha, 0.0, fz), T.tire_forces(q, kappa, alpha, 0.0, c * fz)
+            np.testing.assert_allclose([float(b.fx), float(b.fy)], [c * float(a.fx), c * float(a.fy)], rtol=2e-5)
+
+
+@pytest.mark.parametrize(
+    ("kw", "field"),
+    [
+        ({"load": 0.0}, "load"),
+        ({"radius": -0.3}, "radius"),
+        ({"load": float("nan")}, "load"),
+        ({"radius": float("inf")}, "radius"),
+    ],
+)
+def test_with_nominal_refuses_bad_values(tnop, simple, kw, field):
+    for p in (tnop, simple):
+        with pytest.raises(jaxtire.validation.ValidationError, match=f"with_nominal: {field} "):
+            T.with_nominal(p, **kw)

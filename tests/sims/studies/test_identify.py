@@ -3,18 +3,27 @@
 import numpy as np
 import pytest
 
-from sims.studies.identify import (EXAMPLE_TRUTH, VehicleLog, example_truth, identify, make_log, synthetic_log)
+from sims.studies.identify import EXAMPLE_TRUTH, VehicleLog, example_truth, identify, make_log, synthetic_log
 from sims.vehicles import presets
 from sims.vehicles.params import Controls, VehicleState
 
 TOL = 0.02  # stated tolerance: every identified parameter within 2 % of the hidden truth (0.5 % noise)
 
 
+class _Counter:
+    n = 0
+
+    def update(self, k):
+        self.n += k
+
+
 def test_identification_recovers_hidden_params():
     base = presets.get("hatchback", tire="simple")
     truth = example_truth(base)  # mass +12 %, a +8 %, h +10 %, k_y front -15 % / rear +15 %, grip -10 %
     log = synthetic_log(truth, n_steps=400, dt=0.01, noise=0.005, seed=1)
-    res = identify(log, base, window=50, n_iter=120, lr=0.1, true=truth)
+    bar = _Counter()
+    res = identify(log, base, window=50, n_iter=120, lr=0.1, true=truth, progress=bar)
+    assert bar.n == 120  # the progress bar (a tqdm-like update(n)) advanced to the last iteration
     err = res.report.rel_error
     assert set(err) == set(EXAMPLE_TRUTH)
     assert max(abs(e) for e in err.values()) < TOL, str(res.report)

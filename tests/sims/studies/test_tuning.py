@@ -6,8 +6,16 @@ import jax
 import numpy as np
 import pytest
 
-from sims.studies.tuning import (ABS_BOUNDS, BrakingSetup, LaneSetup, abs_gains, lane_gains, sample_fleet, tune_abs,
-                         tune_lateral)
+from sims.studies.tuning import (
+    ABS_BOUNDS,
+    BrakingSetup,
+    LaneSetup,
+    abs_gains,
+    lane_gains,
+    sample_fleet,
+    tune_abs,
+    tune_lateral,
+)
 from sims.vehicles import presets
 
 # small scenario: 12-18 m/s on three surfaces, 3 s horizon at 10 ms (300 steps), simple tires (fast compile)
@@ -15,7 +23,10 @@ SMALL = BrakingSetup(tire="simple", horizon=3.0, speed=(12.0, 18.0), surfaces=("
 
 
 def test_abs_tuning_lowers_stopping_distance_on_heldout_seeds():
-    res = tune_abs(SMALL, n_vehicles=4, n_iter=15, lr=0.1, seed=0, heldout_seeds=(2001, 2002))
+    seen = []  # a tqdm-like progress object: update(n) per reported block of iterations
+    bar = type("Bar", (), {"update": lambda self, n: seen.append(n)})()
+    res = tune_abs(SMALL, n_vehicles=4, n_iter=15, lr=0.1, seed=0, heldout_seeds=(2001, 2002), progress=bar)
+    assert seen == [1, 10, 4]  # minimize reports at i = 0, 10 (every 10) and 14 (the last): 1, 11, 15 done
     rep = res.report
     assert np.all(np.isfinite(rep.losses))
     for seed, (before, after) in rep.heldout.items():
@@ -47,6 +58,8 @@ def test_bad_tuning_arguments_raise():
         tune_abs(SMALL, seed=7, heldout_seeds=(7,))
     with pytest.raises(ValueError, match="n_iter"):
         tune_abs(SMALL, n_iter=0)
+    with pytest.raises(TypeError, match="n_iters"):  # a misspelt loop keyword is refused, not ignored
+        tune_lateral(n_iters=3)
     assert math.isclose(abs_gains()["target_slip"], 0.08)
     assert set(lane_gains()) == {"k_y", "k_psi", "t_preview", "k_r"}
 
