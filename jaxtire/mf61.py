@@ -556,6 +556,12 @@ def _solve(
     else:
         fx, fy, fy_g0 = x.fx0, y.fy0, y_g0.fy0
         gyk = jnp.ones_like(fx)
+    fy_out = fy
+    if side is not None:
+        # The output is the mirror image; the tyre-frame fy below is taken back from it (exact, mirror is
+        # +-1) so that XLA computes fy in one loop and reads it back, instead of recomputing it for Mz.
+        fy_out = mirror * fy
+        fy = mirror * fy_out
     m = _mz(p, c, kappa, gamma, alpha_s, fy, fy_g0, fx, y, x.kxk, combined, fz_mz, mfeval, ts, gyk)
     mx = _mx(p, c, gamma, fy, fz_mx)
     my = _my(p, fz_my, gamma, fx, vx, rr_scale, pres)
@@ -563,8 +569,8 @@ def _solve(
     sliding = (jnp.abs(x.phase) > np.pi / 2) | (jnp.abs(y.phase) > np.pi / 2)
     mz = m.mz
     if side is not None:
-        fy, mx, mz = mirror * fy, mirror * mx, mirror * mz
-    forces = TireForces(fx, fy, mz, mx, my, x.mux, y.muy, util, sliding)
+        mx, mz = mirror * mx, mirror * mz
+    forces = TireForces(fx, fy_out, mz, mx, my, x.mux, y.muy, util, sliding)
     return _Solution(
         forces,
         flags,
