@@ -42,7 +42,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxtire import transient, vertical
-from jaxtire.mf61 import LimitFlags, _solve
+from jaxtire.mf61 import LimitFlags, _Options, _solve
 from jaxtire.params import MFParams
 
 
@@ -100,22 +100,8 @@ def evaluate(
     Returns a :class:`TireEvaluation`.
     """
     p = params
-    sol = _solve(
-        p,
-        kappa,
-        alpha,
-        gamma,
-        fz,
-        vx,
-        surface,
-        combined=combined,
-        phi=phi,
-        side=side,
-        pressure=pressure,
-        omega=omega,
-        limits=limits,
-        convention=convention,
-    )
+    opts = _Options(combined, phi, side, pressure, omega, limits, convention)
+    sol = _solve(p, kappa, alpha, gamma, fz, vx, surface, opts)
     f = sol.forces
     v = p.LONGVL if vx is None else jnp.asarray(vx)
     if omega is None:

@@ -439,6 +439,11 @@ def _flags(p: MFParams, kappa, alpha, gamma, fz, pres) -> LimitFlags:
     )
 
 
+def _mirror(p: MFParams, side):
+    """``-1`` where the tyre is mounted on the other side than the file's ``TYRESIDE``, else ``+1``."""
+    return jnp.where(jnp.asarray(side) * p.tyreside < 0, -1.0, 1.0)
+
+
 def out_of_range(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, side=None, pressure=None) -> LimitFlags:
     """Which inputs lie outside the file's validity ranges (the flags :func:`jaxtire.evaluate` returns).
 
@@ -449,7 +454,7 @@ def out_of_range(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, side=Non
     fz = p.FNOMIN if fz is None else fz
     kappa, alpha, gamma, fz = (jnp.asarray(x) for x in (kappa, alpha, gamma, fz))
     if side is not None:
-        mirror = jnp.where(jnp.asarray(side) * p.tyreside < 0, -1.0, 1.0)
+        mirror = _mirror(p, side)
         alpha, gamma = mirror * alpha, mirror * gamma
     pres = p.INFLPRES if pressure is None else jnp.asarray(pressure)
     return _flags(p, kappa, alpha, gamma, jnp.maximum(fz, 0.0), pres)
@@ -482,23 +487,20 @@ FZ_SAT_FACTOR = 20.0
 VX_SAT = 1000.0
 
 
-def _solve(
-    params: MFParams,
-    kappa,
-    alpha,
-    gamma=0.0,
-    fz=None,
-    vx=None,
-    surface=None,
-    *,
-    combined=True,
-    phi=None,
-    side=None,
-    pressure=None,
-    omega=None,
-    limits="clamp",
-    convention="book",
-) -> _Solution:
+class _Options(NamedTuple):
+    """The keyword options of :func:`mf_forces` (and :func:`jaxtire.evaluate`), in one place."""
+
+    combined: bool = True
+    phi: Any = None
+    side: Any = None
+    pressure: Any = None
+    omega: Any = None
+    limits: str = "clamp"
+    convention: str = "book"
+
+
+def _solve(params: MFParams, kappa, alpha, gamma, fz, vx, surface, opts: _Options) -> _Solution:
+    combined, phi, side, pressure, omega, limits, convention = opts
     check_choice("limits", limits, LIMITS, "mf_forces")
     check_choice("convention", convention, CONVENTIONS, "mf_forces")
     p = params
@@ -513,7 +515,7 @@ def _solve(
         phi = jnp.asarray(phi)
     mirror: jax.Array | float = 1.0
     if side is not None:
-        mirror = jnp.where(jnp.asarray(side) * p.tyreside < 0, -1.0, 1.0)
+        mirror = _mirror(p, side)
         alpha, gamma = mirror * alpha, mirror * gamma
         if phi is not None:
             phi = mirror * phi
@@ -645,22 +647,8 @@ def mf_forces(
       :class:`~jaxtire.forces.TireForces` with ``fx, fy`` [N], ``mz, mx, my`` [N m], peak friction
       ``mux, muy``, ``grip_utilisation`` and ``is_sliding``.
     """
-    return _solve(
-        params,
-        kappa,
-        alpha,
-        gamma,
-        fz,
-        vx,
-        surface,
-        combined=combined,
-        phi=phi,
-        side=side,
-        pressure=pressure,
-        omega=omega,
-        limits=limits,
-        convention=convention,
-    ).forces
+    opts = _Options(combined, phi, side, pressure, omega, limits, convention)
+    return _solve(params, kappa, alpha, gamma, fz, vx, surface, opts).forces
 
 
 def cornering_stiffness(params: MFParams, fz=None, gamma=0.0, surface=None):
