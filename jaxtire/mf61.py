@@ -111,6 +111,19 @@ def _common(p: MFParams, fz, gamma, vx, grip, slip_speed, pres=None) -> _Common:
     return _Common(fz, fz0p, dfz, dpi, gx, gs, gz, lmux, lmuy, lmux_p, lmuy_p, w_low)
 
 
+def _concrete_zero(x) -> bool:
+    """True for a concrete (not traced) scalar 0: a term it multiplies can be left out exactly."""
+    return not isinstance(x, jax.core.Tracer) and np.ndim(x) == 0 and float(x) == 0.0
+
+
+def _term(coef, x):
+    """``coef * x``, or a plain ``0.0`` where ``coef`` is a concrete 0 (a file's unused coefficient; params closed
+    over by ``jit``).  Exact for finite ``x``; XLA does not fold ``0 * x`` itself, and the term would keep an
+    intermediate alive for one more loop (``QBZ10 By Cy``), or stop the cambered and zero-camber evaluations of
+    ``Gyk`` from being one (``RBY4 gamma*^2``).  See ``benchmarks/PERF_NOTES.md``."""
+    return 0.0 if _concrete_zero(coef) else coef * x
+
+
 def _nonzero(x, tiny=1e-12):
     """``x`` with exact zeros replaced by ``tiny`` (a divisor that is zero only for degenerate coefficients)."""
     return jnp.where(x == 0.0, tiny, x)
@@ -259,7 +272,7 @@ def _gxa(p: MFParams, c: _Common, kappa, alpha_s):
 
 def _gyk(p: MFParams, c: _Common, kappa, alpha_s, gs, muy):
     """Weighting of Fy by slip ratio ``Gyk`` and the kappa-induced side force ``SVyk`` (eqs. 4.E58-4.E67)."""
-    byk = (p.RBY1 + p.RBY4 * gs**2) * cos_atan(p.RBY2 * (alpha_s - p.RBY3)) * p.LYKA
+    byk = (p.RBY1 + _term(p.RBY4, gs**2)) * cos_atan(p.RBY2 * (alpha_s - p.RBY3)) * p.LYKA
     cyk = p.RCY1
     eyk = jnp.minimum(p.REY1 + p.REY2 * c.dfz, 1.0)
     shyk = p.RHY1 + p.RHY2 * c.dfz
@@ -335,7 +348,7 @@ def _mz(
     if ts is not None:
         dt = dt * ts.zeta5
     dr = dr * (cos(alpha_s) if mfeval else cos_a)
-    br = p.QBZ9 * p.LKY / c.lmuy + p.QBZ10 * y.by * y.cy
+    br = p.QBZ9 * p.LKY / c.lmuy + _term(p.QBZ10, y.by * y.cy)
     cr = None
     if ts is not None:
         br = br * ts.zeta6
@@ -540,7 +553,9 @@ def _solve(params: MFParams, kappa, alpha, gamma, fz, vx, surface, opts: _Option
 
     grip, rr_scale = (1.0, 1.0) if surface is None else (surface.grip, surface.rolling_resistance)
     alpha_s = tan(alpha)
-    slip_speed = 0.0 if vx is None else jnp.abs(vx) * safe_norm(kappa, alpha_s)
+    # no friction decay with slip speed where LMUV is a concrete 0 (most files): exact, and saves a sqrt and two
+    # divides that XLA would otherwise write to memory (3 loops fewer; see _term)
+    slip_speed = 0.0 if vx is None or _concrete_zero(p.LMUV) else jnp.abs(vx) * safe_norm(kappa, alpha_s)
     c = _common(p, fz_f, gamma, vx, grip, slip_speed, pres)
     ts = None if phi is None else _turn_slip(p, c, kappa, alpha_s, gamma, phi, vx, omega)
     mfeval = convention == "mfeval"
