@@ -46,6 +46,10 @@ is treated as zero (wheel lifted off); ``|alpha|`` is limited to
 ``pi/2 - 0.01`` so ``tan(alpha)`` stays finite.  Called eagerly with concrete
 arrays, a negative ``fz`` raises ``ValueError`` instead.
 
+Compiled form: with the parameters closed over by ``jit`` (concrete arrays), terms whose coefficient is
+exactly 0 (the speed decay ``LMUV``, ``QBZ10``, ``RBY4``) are left out rather than multiplied by zero; the
+result is the same, the compiled loop count smaller (``benchmarks/PERF_NOTES.md``).
+
 Surface: ``surface.grip`` multiplies ``LMUX`` and ``LMUY`` (peak and sliding
 friction; stiffness unchanged) and ``surface.rolling_resistance`` multiplies
 ``LMY``.  Ploughing drag acts on the chassis: see
