@@ -19,6 +19,8 @@ unchanged.
 
 from __future__ import annotations
 
+import operator
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -65,37 +67,38 @@ def _sincos_f32(x):
     return sin_v, cos_v
 
 
-@jax.custom_jvp
-def sin(x):
-    """``sin(x)``: a fused-friendly polynomial in float32 (2 ulp for ``|x| < 1e4``), ``jnp.sin`` otherwise."""
-    x = jnp.asarray(x)
-    if not _is_f32(x):
-        return jnp.sin(x)
-    return _sincos_f32(x)[0]
+def _f32_poly(jnp_fn, poly, doc: str):
+    """``jnp_fn`` as a ``custom_jvp`` function that evaluates ``poly`` on float32 arrays (other dtypes: ``jnp_fn``)."""
+
+    def fn(x):
+        x = jnp.asarray(x)
+        return poly(x) if _is_f32(x) else jnp_fn(x)
+
+    fn.__name__ = fn.__qualname__ = jnp_fn.__name__
+    fn.__doc__ = doc
+    return jax.custom_jvp(fn)
 
 
-@jax.custom_jvp
-def cos(x):
-    """``cos(x)``: a fused-friendly polynomial in float32 (2 ulp for ``|x| < 1e4``), ``jnp.cos`` otherwise."""
-    x = jnp.asarray(x)
-    if not _is_f32(x):
-        return jnp.cos(x)
-    return _sincos_f32(x)[1]
+sin = _f32_poly(
+    jnp.sin,
+    lambda x: _sincos_f32(x)[0],
+    "``sin(x)``: a fused-friendly polynomial in float32 (2 ulp for ``|x| < 1e4``), ``jnp.sin`` otherwise.",
+)
+cos = _f32_poly(
+    jnp.cos,
+    lambda x: _sincos_f32(x)[1],
+    "``cos(x)``: a fused-friendly polynomial in float32 (2 ulp for ``|x| < 1e4``), ``jnp.cos`` otherwise.",
+)
+tan = _f32_poly(
+    jnp.tan,
+    lambda x: operator.truediv(*_sincos_f32(x)),
+    "``tan(x)`` as the ratio of the polynomial ``sin`` and ``cos`` in float32, ``jnp.tan`` otherwise.",
+)
 
 
 def sincos(x):
     """``(sin(x), cos(x))`` sharing one range reduction (float32); ``jnp`` pair otherwise."""
     return sin(x), cos(x)
-
-
-@jax.custom_jvp
-def tan(x):
-    """``tan(x)`` as the ratio of the polynomial ``sin`` and ``cos`` in float32, ``jnp.tan`` otherwise."""
-    x = jnp.asarray(x)
-    if not _is_f32(x):
-        return jnp.tan(x)
-    s, c = _sincos_f32(x)
-    return s / c
 
 
 @sin.defjvp

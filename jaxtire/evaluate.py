@@ -42,7 +42,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxtire import transient, vertical
-from jaxtire.mf61 import LimitFlags, _solve
+from jaxtire.mf61 import LimitFlags, _Options, _solve
 from jaxtire.params import MFParams
 
 
@@ -76,55 +76,26 @@ class TireEvaluation(NamedTuple):
     out_of_range: LimitFlags  # which inputs lay outside the file's validity ranges
 
 
-def evaluate(
-    params: MFParams,
-    kappa,
-    alpha,
-    gamma=0.0,
-    fz=None,
-    *,
-    vx=None,
-    phi=None,
-    side=None,
-    pressure=None,
-    omega=None,
-    limits: str = "clamp",
-    convention: str = "book",
-    surface=None,
-    combined: bool = True,
-) -> TireEvaluation:
+def evaluate(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, vx=None, surface=None, **options) -> TireEvaluation:
     """Forces, moments, radii, contact patch, relaxation lengths and slip stiffnesses of an MF tyre.
 
     Arguments as :func:`jaxtire.mf61.mf_forces` (``kappa`` [-], ``alpha`` [rad], ``gamma`` [rad],
-    ``fz`` [N], ``vx`` [m/s], ``phi`` [1/m], ``side`` +1/-1, ``pressure`` [Pa], ``omega`` [rad/s]).
+    ``fz`` [N], ``vx`` [m/s], ``surface``); keyword ``options`` also as there: ``phi`` [1/m], ``side``
+    +1/-1, ``pressure`` [Pa], ``omega`` [rad/s], ``limits``, ``convention``, ``combined``.
     Returns a :class:`TireEvaluation`.
     """
     p = params
-    sol = _solve(
-        p,
-        kappa,
-        alpha,
-        gamma,
-        fz,
-        vx,
-        surface,
-        combined=combined,
-        phi=phi,
-        side=side,
-        pressure=pressure,
-        omega=omega,
-        limits=limits,
-        convention=convention,
-    )
+    opts = _Options(**options)
+    sol = _solve(p, kappa, alpha, gamma, fz, vx, surface, opts)
     f = sol.forces
     v = p.LONGVL if vx is None else jnp.asarray(vx)
-    if omega is None:
+    if opts.omega is None:
         k_raw = jnp.asarray(kappa)
         w = v / p.UNLOADED_RADIUS
         for _ in range(4):
             w = v * (1.0 + k_raw) / vertical.effective_rolling_radius(p, sol.fz, w, sol.pressure)
     else:
-        w = jnp.asarray(omega)
+        w = jnp.asarray(opts.omega)
     re = vertical.effective_rolling_radius(p, sol.fz, w, sol.pressure)
     fy_tyre = sol.mirror * f.fy  # force in the measured tyre's frame
     rho = vertical.deflection(p, sol.fz, w, sol.gamma, f.fx, fy_tyre, sol.pressure)

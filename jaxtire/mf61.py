@@ -46,6 +46,10 @@ is treated as zero (wheel lifted off); ``|alpha|`` is limited to
 ``pi/2 - 0.01`` so ``tan(alpha)`` stays finite.  Called eagerly with concrete
 arrays, a negative ``fz`` raises ``ValueError`` instead.
 
+Compiled form: with the parameters closed over by ``jit`` (concrete arrays), terms whose coefficient is
+exactly 0 (the speed decay ``LMUV``, ``QBZ10``, ``RBY4``) are left out rather than multiplied by zero; the
+result is the same, the compiled loop count smaller (``benchmarks/PERF_NOTES.md``).
+
 Surface: ``surface.grip`` multiplies ``LMUX`` and ``LMUY`` (peak and sliding
 friction; stiffness unchanged) and ``surface.rolling_resistance`` multiplies
 ``LMY``.  Ploughing drag acts on the chassis: see
@@ -109,6 +113,19 @@ def _common(p: MFParams, fz, gamma, vx, grip, slip_speed, pres=None) -> _Common:
         ratio = jnp.minimum(jnp.abs(vx) / p.VXLOW, 1.0)
         w_low = 0.5 * (1.0 - cos(np.pi * ratio))
     return _Common(fz, fz0p, dfz, dpi, gx, gs, gz, lmux, lmuy, lmux_p, lmuy_p, w_low)
+
+
+def _concrete_zero(x) -> bool:
+    """True for a concrete (not traced) scalar 0: a term it multiplies can be left out exactly."""
+    return not isinstance(x, jax.core.Tracer) and np.ndim(x) == 0 and float(x) == 0.0
+
+
+def _term(coef, x):
+    """``coef * x``, or a plain ``0.0`` where ``coef`` is a concrete 0 (a file's unused coefficient; params closed
+    over by ``jit``).  Exact for finite ``x``; XLA does not fold ``0 * x`` itself, and the term would keep an
+    intermediate alive for one more loop (``QBZ10 By Cy``), or stop the cambered and zero-camber evaluations of
+    ``Gyk`` from being one (``RBY4 gamma*^2``).  See ``benchmarks/PERF_NOTES.md``."""
+    return 0.0 if _concrete_zero(coef) else coef * x
 
 
 def _nonzero(x, tiny=1e-12):
@@ -259,7 +276,7 @@ def _gxa(p: MFParams, c: _Common, kappa, alpha_s):
 
 def _gyk(p: MFParams, c: _Common, kappa, alpha_s, gs, muy):
     """Weighting of Fy by slip ratio ``Gyk`` and the kappa-induced side force ``SVyk`` (eqs. 4.E58-4.E67)."""
-    byk = (p.RBY1 + p.RBY4 * gs**2) * cos_atan(p.RBY2 * (alpha_s - p.RBY3)) * p.LYKA
+    byk = (p.RBY1 + _term(p.RBY4, gs**2)) * cos_atan(p.RBY2 * (alpha_s - p.RBY3)) * p.LYKA
     cyk = p.RCY1
     eyk = jnp.minimum(p.REY1 + p.REY2 * c.dfz, 1.0)
     shyk = p.RHY1 + p.RHY2 * c.dfz
@@ -335,7 +352,7 @@ def _mz(
     if ts is not None:
         dt = dt * ts.zeta5
     dr = dr * (cos(alpha_s) if mfeval else cos_a)
-    br = p.QBZ9 * p.LKY / c.lmuy + p.QBZ10 * y.by * y.cy
+    br = p.QBZ9 * p.LKY / c.lmuy + _term(p.QBZ10, y.by * y.cy)
     cr = None
     if ts is not None:
         br = br * ts.zeta6
@@ -439,6 +456,11 @@ def _flags(p: MFParams, kappa, alpha, gamma, fz, pres) -> LimitFlags:
     )
 
 
+def _mirror(p: MFParams, side):
+    """``-1`` where the tyre is mounted on the other side than the file's ``TYRESIDE``, else ``+1``."""
+    return jnp.where(jnp.asarray(side) * p.tyreside < 0, -1.0, 1.0)
+
+
 def out_of_range(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, side=None, pressure=None) -> LimitFlags:
     """Which inputs lie outside the file's validity ranges (the flags :func:`jaxtire.evaluate` returns).
 
@@ -449,7 +471,7 @@ def out_of_range(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, side=Non
     fz = p.FNOMIN if fz is None else fz
     kappa, alpha, gamma, fz = (jnp.asarray(x) for x in (kappa, alpha, gamma, fz))
     if side is not None:
-        mirror = jnp.where(jnp.asarray(side) * p.tyreside < 0, -1.0, 1.0)
+        mirror = _mirror(p, side)
         alpha, gamma = mirror * alpha, mirror * gamma
     pres = p.INFLPRES if pressure is None else jnp.asarray(pressure)
     return _flags(p, kappa, alpha, gamma, jnp.maximum(fz, 0.0), pres)
@@ -482,23 +504,20 @@ FZ_SAT_FACTOR = 20.0
 VX_SAT = 1000.0
 
 
-def _solve(
-    params: MFParams,
-    kappa,
-    alpha,
-    gamma=0.0,
-    fz=None,
-    vx=None,
-    surface=None,
-    *,
-    combined=True,
-    phi=None,
-    side=None,
-    pressure=None,
-    omega=None,
-    limits="clamp",
-    convention="book",
-) -> _Solution:
+class _Options(NamedTuple):
+    """The keyword options of :func:`mf_forces` (and :func:`jaxtire.evaluate`), in one place."""
+
+    combined: bool = True
+    phi: Any = None
+    side: Any = None
+    pressure: Any = None
+    omega: Any = None
+    limits: str = "clamp"
+    convention: str = "book"
+
+
+def _solve(params: MFParams, kappa, alpha, gamma, fz, vx, surface, opts: _Options) -> _Solution:
+    combined, phi, side, pressure, omega, limits, convention = opts
     check_choice("limits", limits, LIMITS, "mf_forces")
     check_choice("convention", convention, CONVENTIONS, "mf_forces")
     p = params
@@ -513,7 +532,7 @@ def _solve(
         phi = jnp.asarray(phi)
     mirror: jax.Array | float = 1.0
     if side is not None:
-        mirror = jnp.where(jnp.asarray(side) * p.tyreside < 0, -1.0, 1.0)
+        mirror = _mirror(p, side)
         alpha, gamma = mirror * alpha, mirror * gamma
         if phi is not None:
             phi = mirror * phi
@@ -538,7 +557,9 @@ def _solve(
 
     grip, rr_scale = (1.0, 1.0) if surface is None else (surface.grip, surface.rolling_resistance)
     alpha_s = tan(alpha)
-    slip_speed = 0.0 if vx is None else jnp.abs(vx) * safe_norm(kappa, alpha_s)
+    # no friction decay with slip speed where LMUV is a concrete 0 (most files): exact, and saves a sqrt and two
+    # divides that XLA would otherwise write to memory (3 loops fewer; see _term)
+    slip_speed = 0.0 if vx is None or _concrete_zero(p.LMUV) else jnp.abs(vx) * safe_norm(kappa, alpha_s)
     c = _common(p, fz_f, gamma, vx, grip, slip_speed, pres)
     ts = None if phi is None else _turn_slip(p, c, kappa, alpha_s, gamma, phi, vx, omega)
     mfeval = convention == "mfeval"
@@ -556,6 +577,12 @@ def _solve(
     else:
         fx, fy, fy_g0 = x.fx0, y.fy0, y_g0.fy0
         gyk = jnp.ones_like(fx)
+    fy_out = fy
+    if side is not None:
+        # The output is the mirror image; the tyre-frame fy below is taken back from it (exact, mirror is
+        # +-1) so that XLA computes fy in one loop and reads it back, instead of recomputing it for Mz.
+        fy_out = mirror * fy
+        fy = mirror * fy_out
     m = _mz(p, c, kappa, gamma, alpha_s, fy, fy_g0, fx, y, x.kxk, combined, fz_mz, mfeval, ts, gyk)
     mx = _mx(p, c, gamma, fy, fz_mx)
     my = _my(p, fz_my, gamma, fx, vx, rr_scale, pres)
@@ -563,8 +590,8 @@ def _solve(
     sliding = (jnp.abs(x.phase) > np.pi / 2) | (jnp.abs(y.phase) > np.pi / 2)
     mz = m.mz
     if side is not None:
-        fy, mx, mz = mirror * fy, mirror * mx, mirror * mz
-    forces = TireForces(fx, fy, mz, mx, my, x.mux, y.muy, util, sliding)
+        mx, mz = mirror * mx, mirror * mz
+    forces = TireForces(fx, fy_out, mz, mx, my, x.mux, y.muy, util, sliding)
     return _Solution(
         forces,
         flags,
@@ -639,22 +666,8 @@ def mf_forces(
       :class:`~jaxtire.forces.TireForces` with ``fx, fy`` [N], ``mz, mx, my`` [N m], peak friction
       ``mux, muy``, ``grip_utilisation`` and ``is_sliding``.
     """
-    return _solve(
-        params,
-        kappa,
-        alpha,
-        gamma,
-        fz,
-        vx,
-        surface,
-        combined=combined,
-        phi=phi,
-        side=side,
-        pressure=pressure,
-        omega=omega,
-        limits=limits,
-        convention=convention,
-    ).forces
+    opts = _Options(combined, phi, side, pressure, omega, limits, convention)
+    return _solve(params, kappa, alpha, gamma, fz, vx, surface, opts).forces
 
 
 def cornering_stiffness(params: MFParams, fz=None, gamma=0.0, surface=None):

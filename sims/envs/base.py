@@ -56,9 +56,10 @@ import numpy as np
 
 from jaxtire.surfaces import preset_table
 from sims.run.chunked import chunked as _chunked
+from sims.run.fleet import scale_chassis
 from sims.vehicles import double_track, presets
 from sims.vehicles.integrators import semi_implicit_euler
-from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, VehicleState
+from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
 
 class Box(NamedTuple):
@@ -124,29 +125,14 @@ def uniform(key, rng, dtype, shape=()):
     return rng[0] + (rng[1] - rng[0]) * u
 
 
-def sample_physics(key, params, surface_ids) -> Physics:
-    """Mass and friction scales [-] drawn uniformly in ``params.mass_scale`` / ``params.mu_scale`` (scalars
-    of the params dtype), with the given surface ids (int32, ``(4,)``: FL, FR, RL, RR)."""
-    dtype = dtype_of(params)
-    k1, k2 = jax.random.split(key)
-    return Physics(
-        uniform(k1, params.mass_scale, dtype), uniform(k2, params.mu_scale, dtype), jnp.asarray(surface_ids, jnp.int32)
-    )
+WHEELS = ("fl", "fr", "rl", "rr")
 
 
 def vehicle_for(params, phys: Physics) -> VehicleParams:
-    """The base vehicle of ``params`` with the episode's sampled :class:`Physics` applied."""
+    """The base vehicle of ``params`` with the episode's sampled :class:`Physics` applied (the fleet's own
+    :func:`sims.run.fleet.scale_chassis`, tire stiffness unchanged)."""
     vp = params.vehicle
-    ch: Chassis = vp.chassis
-    scale = lambda ts: TireScale(ts.mu_x * phys.mu_scale, ts.mu_y * phys.mu_scale, ts.k_x, ts.k_y)  # noqa: E731
-    ch = ch._replace(
-        mass=ch.mass * phys.mass_scale,
-        yaw_inertia=ch.yaw_inertia * phys.mass_scale,
-        tire_scale_front=scale(ch.tire_scale_front),
-        tire_scale_rear=scale(ch.tire_scale_rear),
-        surface_ids=phys.surface_ids,
-    )
-    return vp._replace(chassis=ch)
+    return vp._replace(chassis=scale_chassis(vp.chassis, phys.mass_scale, phys.mu_scale, 1.0, phys.surface_ids))
 
 
 def advance(vp: VehicleParams, vs: VehicleState, controls: Controls, dt, substeps: int):
@@ -228,6 +214,27 @@ class Environment:
     def controls(self, action, params):  # pragma: no cover - abstract
         """The vehicle :class:`~sims.vehicles.params.Controls` of a (clipped) action."""
         raise NotImplementedError
+
+    @staticmethod
+    def per_wheel(*names: str) -> tuple:
+        """Observation names ``<name>_fl, <name>_fr, <name>_rl, <name>_rr`` for each of ``names``, in order."""
+        return tuple(f"{name}_{w}" for name in names for w in WHEELS)
+
+    def sample_physics(self, key, params, surface_ids) -> Physics:
+        """Mass and friction scales [-] drawn uniformly in ``params.mass_scale`` / ``params.mu_scale`` (scalars
+        of the params dtype), with the given surface ids (int32, ``(4,)``: FL, FR, RL, RR)."""
+        dtype = dtype_of(params)
+        k1, k2 = jax.random.split(key)
+        return Physics(
+            uniform(k1, params.mass_scale, dtype),
+            uniform(k2, params.mu_scale, dtype),
+            jnp.asarray(surface_ids, jnp.int32),
+        )
+
+    def simulate(self, params, state, controls):
+        """``(vehicle state, telemetry)`` after one env step: :attr:`substeps` vehicle steps over ``params.dt`` of
+        ``state.vehicle`` with the episode's :class:`Physics` (``state.phys``) applied (:func:`advance`)."""
+        return advance(vehicle_for(params, state.phys), state.vehicle, controls, params.dt, self.substeps)
 
     #: names of the observation components (without the privileged ones)
     obs_names: tuple = ()

@@ -36,18 +36,7 @@ import jax.numpy as jnp
 
 from jaxtire.constants import GRAVITY as G
 from jaxtire.surfaces import surface_id
-from sims.envs.base import (
-    Environment,
-    Physics,
-    Transition,
-    advance,
-    as_params_array,
-    dtype_of,
-    make_env_vehicle,
-    sample_physics,
-    uniform,
-    vehicle_for,
-)
+from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
 from sims.vehicles import double_track
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
@@ -91,14 +80,7 @@ class Braking(Environment):
         "vx",
         "speed_fraction",
         "ax",
-        "wheel_speed_fl",
-        "wheel_speed_fr",
-        "wheel_speed_rl",
-        "wheel_speed_rr",
-        "kappa_fl",
-        "kappa_fr",
-        "kappa_rl",
-        "kappa_rr",
+        *Environment.per_wheel("wheel_speed", "kappa"),
         "last_brake_front",
         "last_brake_rear",
     )
@@ -122,7 +104,7 @@ class Braking(Environment):
         dtype = dtype_of(params)
         k_phys, k_surf, k_v = jax.random.split(key, 3)
         sid = jax.random.choice(k_surf, jnp.asarray(params.surface_ids, jnp.int32))
-        phys = sample_physics(k_phys, params, jnp.full((4,), sid, jnp.int32))
+        phys = self.sample_physics(k_phys, params, jnp.full((4,), sid, jnp.int32))
         v0 = uniform(k_v, params.speed, dtype)
         vs = double_track.init_state(params.vehicle, v0)
         mu = jnp.asarray(params.vehicle.surfaces.grip)[sid].astype(dtype) * phys.mu_scale
@@ -147,8 +129,7 @@ class Braking(Environment):
 
     def transition(self, key, state: BrakingState, action, params: BrakingParams) -> Transition:
         controls = self.controls(action, params)
-        vp = vehicle_for(params, state.phys)
-        vs, tel = advance(vp, state.vehicle, controls, params.dt, self.substeps)
+        vs, tel = self.simulate(params, state, controls)
         dist = jnp.hypot(vs.x - state.vehicle.x, vs.y - state.vehicle.y)
         stopped = vs.vx < params.v_stop
         spin = jnp.abs(vs.yaw) > params.spin_yaw

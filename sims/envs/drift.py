@@ -35,18 +35,7 @@ import jax.numpy as jnp
 
 from jaxtire.constants import wrap_angle
 from jaxtire.surfaces import surface_id
-from sims.envs.base import (
-    Environment,
-    Physics,
-    Transition,
-    advance,
-    as_params_array,
-    dtype_of,
-    make_env_vehicle,
-    sample_physics,
-    uniform,
-    vehicle_for,
-)
+from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
 from sims.envs.race import pedal_controls
 from sims.vehicles import double_track
 from sims.vehicles.params import VehicleParams, VehicleState
@@ -97,18 +86,7 @@ class Drift(Environment):
         "beta",
         "beta_error",
         "yaw_rate_error",
-        "wheel_speed_fl",
-        "wheel_speed_fr",
-        "wheel_speed_rl",
-        "wheel_speed_rr",
-        "kappa_fl",
-        "kappa_fr",
-        "kappa_rl",
-        "kappa_rr",
-        "alpha_fl",
-        "alpha_fr",
-        "alpha_rl",
-        "alpha_rr",
+        *Environment.per_wheel("wheel_speed", "kappa", "alpha"),
         "radial_error",
         "sin_course_error",
         "cos_course_error",
@@ -143,7 +121,7 @@ class Drift(Environment):
     def reset_state(self, key, params: DriftParams) -> DriftState:
         dtype = dtype_of(params)
         k_phys, k_th, k_v, k_b = jax.random.split(key, 4)
-        phys = sample_physics(k_phys, params, jnp.full((4,), params.surface_id, jnp.int32))
+        phys = self.sample_physics(k_phys, params, jnp.full((4,), params.surface_id, jnp.int32))
         theta = jax.random.uniform(k_th, (), dtype, -jnp.pi, jnp.pi)
         v = params.target_speed + uniform(k_v, jnp.asarray([-1.0, 1.0], dtype), dtype)
         beta = params.target_beta * jax.random.uniform(k_b, (), dtype)
@@ -176,9 +154,8 @@ class Drift(Environment):
         return pedal_controls(action, params.vehicle.chassis.max_steer)
 
     def transition(self, key, state: DriftState, action, params: DriftParams) -> Transition:
-        vp = vehicle_for(params, state.phys)
         controls = self.controls(action, params)
-        vs, tel = advance(vp, state.vehicle, controls, params.dt, self.substeps)
+        vs, tel = self.simulate(params, state, controls)
         beta, eb, er, radial, course, speed = self.errors(vs, params)
         w, sg = params.weights, params.sigmas
         reward = (

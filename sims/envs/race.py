@@ -29,18 +29,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from sims.envs.base import (
-    Environment,
-    Physics,
-    Transition,
-    advance,
-    as_params_array,
-    dtype_of,
-    make_env_vehicle,
-    sample_physics,
-    uniform,
-    vehicle_for,
-)
+from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
 from sims.envs.tracks import Track, TrackPose, curvature_at, get_track, point_at, progress_delta, track_pose
 from sims.vehicles import double_track
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
@@ -94,18 +83,7 @@ class Race(Environment):
             "vx",
             "vy",
             "yaw_rate",
-            "wheel_speed_fl",
-            "wheel_speed_fr",
-            "wheel_speed_rl",
-            "wheel_speed_rr",
-            "kappa_fl",
-            "kappa_fr",
-            "kappa_rl",
-            "kappa_rr",
-            "alpha_fl",
-            "alpha_fr",
-            "alpha_rl",
-            "alpha_rr",
+            *Environment.per_wheel("wheel_speed", "kappa", "alpha"),
             "lateral",
             "sin_heading_error",
             "cos_heading_error",
@@ -148,7 +126,7 @@ class Race(Environment):
         dtype = dtype_of(params)
         tr = params.track
         k_phys, k_s, k_lat, k_head, k_v = jax.random.split(key, 5)
-        phys = sample_physics(k_phys, params, jnp.zeros((4,), jnp.int32))
+        phys = self.sample_physics(k_phys, params, jnp.zeros((4,), jnp.int32))
         s0 = jnp.where(params.random_start, jax.random.uniform(k_s, (), dtype) * tr.length, jnp.zeros((), dtype))
         s0 = jnp.mod(s0, tr.length)
         lat = params.lateral_noise * jax.random.uniform(k_lat, (), dtype, -1.0, 1.0)
@@ -169,9 +147,8 @@ class Race(Environment):
         return pedal_controls(action, params.vehicle.chassis.max_steer)
 
     def transition(self, key, state: RaceState, action, params: RaceParams) -> Transition:
-        vp = vehicle_for(params, state.phys)
         controls = self.controls(action, params)
-        vs, tel = advance(vp, state.vehicle, controls, params.dt, self.substeps)
+        vs, tel = self.simulate(params, state, controls)
         tr = params.track
         pose = track_pose(tr, vs.x, vs.y, vs.yaw, hint=state.pose.index, window=self.window)
         ds = progress_delta(tr, pose.s, state.pose.s)

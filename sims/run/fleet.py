@@ -32,7 +32,7 @@ from jaxtire.validation import check_int, check_range
 from sims.run._scan import blocked, chunk_fns
 from sims.run.rollout import RolloutResult, _launch, _rollout_arguments, _rollout_impl, check_args, options_key
 from sims.vehicles import get_model
-from sims.vehicles.params import Controls, TireScale, VehicleParams, check_surface_ids, fleet_axes
+from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, check_surface_ids, fleet_axes
 
 
 def broadcast(tree, n: int):
@@ -106,6 +106,23 @@ def _check_range(name, rng, lo, hi):
     check_range(f"{name} high", b, a, hi, source="Sampling")
 
 
+def scale_chassis(ch: Chassis, mass_f, mu_f, k_f, surface_ids) -> Chassis:
+    """``ch`` with sampled factors applied: ``mass_f`` [-] on mass and yaw inertia, ``mu_f`` [-] on the tire
+    friction scales ``mu_x``, ``mu_y`` and ``k_f`` [-] on ``k_x``, ``k_y`` of both axles, and ``surface_ids``
+    (int32, FL FR RL RR); the one place the fleet sampler and the RL environments randomise a vehicle."""
+
+    def scaled(ts: TireScale) -> TireScale:
+        return TireScale(ts.mu_x * mu_f, ts.mu_y * mu_f, ts.k_x * k_f, ts.k_y * k_f)
+
+    return ch._replace(
+        mass=ch.mass * mass_f,
+        yaw_inertia=ch.yaw_inertia * mass_f,
+        tire_scale_front=scaled(ch.tire_scale_front),
+        tire_scale_rear=scaled(ch.tire_scale_rear),
+        surface_ids=surface_ids,
+    )
+
+
 def sample_fleet(key, params: VehicleParams, n: int, sampling: Sampling = Sampling()):
     """``(fleet params, FleetSample)``: ``n`` vehicles around the single vehicle ``params``.
 
@@ -126,18 +143,7 @@ def sample_fleet(key, params: VehicleParams, n: int, sampling: Sampling = Sampli
     u = lambda k, rng: jax.random.uniform(k, (n,), dtype, rng[0], rng[1])  # noqa: E731
     mass_f, mu_f, k_f = u(k_mass, sampling.mass), u(k_mu, sampling.mu), u(k_stiff, sampling.stiffness)
     sid = jnp.asarray(ids, jnp.int32)[jax.random.randint(k_surf, (n,), 0, ids.size)]
-    fleet = broadcast(ch, n)
-
-    def scaled(ts: TireScale) -> TireScale:
-        return TireScale(ts.mu_x * mu_f, ts.mu_y * mu_f, ts.k_x * k_f, ts.k_y * k_f)
-
-    fleet = fleet._replace(
-        mass=fleet.mass * mass_f,
-        yaw_inertia=fleet.yaw_inertia * mass_f,
-        tire_scale_front=scaled(fleet.tire_scale_front),
-        tire_scale_rear=scaled(fleet.tire_scale_rear),
-        surface_ids=jnp.broadcast_to(sid[:, None], (n, 4)),
-    )
+    fleet = scale_chassis(broadcast(ch, n), mass_f, mu_f, k_f, jnp.broadcast_to(sid[:, None], (n, 4)))
     return params._replace(chassis=fleet), FleetSample(mass_f, mu_f, k_f, sid)
 
 
