@@ -38,7 +38,7 @@ from jaxtire.constants import GRAVITY as G
 from jaxtire.surfaces import surface_id
 from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
 from sims.vehicles import double_track
-from sims.vehicles.params import Controls, VehicleParams, VehicleState
+from sims.vehicles.params import Controls, VehicleParams, VehicleState, wheel_radii
 
 DEFAULT_SURFACES = ("asphalt_dry", "concrete", "asphalt_wet", "cobbles", "gravel", "dirt", "grass", "snow")
 
@@ -145,7 +145,7 @@ class Braking(Environment):
     def get_obs(self, state: BrakingState, params: BrakingParams):
         vs = state.vehicle
         ch = params.vehicle.chassis
-        radii = jnp.stack([ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_radius_rear])
+        radii = wheel_radii(ch, 4)
         return self.finish_obs(
             [vs.vx / 30.0, vs.vx / state.v0, vs.ax / G, vs.omega * radii / 30.0, state.kappa, state.last_action],
             state,

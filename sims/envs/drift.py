@@ -36,9 +36,9 @@ import jax.numpy as jnp
 from jaxtire.constants import wrap_angle
 from jaxtire.surfaces import surface_id
 from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
-from sims.envs.race import pedal_controls
+from sims.envs.race import SteerPedal
 from sims.vehicles import double_track
-from sims.vehicles.params import VehicleParams, VehicleState
+from sims.vehicles.params import VehicleParams, VehicleState, wheel_radii
 
 
 class DriftParams(NamedTuple):
@@ -73,12 +73,10 @@ def sideslip(vs: VehicleState):
     return jnp.arctan2(vs.vy, jnp.maximum(jnp.abs(vs.vx), 1e-3) * jnp.sign(vs.vx + 1e-9))
 
 
-class Drift(Environment):
+class Drift(SteerPedal):
     """Circle drift (module docstring)."""
 
     name = "drift"
-    num_actions = 2
-    action_names = ("steer", "pedal")
     obs_names = (
         "vx",
         "vy",
@@ -149,10 +147,6 @@ class Drift(Environment):
         course = wrap_angle(vs.yaw + beta - tangent)
         return beta, beta - params.target_beta, vs.yaw_rate - r_target, radial, course, speed
 
-    def controls(self, action, params: DriftParams):
-        """``(steer, pedal)`` -> :class:`~sims.vehicles.params.Controls` (:func:`sims.envs.race.pedal_controls`)."""
-        return pedal_controls(action, params.vehicle.chassis.max_steer)
-
     def transition(self, key, state: DriftState, action, params: DriftParams) -> Transition:
         controls = self.controls(action, params)
         vs, tel = self.simulate(params, state, controls)
@@ -176,7 +170,7 @@ class Drift(Environment):
     def get_obs(self, state: DriftState, params: DriftParams):
         vs = state.vehicle
         ch = params.vehicle.chassis
-        radii = jnp.stack([ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_radius_rear])
+        radii = wheel_radii(ch, 4)
         beta, eb, er, radial, course, speed = self.errors(vs, params)
         return self.finish_obs(
             [

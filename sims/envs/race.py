@@ -32,7 +32,7 @@ import jax.numpy as jnp
 from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
 from sims.envs.tracks import Track, TrackPose, curvature_at, get_track, point_at, progress_delta, track_pose
 from sims.vehicles import double_track
-from sims.vehicles.params import Controls, VehicleParams, VehicleState
+from sims.vehicles.params import Controls, VehicleParams, VehicleState, wheel_radii
 
 LOOKAHEAD = (5.0, 10.0, 20.0, 35.0, 50.0, 75.0)
 
@@ -72,12 +72,21 @@ def pedal_controls(action, max_steer, brake_wheels: int = 4) -> Controls:
     return Controls(steer=action[0] * max_steer, throttle=jnp.maximum(pedal, 0.0), brake=jnp.maximum(-pedal, 0.0))
 
 
-class Race(Environment):
-    """Track-following race (module docstring).  ``window`` (static): segments searched either side of the
-    previous nearest one each step (10 m at the default 1 m spacing; a car covers at most ~4 m a step)."""
+class SteerPedal(Environment):
+    """Base of the environments driven by ``(steer, pedal)`` in [-1, 1] (:func:`pedal_controls`): race, drift."""
 
     num_actions = 2
     action_names = ("steer", "pedal")
+
+    def controls(self, action, params) -> Controls:
+        """``(steer, pedal)`` -> :class:`~sims.vehicles.params.Controls` (:func:`pedal_controls`)."""
+        return pedal_controls(action, params.vehicle.chassis.max_steer)
+
+
+class Race(SteerPedal):
+    """Track-following race (module docstring).  ``window`` (static): segments searched either side of the
+    previous nearest one each step (10 m at the default 1 m spacing; a car covers at most ~4 m a step)."""
+
     obs_names = (
         (
             "vx",
@@ -142,10 +151,6 @@ class Race(Environment):
         z4 = jnp.zeros((4,), dtype)
         return RaceState(vs, phys, z4, z4, pose, zero, jnp.zeros((2,), dtype), jnp.zeros((), jnp.int32), zero)
 
-    def controls(self, action, params: RaceParams) -> Controls:
-        """``(steer, pedal)`` -> :class:`~sims.vehicles.params.Controls` (:func:`pedal_controls`)."""
-        return pedal_controls(action, params.vehicle.chassis.max_steer)
-
     def transition(self, key, state: RaceState, action, params: RaceParams) -> Transition:
         controls = self.controls(action, params)
         vs, tel = self.simulate(params, state, controls)
@@ -178,7 +183,7 @@ class Race(Environment):
         vs = state.vehicle
         ch = params.vehicle.chassis
         tr = params.track
-        radii = jnp.stack([ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_radius_rear])
+        radii = wheel_radii(ch, 4)
         he = state.pose.heading_error
         preview = curvature_at(tr, state.pose.s + params.lookahead)
         return self.finish_obs(
