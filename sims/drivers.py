@@ -210,19 +210,20 @@ def brake_shares(ch, n: int):
     return share, inertia, jnp.zeros_like(share)
 
 
-def peak_slip_table(params, n: int):
-    """Peak braking slip (:func:`sims.vehicles.grip.peak_braking`) of each wheel state's scaled tire at its
-    static load on every surface of ``params.surfaces``: shape ``(..., n, n_surfaces)``."""
+def peak_tables(params, n: int):
+    """``(kappa_peak, force_peak)``: peak braking slip [-] and peak braking force [N] of each wheel state's
+    scaled tire (:func:`sims.vehicles.grip.peak_braking`) at its static load on every surface of
+    ``params.surfaces``, both of shape ``(..., n, n_surfaces)`` (``n = 2``: both tires of the axle)."""
     ch = params.chassis
     zero = jnp.zeros_like(ch.mass)
     ff, fr = axle_loads(ch, zero, zero)
-    surf = params.surfaces
-    rows = []
+    k_rows, f_rows = [], []
     for tire, scale, load in ((params.tire_front, ch.tire_scale_front, ff), (params.tire_rear, ch.tire_scale_rear, fr)):
         fz = jnp.maximum(0.5 * load, 1.0)[..., None]  # one tire; the surface table on the last axis
-        k, _ = peak_braking(scale_tire(tire, *scale), fz, surf)
-        rows += [k] * (n // 2)
-    return jnp.stack(rows, axis=-2)
+        k, mu = peak_braking(scale_tire(tire, *scale), fz, params.surfaces)
+        k_rows += [k] * (n // 2)
+        f_rows += [mu * fz * (4 // n)] * (n // 2)
+    return jnp.stack(k_rows, axis=-2), jnp.stack(f_rows, axis=-2)
 
 
 @driver
@@ -230,21 +231,23 @@ class StraightBraking(Driver):
     """Straight-line braking from ``t_brake`` [s]: full pedal ``brake`` with locked wheels when
     ``abs_on = 0``, or a per-wheel ABS slip controller when ``abs_on = 1`` (a float, so a fleet can mix).
 
-    ABS: a PI controller on each wheel's slip velocity, aiming just below the peak of its tire's braking
-    curve on the surface under it (driver state: the integral part ``b_I`` of each wheel's brake command,
-    initially ``brake``, and the peak-slip table)::
+    ABS: a feed-forward plus a PI controller on each wheel's slip velocity, aiming just below the peak of
+    its tire's braking curve on the surface under it (driver state: the integral part ``b_I`` of each
+    wheel's brake command, initially 0, and the peak tables)::
 
         u_i     = vx - r y_i                               the wheel's own ground speed [m/s]
         sigma_i = u_i - omega_i R_i                        slip velocity [m/s]
         k*_i    = max((1 - target_slip) kappa_peak,i, min_slip)
         e_i     = sigma_i - (k*_i |u_i| + slip_offset)
-        b_i     = clip(b_I,i - k_p,i e_i, 0, brake),   db_I,i/dt = -k_i,i e_i   (b_I in [0, brake])
+        b_i     = clip(F_peak,i R_i / T_i + b_I,i - k_p,i e_i, 0, brake),  db_I,i/dt = -k_i,i e_i  (|b_I| <= brake)
         k_p,i   = 2 zeta w I_i / (R_i T_i),  k_i,i = w^2 I_i / (R_i T_i)
 
-    ``kappa_peak,i`` is the slip at which the wheel's tire (with the vehicle's tire scale) brakes hardest
-    at its static load on the surface its contact is on now (:func:`peak_slip_table`, computed once by
-    ``init`` for every surface of the table; the surface from :func:`sims.vehicles.road.on_road`, so a
-    surface change along the road is followed).  The peak moves with the surface (~0.15 dry, ~0.045 snow,
+    ``kappa_peak,i`` and ``F_peak,i`` are the slip at which the wheel's tire (with the vehicle's tire
+    scale) brakes hardest and that force, at its static load on the surface its contact is on now
+    (:func:`peak_tables`, computed once by ``init`` for every surface of the table; the surface from
+    :func:`sims.vehicles.road.on_road`, so a surface change along the road is followed at once).  The
+    feed-forward is the brake command that balances the peak force; the PI trims it (load transfer,
+    wheel inertia), so the wheels neither lock at the start nor after a change to a slippery surface.  The peak moves with the surface (~0.15 dry, ~0.045 snow,
     ~0.018 ice for the bundled tire), so one fixed target cannot fit every surface: on ice a target of a
     few per cent is already far past the peak.  This is an idealised ABS that knows its tire and the
     surface (a production ABS estimates them from the wheel decelerations); ``target_slip`` is how far
@@ -252,7 +255,9 @@ class StraightBraking(Driver):
     is the wheel's brake torque at full pedal, ``I_i`` its inertia and ``w`` [rad/s] the loop bandwidth,
     so the loop ``I domega/dt = -b T + ...`` has the same dynamics on every wheel of every car.  Below
     ``abs_off_speed`` [m/s] the ABS fades out to the full pedal (as production ABS does near standstill).
-    The steering is held at ``steer``.
+    ``select_low_rear`` (1: on, 0: off, a float) gives both rear wheels of the double track the lower of
+    their two commands, as production ABS does: on split-mu the rear keeps its side grip and the yaw
+    moment comes from the front axle only.  The steering is held at ``steer``.
     """
 
     abs_on: Any = 0.0
@@ -265,20 +270,20 @@ class StraightBraking(Driver):
     bandwidth: Any = 30.0
     zeta: Any = 0.7
     abs_off_speed: Any = 1.0
+    select_low_rear: Any = 1.0
 
     def init(self, params, state):
-        b0 = jnp.broadcast_to(jnp.asarray(self.brake, jnp.result_type(state.vx)), jnp.shape(state.omega))
-        return b0, peak_slip_table(params, state.omega.shape[-1])
+        return (jnp.zeros_like(state.omega),) + peak_tables(params, state.omega.shape[-1])
 
     def __call__(self, t, state, params, dstate, dt):
         ch = params.chassis
-        b_prev, table = dstate
+        b_prev, k_table, f_table = dstate
         n = state.omega.shape[-1]
         r = wheel_radii(ch, n)
         share, inertia, y = brake_shares(ch, n)
         ids = on_road(params, state).chassis.surface_ids
         ids = ids if n == 4 else ids[..., ::2]  # the single track: the left wheel's surface per axle
-        k_peak = jnp.take_along_axis(table, ids[..., None], axis=-1)[..., 0]
+        k_peak, f_peak = (jnp.take_along_axis(tb, ids[..., None], axis=-1)[..., 0] for tb in (k_table, f_table))
         torque = jnp.maximum(ch.max_brake_torque * share, 1.0)
         gain = inertia / (r * torque)
         kp = 2.0 * self.zeta * self.bandwidth * gain
@@ -286,14 +291,18 @@ class StraightBraking(Driver):
         u = state.vx[..., None] - state.yaw_rate[..., None] * y
         k_star = jnp.maximum((1.0 - self.target_slip) * k_peak, self.min_slip)
         err = (u - state.omega * r) - (k_star * jnp.abs(u) + self.slip_offset)
-        b_int = jnp.clip(b_prev - ki * err * dt, 0.0, self.brake)
-        b_abs = jnp.clip(b_int - kp * err, 0.0, self.brake)
+        b_int = jnp.clip(b_prev - ki * err * dt, -self.brake, self.brake)
+        b_abs = jnp.clip(f_peak * r / torque + b_int - kp * err, 0.0, self.brake)
+        if n == 4:  # select-low on the rear axle: both rear wheels get the lower command
+            low = jnp.minimum(b_abs[..., 2], b_abs[..., 3])[..., None]
+            sl = self.select_low_rear
+            b_abs = jnp.concatenate([b_abs[..., :2], sl * low + (1.0 - sl) * b_abs[..., 2:]], axis=-1)
         fade = jnp.clip(u / self.abs_off_speed, 0.0, 1.0)
         b_abs = fade * b_abs + (1.0 - fade) * self.brake
         on = (t >= self.t_brake).astype(b_abs.dtype)
         b = on * (self.abs_on * b_abs + (1.0 - self.abs_on) * self.brake)
         steer = jnp.asarray(self.steer, b.dtype) + jnp.zeros_like(state.vx)
-        return Controls(steer, jnp.zeros_like(state.vx), b), (jnp.where(on > 0, b_int, b_prev), table)
+        return Controls(steer, jnp.zeros_like(state.vx), b), (jnp.where(on > 0, b_int, b_prev), k_table, f_table)
 
 
 def lane_reference(x, x0, length, width):

@@ -250,6 +250,11 @@ def reference_distance(params: VehicleParams, surface: str | int, speed=V0) -> f
     return float(speed) ** 2 / (2.0 * (sliding_friction(params, sid, speed) + drag) * GRAVITY)
 
 
+@jax.jit
+def _peak_mu(tire, fz, surface, speed):
+    return peak_braking(tire, fz, surface, speed)[1]
+
+
 def friction_bound(params: VehicleParams, surface: str | int, speed=V0, n_iter: int = 30) -> tuple[float, float]:
     """``(distance [m], mu_peak [-])``: the stop ``v^2 / (2 (mu_peak + drag) g)`` of a car whose every braked
     wheel works at the peak of its tire's braking curve (:func:`sims.vehicles.grip.peak_braking`) on
@@ -274,8 +279,12 @@ def friction_bound(params: VehicleParams, surface: str | int, speed=V0, n_iter: 
         for (tire, scale), load, share in zip(tires, loads, shares, strict=True):
             if share > 0.0:
                 fz = jnp.maximum(0.5 * load, 1.0)
-                force += 2.0 * float(peak_braking(scale_tire(tire, *scale), fz, surf, speed)[1] * fz)
-        a = force / float(ch.mass) + drag
+                force += 2.0 * float(_peak_mu(scale_tire(tire, *scale), fz, surf, jnp.asarray(speed, fz.dtype)) * fz)
+        a_new = force / float(ch.mass) + drag
+        done = abs(a_new - a) <= 1e-7 * a_new
+        a = a_new
+        if done:
+            break
     return float(speed) ** 2 / (2.0 * a), (a - drag) / GRAVITY
 
 

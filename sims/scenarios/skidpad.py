@@ -10,7 +10,8 @@ body slip angle.  A vehicle *holds* the circle when its mean radial error is wit
 
 * Lateral-acceleration limit [m/s^2] (and [g]): the largest mean ``a_y`` of the vehicles that hold.
 * Understeer gradient ``K`` [rad/(m/s^2)], reported in deg/g (:func:`understeer_fit`): the slope of the
-  least-squares line ``delta - L / R = delta_0 + K a_y`` *with an intercept* ``delta_0`` (a residual
+  least-squares line ``delta - L / R = delta_0 + K a_y`` *with an intercept* (``R = V / r`` the
+  radius actually driven) ``delta_0`` (a residual
   steer from the tires' ply steer / conicity or the driver) through the holding vehicles with
   ``0 < a_y <= a_lin`` (SAE J266 / ISO 4138 constant-radius method; ``K > 0`` understeer, ``K < 0``
   oversteer).  The linear range ``a_lin`` defaults to :data:`LINEAR_RANGE_G` ``= 0.3 g`` and is cut at half
@@ -189,7 +190,11 @@ def understeer_fit(points: SkidpadPoint, wheelbase: float, radius: float, ay_ran
     if n < 3:
         return UndersteerFit(float("nan"), float("nan"), float("nan"), float("nan"), n, float("nan"))
     x = np.asarray(points.ay[use], np.float64)
-    y = np.asarray(points.steer[use], np.float64) - wheelbase / radius
+    v = np.asarray(points.speed[use], np.float64)
+    # kinematic steer L / R_actual with the circle actually driven, R_actual = V / r (the path error of
+    # the driver, growing with a_y, would otherwise leak into the slope); L / radius where not measured
+    curv = np.where(v > 0.0, np.asarray(points.yaw_rate[use], np.float64) / np.where(v > 0.0, v, 1.0), 1.0 / radius)
+    y = np.asarray(points.steer[use], np.float64) - wheelbase * curv
     k, d0 = np.polyfit(x, y, 1)
     res = float(np.sqrt(np.mean((y - (d0 + k * x)) ** 2)))
     return UndersteerFit(float(k), float(d0), float(x.min()), float(x.max()), n, res)

@@ -26,6 +26,9 @@ yaw ``psi`` into the body frame it is what :func:`sims.vehicles.core.gravity` gi
 its attitude is the road's at the CG; only the surfaces are per wheel.  With ``params.road = None`` (the
 default) nothing changes: the constant chassis fields apply.  A Road replaces those fields.
 
+Builders: :func:`surface_change` (one surface change at a station, e.g. dry -> ice) and
+:func:`split_patch` (a split-mu patch under one side over part of the road).
+
 The surface switch is a step in ``X`` (no gradient with respect to the stations); grade and bank are
 piecewise linear, with finite gradients everywhere.
 """
@@ -38,7 +41,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire._trig import sincos
-from jaxtire.validation import ValidationError, check_range
+from jaxtire.surfaces import surface_id
+from jaxtire.validation import ValidationError, check_choice, check_range
 
 
 class Road(NamedTuple):
@@ -155,3 +159,27 @@ def on_road(params, state):
     return params._replace(
         chassis=ch._replace(surface_ids=ids, road_grade=grade.astype(dtype), road_bank=bank.astype(dtype))
     )
+
+
+def _sid(s) -> int:
+    return surface_id(s) if isinstance(s, str) else int(s)
+
+
+def surface_change(station, before="asphalt_dry", after="ice", *, dtype=None) -> Road:
+    """A flat road whose surface (both sides) changes from ``before`` to ``after`` (names or ids) at
+    ``station`` [m]."""
+    s = float(station)
+    return make_road([s - 1e4, s], surface_left=[_sid(before), _sid(after)], dtype=dtype)
+
+
+def split_patch(start, end, patch="ice", base="asphalt_dry", side="left", *, dtype=None) -> Road:
+    """A flat road on ``base`` with a patch of ``patch`` (names or ids) under the ``side`` (``"left"`` or
+    ``"right"``, of ``Y = 0``) wheels from station ``start`` to ``end`` [m]: split-mu braking along part of
+    the road."""
+    check_choice("side", side, ("left", "right"), source="split_patch")
+    b, p = _sid(base), _sid(patch)
+    st = [float(start) - 1e4, float(start), float(end)]
+    on = [b, p, b]
+    off = [b, b, b]
+    left, right = (on, off) if side == "left" else (off, on)
+    return make_road(st, surface_left=left, surface_right=right, dtype=dtype)
