@@ -247,9 +247,9 @@ class StraightBraking(Driver):
     (:func:`peak_tables`, computed once by ``init`` for every surface of the table; the surface from
     :func:`sims.vehicles.road.on_road`, so a surface change along the road is followed at once).  The
     feed-forward is the brake command that balances the peak force; the PI trims it (load transfer,
-    wheel inertia), so the wheels neither lock at the start nor after a change to a slippery surface.  The peak moves with the surface (~0.15 dry, ~0.045 snow,
-    ~0.018 ice for the bundled tire), so one fixed target cannot fit every surface: on ice a target of a
-    few per cent is already far past the peak.  This is an idealised ABS that knows its tire and the
+    wheel inertia), so the wheels neither lock at the start nor after a change to a slippery surface.
+    The peak moves with the surface (~0.15 dry, ~0.045 snow, ~0.018 ice for the bundled tire), so one
+    fixed target cannot fit every surface: on ice a target of a few per cent is already far past the peak.  This is an idealised ABS that knows its tire and the
     surface (a production ABS estimates them from the wheel decelerations); ``target_slip`` is how far
     below the peak slip it aims (a fraction; the force curve is flat there), ``min_slip`` a floor.  ``T_i``
     is the wheel's brake torque at full pedal, ``I_i`` its inertia and ``w`` [rad/s] the loop bandwidth,
