@@ -257,7 +257,11 @@ class StraightBraking(Driver):
     ``abs_off_speed`` [m/s] the ABS fades out to the full pedal (as production ABS does near standstill).
     ``select_low_rear`` (1: on, 0: off, a float) gives both rear wheels of the double track the lower of
     their two commands, as production ABS does: on split-mu the rear keeps its side grip and the yaw
-    moment comes from the front axle only.  The steering is held at ``steer``.
+    moment comes from the front axle only.  Yaw stability: braking at the peak slip leaves a tire little
+    side force, so a rear axle braked that hard lets the car spin (the rear-braked kart does from
+    100 km/h); the rear target slip is divided by ``1 + |r - vx delta / L| / yaw_rate_ref`` (``r`` the yaw
+    rate, ``vx delta / L`` the kinematic yaw rate of the held steer, ``yaw_rate_ref`` [rad/s]), so the rear
+    gives up braking for side grip as soon as the car starts to yaw.  The steering is held at ``steer``.
     """
 
     abs_on: Any = 0.0
@@ -271,9 +275,17 @@ class StraightBraking(Driver):
     zeta: Any = 0.7
     abs_off_speed: Any = 1.0
     select_low_rear: Any = 1.0
+    yaw_rate_ref: Any = 0.05
 
     def init(self, params, state):
         return (jnp.zeros_like(state.omega),) + peak_tables(params, state.omega.shape[-1])
+
+    def rear_scale(self, state, ch, n: int):
+        """Per wheel state: 1 on the front axle, ``1 / (1 + |r - vx delta / L| / yaw_rate_ref)`` on the rear."""
+        r_ref = state.vx * jnp.asarray(self.steer) / (ch.cg_to_front + ch.cg_to_rear)
+        rear = 1.0 / (1.0 + jnp.abs(state.yaw_rate - r_ref) / self.yaw_rate_ref)
+        one = jnp.ones_like(rear)
+        return jnp.stack([one] * (n // 2) + [rear] * (n // 2), axis=-1)
 
     def __call__(self, t, state, params, dstate, dt):
         ch = params.chassis
@@ -289,7 +301,7 @@ class StraightBraking(Driver):
         kp = 2.0 * self.zeta * self.bandwidth * gain
         ki = self.bandwidth**2 * gain
         u = state.vx[..., None] - state.yaw_rate[..., None] * y
-        k_star = jnp.maximum((1.0 - self.target_slip) * k_peak, self.min_slip)
+        k_star = jnp.maximum((1.0 - self.target_slip) * k_peak * self.rear_scale(state, ch, n), self.min_slip)
         err = (u - state.omega * r) - (k_star * jnp.abs(u) + self.slip_offset)
         b_int = jnp.clip(b_prev - ki * err * dt, -self.brake, self.brake)
         b_abs = jnp.clip(f_peak * r / torque + b_int - kp * err, 0.0, self.brake)
