@@ -16,11 +16,18 @@ zero gradient with respect to the tire (an ``argmax``), the friction the tire's 
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from jaxtire.tire import tire_forces
 
 N_COARSE = 48
 N_FINE = 17
+#: The grids as numpy constants (float64, cast on use), so every compiled program sees the same slips to the
+#: last bit (a grid computed in-graph may round differently in two programs).
+_COARSE = np.geomspace(1e-3, 1.0, N_COARSE)
+_FINE = np.stack(
+    [np.linspace(_COARSE[max(i - 1, 0)], _COARSE[min(i + 1, N_COARSE - 1)], N_FINE) for i in range(N_COARSE)]
+)
 
 
 def peak_braking(tire, fz, surface=None, speed=20.0):
@@ -34,13 +41,10 @@ def peak_braking(tire, fz, surface=None, speed=20.0):
     def force(k):  # braking slip magnitudes k (n, ...) on a leading axis -> -Fx (n, ...)
         return -tire_forces(tire, -k, 0.0, 0.0, fz, speed, surface).fx
 
-    coarse = jnp.geomspace(1e-3, 1.0, N_COARSE).astype(fz.dtype)
+    coarse = jnp.asarray(_COARSE, fz.dtype)
     fc = force(coarse.reshape((-1,) + (1,) * fz.ndim))
     i = jnp.argmax(fc, axis=0)
-    lo = coarse[jnp.maximum(i - 1, 0)]
-    hi = coarse[jnp.minimum(i + 1, N_COARSE - 1)]
-    t = jnp.linspace(0.0, 1.0, N_FINE).astype(fz.dtype).reshape((-1,) + (1,) * jnp.ndim(lo))
-    fine = lo + (hi - lo) * t
+    fine = jnp.moveaxis(jnp.asarray(_FINE, fz.dtype)[i], -1, 0)  # (N_FINE, ...) the fine grid around the best
     ff = force(fine)
     j = jnp.argmax(ff, axis=0)[None]
     k_peak = jnp.take_along_axis(fine, j, axis=0)[0]

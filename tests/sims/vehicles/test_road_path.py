@@ -104,7 +104,7 @@ def runs():
 def test_braking_onto_ice_front_wheels_first_and_deceleration_follows_each_surface(runs):
     """The front wheels meet the ice when the CG is a = 1.03 m short of the station, the rear ones
     b = 1.61 m past it (telemetry grip 1 -> 0.12 per wheel); the ABS deceleration is each surface's friction
-    bound mu_peak g within 4 % (measured +1.6 % dry, +1.8 % ice: rolling resistance and drag help)."""
+    bound mu_peak g within 4 % (measured +1.6 % dry, +3.2 % ice: rolling resistance and drag help)."""
     p, out = runs
     r = out["change"]
     ch = p.chassis
