@@ -34,8 +34,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire.constants import wrap_angle
+from jaxtire.tire import scale_tire
 from jaxtire.validation import ValidationError, check_finite, check_range, is_concrete
+from sims.vehicles.core import axle_loads
+from sims.vehicles.grip import peak_braking
 from sims.vehicles.params import Controls, wheel_radii
+from sims.vehicles.road import on_road
 
 _INF = math.inf
 _STEER = (-1.6, 1.6, True, True)  # [rad], beyond any road-wheel angle (Chassis.max_steer <= 1.2)
@@ -71,7 +75,8 @@ DRIVER_RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "abs_on": _UNIT,
     "target_slip": (0.0, 1.0, False, True),
     "min_slip": (0.0, 1.0, False, True),
-    "adapt_decel": (0.0, 100.0, False, True),
+    "select_low_rear": _UNIT,
+    "yaw_rate_ref": (0.0, 100.0, False, True),
     "slip_offset": (0.0, 10.0, True, True),
     "abs_off_speed": (0.0, 100.0, False, True),
     "k_y": _ANY,
@@ -304,25 +309,75 @@ class CircleFollower(Driver):
         return jnp.zeros_like(state.vx)
 
 
+def brake_shares(ch, n: int):
+    """Per wheel state (last axis ``n`` = 4 FL, FR, RL, RR or 2 front, rear): brake share of
+    ``max_brake_torque`` [-], spin inertia [kg m^2] (both wheels of an axle for ``n = 2``) and lateral
+    position ``y`` [m] of the contact from the CG."""
+    bf = ch.brake_bias_front
+    if n == 4:
+        share = jnp.stack([bf / 2, bf / 2, (1 - bf) / 2, (1 - bf) / 2], axis=-1)
+        i_f, i_r = ch.wheel_inertia_front, ch.wheel_inertia_rear
+        inertia = jnp.stack([i_f, i_f, i_r, i_r], axis=-1)
+        tf, tr = 0.5 * ch.track_front, 0.5 * ch.track_rear
+        y = jnp.stack([tf, -tf, tr, -tr], axis=-1)
+        return share, inertia, y
+    share = jnp.stack([bf, 1 - bf], axis=-1)
+    inertia = 2.0 * jnp.stack([ch.wheel_inertia_front, ch.wheel_inertia_rear], axis=-1)
+    return share, inertia, jnp.zeros_like(share)
+
+
+def peak_tables(params, n: int):
+    """``(kappa_peak, force_peak)``: peak braking slip [-] and peak braking force [N] of each wheel state's
+    scaled tire (:func:`sims.vehicles.grip.peak_braking`) at its static load on every surface of
+    ``params.surfaces``, both of shape ``(..., n, n_surfaces)`` (``n = 2``: both tires of the axle)."""
+    ch = params.chassis
+    zero = jnp.zeros_like(ch.mass)
+    ff, fr = axle_loads(ch, zero, zero)
+    k_rows, f_rows = [], []
+    for tire, scale, load in ((params.tire_front, ch.tire_scale_front, ff), (params.tire_rear, ch.tire_scale_rear, fr)):
+        fz = jnp.maximum(0.5 * load, 1.0)[..., None]  # one tire; the surface table on the last axis
+        k, mu = peak_braking(scale_tire(tire, *scale), fz, params.surfaces)
+        k_rows += [k] * (n // 2)
+        f_rows += [mu * fz * (4 // n)] * (n // 2)
+    return jnp.stack(k_rows, axis=-2), jnp.stack(f_rows, axis=-2)
+
+
 @pytree_dataclass
 class StraightBraking(Driver):
     """Straight-line braking from ``t_brake`` [s]: full pedal ``brake`` with locked wheels when
     ``abs_on = 0``, or a per-wheel ABS slip controller when ``abs_on = 1`` (a float, so a fleet can mix).
 
-    ABS (state: the integral part ``b_I`` of each wheel's brake command, initially ``brake``)::
+    ABS: a feed-forward plus a PI controller on each wheel's slip velocity, aiming just below the peak of
+    its tire's braking curve on the surface under it (driver state: the integral part ``b_I`` of each
+    wheel's brake command, initially 0, and the peak tables)::
 
-        sigma_i = vx - omega_i r_i                         slip velocity [m/s] (vx the reference speed)
-        k*      = max(target_slip min(|a_x| / adapt_decel, 1), min_slip)
-        e_i     = sigma_i - (k* |vx| + slip_offset)
-        b_i     = clip(b_I,i - k_p,i e_i, 0, brake),   db_I,i/dt = -k_i,i e_i   (b_I in [0, brake])
-        k_p,i   = 2 zeta w I_i / (r_i T_i),  k_i,i = w^2 I_i / (r_i T_i)
+        u_i     = vx - r y_i                               the wheel's own ground speed [m/s]
+        sigma_i = u_i - omega_i R_i                        slip velocity [m/s]
+        k*_i    = max((1 - target_slip) kappa_peak,i, min_slip)
+        e_i     = sigma_i - (k*_i |u_i| + slip_offset)
+        b_i     = clip(F_peak,i R_i / T_i + b_I,i - k_p,i e_i, 0, brake),  db_I,i/dt = -k_i,i e_i  (|b_I| <= brake)
+        k_p,i   = 2 zeta w I_i / (R_i T_i),  k_i,i = w^2 I_i / (R_i T_i)
 
-    where ``T_i`` is the wheel's brake torque at full pedal, ``I_i`` its inertia and ``w`` [rad/s] the
-    loop bandwidth, so the loop ``I domega/dt = -b T + ...`` has the same dynamics on every wheel of every
-    car.  The target slip ``k*`` adapts to the grip through the measured deceleration ``a_x`` (the peak of
-    the force curve moves to a smaller slip on a slippery surface: ~0.12 dry, ~0.02 on ice for the
-    reference tire), as a production ABS does through its wheel-deceleration thresholds.  Below ``abs_off_speed`` [m/s] the ABS fades out to the full pedal (as production ABS does near
-    standstill).  The steering is held at ``steer``.
+    ``kappa_peak,i`` and ``F_peak,i`` are the slip at which the wheel's tire (with the vehicle's tire
+    scale) brakes hardest and that force, at its static load on the surface its contact is on now
+    (:func:`peak_tables`, computed once by ``init`` for every surface of the table; the surface from
+    :func:`sims.vehicles.road.on_road`, so a surface change along the road is followed at once).  The
+    feed-forward is the brake command that balances the peak force; the PI trims it (load transfer,
+    wheel inertia), so the wheels neither lock at the start nor after a change to a slippery surface.
+    The peak moves with the surface (~0.15 dry, ~0.045 snow, ~0.018 ice for the bundled tire), so one
+    fixed target cannot fit every surface: on ice a target of a few per cent is already far past the peak.  This is an idealised ABS that knows its tire and the
+    surface (a production ABS estimates them from the wheel decelerations); ``target_slip`` is how far
+    below the peak slip it aims (a fraction; the force curve is flat there), ``min_slip`` a floor.  ``T_i``
+    is the wheel's brake torque at full pedal, ``I_i`` its inertia and ``w`` [rad/s] the loop bandwidth,
+    so the loop ``I domega/dt = -b T + ...`` has the same dynamics on every wheel of every car.  Below
+    ``abs_off_speed`` [m/s] the ABS fades out to the full pedal (as production ABS does near standstill).
+    ``select_low_rear`` (1: on, 0: off, a float) gives both rear wheels of the double track the lower of
+    their two commands, as production ABS does: on split-mu the rear keeps its side grip and the yaw
+    moment comes from the front axle only.  Yaw stability: braking at the peak slip leaves a tire little
+    side force, so a rear axle braked that hard lets the car spin (the rear-braked kart does from
+    100 km/h); the rear target slip is divided by ``1 + |r - vx delta / L| / yaw_rate_ref`` (``r`` the yaw
+    rate, ``vx delta / L`` the kinematic yaw rate of the held steer, ``yaw_rate_ref`` [rad/s]), so the rear
+    gives up braking for side grip as soon as the car starts to yaw.  The steering is held at ``steer``.
     """
 
     abs_on: Any = 0.0
@@ -330,53 +385,52 @@ class StraightBraking(Driver):
     t_brake: Any = 0.0
     steer: Any = 0.0
     target_slip: Any = 0.08
-    min_slip: Any = 0.012
-    adapt_decel: Any = 8.0
-    slip_offset: Any = 0.2
+    min_slip: Any = 0.005
+    slip_offset: Any = 0.05
     bandwidth: Any = 30.0
     zeta: Any = 0.7
-    abs_off_speed: Any = 2.0
+    abs_off_speed: Any = 1.0
+    select_low_rear: Any = 1.0
+    yaw_rate_ref: Any = 0.05
 
     def init(self, params, state):
-        return jnp.broadcast_to(jnp.asarray(self.brake, jnp.result_type(state.vx)), jnp.shape(state.omega))
+        return (jnp.zeros_like(state.omega),) + peak_tables(params, state.omega.shape[-1])
+
+    def rear_scale(self, state, ch, n: int):
+        """Per wheel state: 1 on the front axle, ``1 / (1 + |r - vx delta / L| / yaw_rate_ref)`` on the rear."""
+        r_ref = state.vx * jnp.asarray(self.steer) / (ch.cg_to_front + ch.cg_to_rear)
+        rear = 1.0 / (1.0 + jnp.abs(state.yaw_rate - r_ref) / self.yaw_rate_ref)
+        one = jnp.ones_like(rear)
+        return jnp.stack([one] * (n // 2) + [rear] * (n // 2), axis=-1)
 
     def __call__(self, t, state, params, dstate, dt):
         ch = params.chassis
+        b_prev, k_table, f_table = dstate
         n = state.omega.shape[-1]
         r = wheel_radii(ch, n)
-        if n == 4:
-            bias = jnp.stack(
-                [
-                    ch.brake_bias_front / 2,
-                    ch.brake_bias_front / 2,
-                    (1 - ch.brake_bias_front) / 2,
-                    (1 - ch.brake_bias_front) / 2,
-                ],
-                axis=-1,
-            )
-            inertia = jnp.stack(
-                [ch.wheel_inertia_front, ch.wheel_inertia_front, ch.wheel_inertia_rear, ch.wheel_inertia_rear], axis=-1
-            )
-        else:
-            bias = jnp.stack([ch.brake_bias_front, 1 - ch.brake_bias_front], axis=-1)
-            inertia = 2.0 * jnp.stack([ch.wheel_inertia_front, ch.wheel_inertia_rear], axis=-1)
-        torque = jnp.maximum(ch.max_brake_torque * bias, 1.0)
+        share, inertia, y = brake_shares(ch, n)
+        ids = on_road(params, state).chassis.surface_ids
+        ids = ids if n == 4 else ids[..., ::2]  # the single track: the left wheel's surface per axle
+        k_peak, f_peak = (jnp.take_along_axis(tb, ids[..., None], axis=-1)[..., 0] for tb in (k_table, f_table))
+        torque = jnp.maximum(ch.max_brake_torque * share, 1.0)
         gain = inertia / (r * torque)
         kp = 2.0 * self.zeta * self.bandwidth * gain
         ki = self.bandwidth**2 * gain
-        vx = state.vx[..., None]
-        k_star = jnp.maximum(self.target_slip * jnp.minimum(jnp.abs(state.ax) / self.adapt_decel, 1.0), self.min_slip)[
-            ..., None
-        ]
-        err = (vx - state.omega * r) - (k_star * jnp.abs(vx) + self.slip_offset)
-        b_int = jnp.clip(dstate - ki * err * dt, 0.0, self.brake)
-        b_abs = jnp.clip(b_int - kp * err, 0.0, self.brake)
-        fade = jnp.clip(vx / self.abs_off_speed, 0.0, 1.0)
+        u = state.vx[..., None] - state.yaw_rate[..., None] * y
+        k_star = jnp.maximum((1.0 - self.target_slip) * k_peak * self.rear_scale(state, ch, n), self.min_slip)
+        err = (u - state.omega * r) - (k_star * jnp.abs(u) + self.slip_offset)
+        b_int = jnp.clip(b_prev - ki * err * dt, -self.brake, self.brake)
+        b_abs = jnp.clip(f_peak * r / torque + b_int - kp * err, 0.0, self.brake)
+        if n == 4:  # select-low on the rear axle: both rear wheels get the lower command
+            low = jnp.minimum(b_abs[..., 2], b_abs[..., 3])[..., None]
+            sl = self.select_low_rear
+            b_abs = jnp.concatenate([b_abs[..., :2], sl * low + (1.0 - sl) * b_abs[..., 2:]], axis=-1)
+        fade = jnp.clip(u / self.abs_off_speed, 0.0, 1.0)
         b_abs = fade * b_abs + (1.0 - fade) * self.brake
         on = (t >= self.t_brake).astype(b_abs.dtype)
         b = on * (self.abs_on * b_abs + (1.0 - self.abs_on) * self.brake)
         steer = jnp.asarray(self.steer, b.dtype) + jnp.zeros_like(state.vx)
-        return Controls(steer, jnp.zeros_like(state.vx), b), jnp.where(on > 0, b_int, dstate)
+        return Controls(steer, jnp.zeros_like(state.vx), b), (jnp.where(on > 0, b_int, b_prev), k_table, f_table)
 
 
 def lane_reference(x, x0, length, width):

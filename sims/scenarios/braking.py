@@ -37,6 +37,7 @@ from sims.run.fleet import FleetRun, FleetSample, Sampling, broadcast, fleet_sta
 from sims.scenarios._config import check_config
 from sims.vehicles import presets
 from sims.vehicles.core import axle_loads
+from sims.vehicles.grip import peak_braking
 from sims.vehicles.params import VehicleParams
 
 #: Surfaces of the validation table.
@@ -217,6 +218,44 @@ def reference_distance(params: VehicleParams, surface: str | int, speed=V0) -> f
     sid = surface_id(surface) if isinstance(surface, str) else int(surface)
     drag = float(lookup(params.surfaces, jnp.asarray(sid)).drag)
     return float(speed) ** 2 / (2.0 * (sliding_friction(params, sid, speed) + drag) * GRAVITY)
+
+
+@jax.jit
+def _peak_mu(tire, fz, surface, speed):
+    return peak_braking(tire, fz, surface, speed)[1]
+
+
+def friction_bound(params: VehicleParams, surface: str | int, speed=V0, n_iter: int = 30) -> tuple[float, float]:
+    """``(distance [m], mu_peak [-])``: the stop ``v^2 / (2 (mu_peak + drag) g)`` of a car whose every braked
+    wheel works at the peak of its tire's braking curve (:func:`sims.vehicles.grip.peak_braking`) on
+    ``surface`` (``drag`` its ploughing drag [N/N], on every wheel), ``mu_peak g`` the deceleration the
+    tires give, with the longitudinal load transfer at the total deceleration
+    (:func:`sims.vehicles.core.axle_loads`, ``a_x = -(mu_peak + drag) g``; fixed-point iteration)::
+
+        m mu_peak g = sum over braked axles of 2 mu_axle(F_axle / 2) F_axle / 2
+
+    An axle with no brake share (the kart's front) contributes no tire force.  Aerodynamic drag and
+    rolling resistance are left out (they shorten a real stop a little)."""
+    sid = surface_id(surface) if isinstance(surface, str) else int(surface)
+    surf = lookup(params.surfaces, jnp.asarray(sid))
+    ch = params.chassis
+    shares = (float(ch.brake_bias_front), 1.0 - float(ch.brake_bias_front))
+    tires = ((params.tire_front, ch.tire_scale_front), (params.tire_rear, ch.tire_scale_rear))
+    drag = float(surf.drag) * GRAVITY
+    a = drag
+    for _ in range(n_iter):
+        loads = axle_loads(ch, jnp.zeros(()), jnp.asarray(-a, jnp.asarray(ch.mass).dtype))
+        force = 0.0
+        for (tire, scale), load, share in zip(tires, loads, shares, strict=True):
+            if share > 0.0:
+                fz = jnp.maximum(0.5 * load, 1.0)
+                force += 2.0 * float(_peak_mu(scale_tire(tire, *scale), fz, surf, jnp.asarray(speed, fz.dtype)) * fz)
+        a_new = force / float(ch.mass) + drag
+        done = abs(a_new - a) <= 1e-7 * a_new
+        a = a_new
+        if done:
+            break
+    return float(speed) ** 2 / (2.0 * a), (a - drag) / GRAVITY
 
 
 def braking_table(

@@ -9,9 +9,22 @@ body slip angle.  A vehicle *holds* the circle when its mean radial error is wit
 (default 2 %) of ``R``, the error's RMS within 2 ``tolerance`` and the body slip angle below 20 deg.
 
 * Lateral-acceleration limit [m/s^2] (and [g]): the largest mean ``a_y`` of the vehicles that hold.
-* Understeer gradient ``K`` [rad/(m/s^2)], reported in deg/g: the slope of the least-squares line
-  ``delta = L / R + K a_y`` through the holding vehicles with ``a_y`` below half the limit (SAE J266 /
-  ISO 4138 constant-radius method; ``K > 0`` understeer, ``K < 0`` oversteer).
+* Understeer gradient ``K`` [rad/(m/s^2)], reported in deg/g (:func:`understeer_fit`): the slope of the
+  least-squares line ``delta - L / R = delta_0 + K a_y`` *with an intercept* (``R = V / r`` the
+  radius actually driven) ``delta_0`` (a residual
+  steer from the tires' ply steer / conicity or the driver) through the holding vehicles with
+  ``0 < a_y <= a_lin`` (SAE J266 / ISO 4138 constant-radius method; ``K > 0`` understeer, ``K < 0``
+  oversteer).  The linear range ``a_lin`` defaults to :data:`LINEAR_RANGE_G` ``= 0.3 g`` and is cut at half
+  the limit; the fit reports the range used, the number of points and the RMS residual, so a curved
+  steer line (the local slope grows with ``a_y`` as the tires' load sensitivity meets the lateral load
+  transfer) shows up in the residual instead of silently biasing ``K``.  Fitting through the origin over
+  up to 0.35 g, as this module did before, reported +0.80 deg/g for the hatchback where the small-``a_y``
+  slope is 0.67 deg/g.
+* Linear theory (:func:`understeer_theory`): ``K = m / L (b / C_f - a / C_r)`` with the axle cornering
+  stiffnesses ``C = 2 K_y(F_z)`` of the axle's tire (its per-vehicle scale, the surface of its wheels)
+  at the static wheel load ``F_z`` (:func:`jaxtire.tire.linear_stiffness`), so the tire's load
+  sensitivity at the static loads is in it; camber is 0 (the vehicle models have no camber) and the
+  lateral load transfer, whose effect on ``K`` is of second order in ``a_y``, is not.
 
 In steady state the yaw rate equals ``V / R`` (kinematics); ``tests/sims`` checks it.
 """
@@ -26,11 +39,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire.constants import GRAVITY
-from jaxtire.surfaces import lookup, surface_id
+from jaxtire.surfaces import lookup, mean, surface_id
+from jaxtire.tire import linear_stiffness, scale_tire
 from sims.drivers import CircleFollower, pytree_dataclass, radial_error
 from sims.run.fleet import FleetRun, broadcast, fleet_start
 from sims.scenarios._config import check_config, check_window
 from sims.vehicles import presets
+from sims.vehicles.core import axle_loads
 from sims.vehicles.params import VehicleParams
 
 #: Default circle radius of every skidpad function here [m].
@@ -151,37 +166,106 @@ def circle_run(
     return SkidpadPoint(acc.ay / c, acc.steer / c, err, rms, acc.yaw_rate / c, acc.speed / c, acc.max_beta, holds)
 
 
+#: Default upper end of the linear range of the understeer fit [g].
+LINEAR_RANGE_G = 0.3
+
+
+class UndersteerFit(NamedTuple):
+    """Least-squares line ``delta - L / R = intercept + gradient a_y`` (module docstring): ``gradient``
+    [rad/(m/s^2)], ``intercept`` [rad], the ``a_y`` range ``(ay_lo, ay_hi)`` [m/s^2] of the points used,
+    ``n`` the number of points and ``residual`` [rad] their RMS residual (``nan`` with fewer than 3 points)."""
+
+    gradient: float
+    intercept: float
+    ay_lo: float
+    ay_hi: float
+    n: int
+    residual: float
+
+    @property
+    def deg_per_g(self) -> float:
+        """The gradient in deg/g."""
+        return float(np.degrees(self.gradient) * GRAVITY)
+
+
+def understeer_fit(points: SkidpadPoint, wheelbase: float, radius: float, ay_range=None) -> UndersteerFit:
+    """Fit ``delta - L / R = delta_0 + K a_y`` over the holding points with ``0 < a_y <= ay_range`` [m/s^2]
+    (default :data:`LINEAR_RANGE_G` g; module docstring)."""
+    hi = LINEAR_RANGE_G * GRAVITY if ay_range is None else float(ay_range)
+    use = points.holds & (points.ay > 0.0) & (points.ay <= hi)
+    n = int(use.sum())
+    if n < 3:
+        return UndersteerFit(float("nan"), float("nan"), float("nan"), float("nan"), n, float("nan"))
+    x = np.asarray(points.ay[use], np.float64)
+    v = np.asarray(points.speed[use], np.float64)
+    # kinematic steer L / R_actual with the circle actually driven, R_actual = V / r (the path error of
+    # the driver, growing with a_y, would otherwise leak into the slope); L / radius where not measured
+    curv = np.where(v > 0.0, np.asarray(points.yaw_rate[use], np.float64) / np.where(v > 0.0, v, 1.0), 1.0 / radius)
+    y = np.asarray(points.steer[use], np.float64) - wheelbase * curv
+    k, d0 = np.polyfit(x, y, 1)
+    res = float(np.sqrt(np.mean((y - (d0 + k * x)) ** 2)))
+    return UndersteerFit(float(k), float(d0), float(x.min()), float(x.max()), n, res)
+
+
+def understeer_theory(params: VehicleParams) -> float:
+    """Linear-theory understeer gradient ``K = m / L (b / C_f - a / C_r)`` [rad/(m/s^2)] of one vehicle
+    (module docstring): ``C_f``, ``C_r`` = 2 ``K_y`` of the axle's scaled tire at half the static axle load
+    (:func:`sims.vehicles.core.axle_loads` at rest) on the mean surface of the axle's wheels, camber 0."""
+    ch = params.chassis
+    zero = jnp.zeros((), jnp.asarray(ch.mass).dtype)
+    loads = axle_loads(ch, zero, zero)
+    ids = jnp.asarray(ch.surface_ids)
+    stiff = []
+    for k, (tire, scale, load) in enumerate(
+        ((params.tire_front, ch.tire_scale_front, loads[0]), (params.tire_rear, ch.tire_scale_rear, loads[1]))
+    ):
+        surf = mean(lookup(params.surfaces, ids[..., 2 * k]), lookup(params.surfaces, ids[..., 2 * k + 1]))
+        stiff.append(2.0 * float(linear_stiffness(scale_tire(tire, *scale), 0.5 * load, surf)[1]))
+    a, b, m = float(ch.cg_to_front), float(ch.cg_to_rear), float(ch.mass)
+    return m / (a + b) * (b / stiff[0] - a / stiff[1])
+
+
 class SkidpadResult(NamedTuple):
-    """``ay_limit`` [m/s^2], ``understeer_gradient`` [rad/(m/s^2)] (nan if too few points), ``points``."""
+    """``ay_limit`` [m/s^2], ``understeer_gradient`` [rad/(m/s^2)] (nan if too few points), ``points``,
+    ``fit`` the :class:`UndersteerFit` behind the gradient (intercept, range, residual)."""
 
     ay_limit: float
     understeer_gradient: float
     points: SkidpadPoint
+    fit: UndersteerFit | None = None
 
     @property
     def understeer_deg_per_g(self) -> float:
         return float(np.degrees(self.understeer_gradient) * GRAVITY)
 
 
-def analyse(points: SkidpadPoint, wheelbase: float, radius: float) -> SkidpadResult:
-    """Limit and understeer gradient from the steady points (module docstring)."""
+def analyse(points: SkidpadPoint, wheelbase: float, radius: float, ay_range=None) -> SkidpadResult:
+    """Limit and understeer gradient from the steady points (module docstring); the fit's range is
+    ``ay_range`` [m/s^2] (default :data:`LINEAR_RANGE_G` g), cut at half the limit when some vehicle lost
+    the circle (when all hold, the limit was not reached and ``ay_limit`` is only the largest ``a_y`` run)."""
     ok = points.holds
     if not ok.any():
         return SkidpadResult(float("nan"), float("nan"), points)
     limit = float(np.max(points.ay[ok]))
-    lin = ok & (points.ay < 0.5 * limit) & (points.ay > 0.0)
-    k = float("nan")
-    if lin.sum() >= 3:
-        y = points.steer[lin] - wheelbase / radius
-        x = points.ay[lin]
-        k = float(np.sum(x * y) / np.sum(x * x))
-    return SkidpadResult(limit, k, points)
+    hi = LINEAR_RANGE_G * GRAVITY if ay_range is None else float(ay_range)
+    fit = understeer_fit(points, wheelbase, radius, hi if ok.all() else min(hi, 0.5 * limit))
+    return SkidpadResult(limit, fit.gradient, points, fit)
 
 
-def skidpad(params: VehicleParams, *, radius: float = RADIUS, n_points: int = 24, ay_max=None, **kw) -> SkidpadResult:
+def skidpad(
+    params: VehicleParams,
+    *,
+    radius: float = RADIUS,
+    n_points: int = 24,
+    ay_max=None,
+    ay_min=None,
+    ay_range=None,
+    **kw,
+) -> SkidpadResult:
     """Skidpad of one vehicle: a fleet of ``n_points`` copies on a grid of target lateral accelerations up to
-    ``ay_max`` [m/s^2] (default: 1.4 times ``mu g``, ``mu`` the surface grip times the tire's lateral friction
-    scale, raised by the downforce at the speed of that ``a_y``)."""
+    ``ay_max`` [m/s^2] from ``ay_min`` (default ``0.05 ay_max``) (``ay_max`` default: 1.4 times ``mu g``, ``mu`` the surface grip times the tire's lateral friction
+    scale, raised by the downforce at the speed of that ``a_y``); the understeer fit's linear range is
+    ``ay_range`` [m/s^2] (:func:`analyse`)."""
     check_config("skidpad", radius=radius, n_points=n_points, ay_max=ay_max)
     ch = params.chassis
     if ay_max is None:
@@ -189,10 +273,10 @@ def skidpad(params: VehicleParams, *, radius: float = RADIUS, n_points: int = 24
         mu_g = GRAVITY * grip * float(max(ch.tire_scale_front.mu_y, ch.tire_scale_rear.mu_y))
         c = 0.5 * float(ch.air_density * ch.lift_area) * radius / (float(ch.mass) * GRAVITY)  # downforce per ay
         ay_max = 1.4 * mu_g / (1.0 - min(max(mu_g * c, 0.0), 0.5))
-    ays = np.linspace(0.05, 1.0, n_points) * ay_max
+    ays = np.linspace(0.05 * ay_max if ay_min is None else ay_min, ay_max, n_points)
     fleet = params._replace(chassis=broadcast(ch, n_points))
     pts = circle_run(fleet, np.sqrt(ays * radius), radius=radius, **kw)
-    return analyse(pts, float(ch.cg_to_front + ch.cg_to_rear), radius)
+    return analyse(pts, float(ch.cg_to_front + ch.cg_to_rear), radius, ay_range)
 
 
 def skidpad_table(

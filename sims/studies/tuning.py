@@ -10,7 +10,7 @@ range), so every iterate is a valid controller.  The result is judged on *held-o
 fleets (PRNG seeds never used for training), untuned against tuned.
 
 ABS (:func:`tune_abs`).  The gains of :class:`sims.drivers.StraightBraking` (``target_slip``,
-``min_slip``, ``adapt_decel``, ``slip_offset``, ``bandwidth``, ``zeta``; :data:`ABS_GAINS`) are float
+``min_slip``, ``slip_offset``, ``bandwidth``, ``zeta``; :data:`ABS_GAINS`) are float
 pytree leaves, so ``grad`` reaches them directly.  Objective: the mean over the fleet of the stopping
 distance (path length ``integral |v| dt``) relative to the ideal ``v0^2 / (2 mu g)`` of that vehicle
 (``mu`` = surface grip x tire friction scale), so every surface weighs alike.  A vehicle that has not
@@ -132,12 +132,11 @@ def sample_fleet(
 # ---------------------------------------------------------------------------------------------
 
 #: Tuned gains of :class:`sims.drivers.StraightBraking`.
-ABS_GAINS = ("target_slip", "min_slip", "adapt_decel", "slip_offset", "bandwidth", "zeta")
+ABS_GAINS = ("target_slip", "min_slip", "slip_offset", "bandwidth", "zeta")
 #: ``(lower, upper)`` of each ABS gain.
 ABS_BOUNDS: dict[str, tuple[float, float]] = {
     "target_slip": (0.02, 0.25),
     "min_slip": (0.003, 0.05),
-    "adapt_decel": (2.0, 16.0),
     "slip_offset": (0.0, 1.0),
     "bandwidth": (5.0, 80.0),
     "zeta": (0.2, 2.0),

@@ -63,6 +63,7 @@ from jaxtire.surfaces import Surface, ploughing_force
 from jaxtire.tire import linear_stiffness, model_options, scale_tire, tire_forces
 from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles.params import Chassis, Controls, VehicleParams, VehicleState, init_state
+from sims.vehicles.road import on_road
 
 #: Slip ratio and slip angle [rad] below which the secant stiffness blends into the linear one.
 KAPPA_0 = 0.01
@@ -136,6 +137,7 @@ def make_model(name: str, n_wheels: int, geometry: Callable) -> Model:
     ``geometry(params, state, controls) -> Geometry`` (linearly implicit for the step ``h``)."""
 
     def model_rates(params: VehicleParams, state: VehicleState, controls: Controls, h):
+        params = on_road(params, state)  # surfaces, grade and bank under the wheels (sims.vehicles.road)
         return rates(params, state, controls, h, geometry(params, state, controls))
 
     model_rates.__doc__ = f"Linearly implicit derivatives of the {name} model for a step ``h`` and its Telemetry."

@@ -33,6 +33,7 @@ import numpy as np
 from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import SurfaceTable, preset_table
 from jaxtire.validation import ValidationError, check_choice, check_range, is_concrete
+from sims.vehicles.road import check_road
 
 #: Deprecated alias of :data:`jaxtire.constants.GRAVITY` (standard gravity [m/s^2]); use that.
 G = GRAVITY
@@ -139,13 +140,16 @@ class VehicleParams(NamedTuple):
 
     ``tire_front`` / ``tire_rear`` are jaxtire tire pytrees (the static choice of tire model is the
     pytree type: :class:`~jaxtire.params.MFParams` or :class:`~jaxtire.simple.SimpleParams`);
-    ``surfaces`` a :class:`jaxtire.surfaces.SurfaceTable` (at most 16 entries).
+    ``surfaces`` a :class:`jaxtire.surfaces.SurfaceTable` (at most 16 entries); ``road`` ``None`` (the
+    chassis' constant ``road_grade``, ``road_bank`` and ``surface_ids`` apply) or a
+    :class:`sims.vehicles.road.Road` whose grade, bank and per-wheel surfaces along the road replace them.
     """
 
     chassis: Chassis
     tire_front: Any
     tire_rear: Any
     surfaces: SurfaceTable
+    road: Any = None
 
 
 class VehicleState(NamedTuple):
@@ -304,6 +308,8 @@ def validate_params(params: VehicleParams, source: str = "VehicleParams") -> Non
         raise ValueError(f"{source}: expected VehicleParams, got {type(params).__name__}")
     n = int(np.shape(params.surfaces.grip)[-1])
     validate_chassis(params.chassis, n, source=source)
+    if params.road is not None and is_concrete(params.road):
+        check_road(params.road, n, source=source)
 
 
 def make_chassis(
@@ -382,9 +388,9 @@ def astype(params: VehicleParams, dtype) -> VehicleParams:
 
 
 def fleet_axes(params: VehicleParams) -> VehicleParams:
-    """``vmap`` ``in_axes`` for a fleet: chassis batched on axis 0, tires and surface table shared."""
+    """``vmap`` ``in_axes`` for a fleet: chassis batched on axis 0, tires, surface table and road shared."""
     # the leaves are vmap axes (int / None), not parameters: _make skips the field types
-    return VehicleParams._make((0, None, None, None))
+    return VehicleParams._make((0, None, None, None, None))
 
 
 def init_state(
