@@ -403,7 +403,8 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
         cap = xp.clip(brake, 0.0, 1.0) * ch.max_brake_torque * brake_share[i]
         cap = cap + xp.abs(my) / xp.clip(xp.abs(uwx) / tires[i].VXLOW, 1e-3, 1.0)
         xs = kx * kappa / xp.maximum(dx, 1e-6)
-        jx = kx / (1.0 + xs * xs) ** 2
+        jxs = xp.maximum((kx * KAPPA_0 * KAPPA_0 + fx * kappa) / (kappa * kappa + KAPPA_0 * KAPPA_0), 0.0)
+        jx = xp.maximum(kx / (1.0 + xs * xs) ** 2, jxs - inertia[i] * vr / (h * R * R))
         jy = xp.maximum((ky * ALPHA_0 * ALPHA_0 - fy * alpha) / (alpha * alpha + ALPHA_0 * ALPHA_0), 0.0)
         d_wheel = inertia[i] + h * (jx * R * R / vr)
         free = om + h * (t_avail * drive[i] - fx * R) / d_wheel
@@ -418,7 +419,6 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
         fbx = c * fx_gs - s * fy + pscale * ucx
         fby = s * fx_gs + c * fy + pscale * ucy
         # the wheel's implicit row eliminated (Schur complement): a free wheel follows the chassis
-        jxs = xp.maximum((kx * KAPPA_0 * KAPPA_0 + fx * kappa) / (kappa * kappa + KAPPA_0 * KAPPA_0), 0.0)
         cu = xp.where(held, jxs, jx) * xp.maximum(V_REG * V_REG + om * R * uwx, 0.0) / (vr * vr * vr)
         cx = cu * xp.where(held, 1.0, inertia[i] / d_wheel)
         g = xp.where(held, 0.0, h * R * cu / d_wheel)  # back-substitution of the chassis rates

@@ -40,9 +40,11 @@ damper (``K r^2 / (I_w v_reg)`` is ~1e4 1/s on a car wheel).  The returned deriv
 every steady state unchanged):
 
 * wheel spin, frictionless part: ``D domega/dt = T_drive - r Fx`` with ``D = I_w + h J_w``, ``J_w = r^2 Jx
-  / V``, ``Jx`` the tangent slip stiffness estimated by :func:`tangent_stiffness` (``Kx``,
-  :func:`jaxtire.tire.linear_stiffness`, at small slip, ~0 past the peak); then the friction by
-  :func:`coulomb_spin_update`;
+  / V``, ``Jx = max(J_t, J_s - I_w V / (h r^2))``: the tangent slip stiffness ``J_t`` estimated by
+  :func:`tangent_stiffness` (``Kx``, :func:`jaxtire.tire.linear_stiffness`, at small slip, ~0 past the
+  peak), but at least what keeps the step from overshooting through zero slip along the secant
+  ``J_s`` (:func:`secant_stiffness`; it binds only near standstill, where a sliding wheel would
+  otherwise chatter); then the friction by :func:`coulomb_spin_update`;
 * chassis: ``(M + h C) dv/dt = Q + sum_i G_i^T Rot (Jx r / V h domega_i, 0)`` with ``C`` the 3x3 tire
   damping matrix ``sum_i G_i^T Rot diag(cx_i, cy_i) Rot^T G_i`` (``cy = Jy dalpha/du_y``, ``Jy`` the secant stiffness :func:`secant_stiffness`; ``cx = -Jx
   dkappa/du_x I_w / D``, or ``-Jx' dkappa/du_x`` for a held wheel, ``Jx'`` the secant stiffness, so a
@@ -383,7 +385,10 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
 
     # wheel spin: drive and tire linearly implicit, brake + rolling resistance as implicit Coulomb friction
     cap = jnp.clip(w.brake, 0.0, 1.0) * ch.max_brake_torque * w.brake_share + mult * rolling_torque(tire, out.my, uwx)
-    jx = tangent_stiffness(kappa, kx, out.mux * fz)
+    # tangent, but never so soft that the step overshoots through zero slip along the secant (a sliding
+    # wheel at standstill would chatter): J >= J_sec - I V / (h r^2)
+    js = secant_stiffness(fx, kappa, kx, KAPPA_0)
+    jx = jnp.maximum(tangent_stiffness(kappa, kx, out.mux * fz), js - w.inertia * vr / (h * mult * R * R))
     jy = secant_stiffness(-fy, alpha, ky, ALPHA_0)
     d_wheel = w.inertia + h * (mult * jx * R * R / vr)
     om_new, held = coulomb_spin_update(om, t_avail * w.drive - mult * fx * R, cap, d_wheel, h)
@@ -400,7 +405,7 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
     # implicit row (a free wheel follows the chassis: I / D; a held one does not: 1), and the wheel row
     # gets it back once the chassis acceleration is known (back-substitution, :func:`rates`)
     # a held wheel leaves the chassis alone on the tire's slip damper: the secant keeps it from overshooting
-    j_ch = jnp.where(held, secant_stiffness(fx, kappa, kx, KAPPA_0), jx)
+    j_ch = jnp.where(held, js, jx)
     cu = mult * j_ch * jnp.maximum(V_REG * V_REG + om * R * uwx, 0.0) / (vr * vr * vr)
     cx = cu * jnp.where(held, 1.0, w.inertia / d_wheel)
     cy = mult * jy * vr / (vr * vr + uwy * uwy)
