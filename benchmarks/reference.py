@@ -181,10 +181,13 @@ def _common(xp, p, fz, gamma, vx, grip, slip_speed):
     )
 
 
+def _mux(p, c):
+    return (p.PDX1 + p.PDX2 * c.dfz) * (1.0 + p.PPX3 * c.dpi + p.PPX4 * c.dpi**2) * (1.0 - p.PDX3 * c.gx**2) * c.lmux
+
+
 def _fx0(xp, p, c, kappa):
     cx = p.PCX1 * p.LCX
-    mux = (p.PDX1 + p.PDX2 * c.dfz) * (1.0 + p.PPX3 * c.dpi + p.PPX4 * c.dpi**2) * (1.0 - p.PDX3 * c.gx**2) * c.lmux
-    dx = mux * c.fz
+    dx = _mux(p, c) * c.fz
     kxk = c.fz * (p.PKX1 + p.PKX2 * c.dfz) * xp.exp(p.PKX3 * c.dfz) * (1.0 + p.PPX1 * c.dpi + p.PPX2 * c.dpi**2) * p.LKX
     shx = (p.PHX1 + p.PHX2 * c.dfz) * p.LHX * c.w_low
     svx = c.fz * (p.PVX1 + p.PVX2 * c.dfz) * p.LVX * c.lmux_p * c.w_low
@@ -321,7 +324,8 @@ def mf61_step(xp, p, vx, vy, omega, gamma, fz, radius):
 
 
 def _vehicle_tire(xp, p, kappa, alpha, fz, vx, grip, rr_scale):
-    """What the vehicle uses at zero camber: ``Fx, Fy, My`` and the linear stiffnesses ``Kx, |Ky|``."""
+    """What the vehicle uses at zero camber: ``Fx, Fy, My``, the linear stiffnesses ``Kx, |Ky|`` and the
+    peak force ``Dx = mux Fz``."""
     fz, alpha_s, slip_speed = _inputs(xp, kappa, alpha, fz, vx)
     c = _common(xp, p, fz, 0.0, vx, grip, slip_speed)
     fx0, kxk = _fx0(xp, p, c, kappa)
@@ -330,7 +334,7 @@ def _vehicle_tire(xp, p, kappa, alpha, fz, vx, grip, rr_scale):
     gyk, svyk = _gyk(xp, p, c, kappa, alpha_s, c.gs, y.muy)
     fy = gyk * y.fy0 + svyk
     my = _my(xp, p, c, 0.0, fx, vx, rr_scale)
-    return fx, fy, my, kxk, xp.abs(y.kya)
+    return fx, fy, my, kxk, xp.abs(y.kya), _mux(p, c) * fz
 
 
 # --------------------------------------------------------------------------------------------------
@@ -381,6 +385,7 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
     qx = qy = qr = 0.0
     c11 = c12 = c22 = c13 = c23 = c33 = 0.0
     domegas = []
+    backs = []
     for i in range(4):
         ucx = vx - r * Y[i]
         ucy = vy + r * X[i]
@@ -393,17 +398,19 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
         alpha = xp.atan2(uwy, vr)
         sid = ch.surface_ids[i]
         grip, rres, drag = xp.take(table[0], sid), xp.take(table[1], sid), xp.take(table[2], sid)
-        fx, fy, my, kx, ky = _vehicle_tire(xp, tires[i], kappa, alpha, fz, uwx, grip, rres)
-        cmd = xp.clip(brake, 0.0, 1.0) * ch.max_brake_torque * brake_share[i]
-        th = xp.tanh(om / ch.brake_omega_smooth)
-        tiny = xp.abs(om) < 1e-4 * ch.brake_omega_smooth
-        th_over_om = xp.where(tiny, 1.0 / ch.brake_omega_smooth, th / xp.where(tiny, 1.0, om))
-        jx = xp.maximum((kx * KAPPA_0 * KAPPA_0 + fx * kappa) / (kappa * kappa + KAPPA_0 * KAPPA_0), 0.0)
+        fx, fy, my, kx, ky, dx = _vehicle_tire(xp, tires[i], kappa, alpha, fz, uwx, grip, rres)
+        # brake + rolling resistance as implicit Coulomb friction (sims.vehicles.core.coulomb_spin_update)
+        cap = xp.clip(brake, 0.0, 1.0) * ch.max_brake_torque * brake_share[i]
+        cap = cap + xp.abs(my) / xp.clip(xp.abs(uwx) / tires[i].VXLOW, 1e-3, 1.0)
+        xs = kx * kappa / xp.maximum(dx, 1e-6)
+        jxs = xp.maximum((kx * KAPPA_0 * KAPPA_0 + fx * kappa) / (kappa * kappa + KAPPA_0 * KAPPA_0), 0.0)
+        jx = xp.maximum(kx / (1.0 + xs * xs) ** 2, jxs - inertia[i] * vr / (h * R * R))
         jy = xp.maximum((ky * ALPHA_0 * ALPHA_0 - fy * alpha) / (alpha * alpha + ALPHA_0 * ALPHA_0), 0.0)
-        t_net = t_avail * drive[i] - cmd * th + (my - fx * R)
-        j_brake = cmd * th_over_om
-        d_wheel = inertia[i] + h * (jx * R * R / vr + j_brake)
-        domega = t_net / d_wheel
+        d_wheel = inertia[i] + h * (jx * R * R / vr)
+        free = om + h * (t_avail * drive[i] - fx * R) / d_wheel
+        lim = h * cap / d_wheel
+        held = xp.abs(free) <= lim
+        domega = (free - xp.clip(free, -lim, lim) - om) / h
         fx_gs = fx + jx * R / vr * (h * domega)
         # ploughing drag on the chassis at the contact
         fzp = xp.maximum(fz, 0.0)
@@ -412,7 +419,10 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
         fbx = c * fx_gs - s * fy + pscale * ucx
         fby = s * fx_gs + c * fy + pscale * ucy
         # the wheel's implicit row eliminated (Schur complement): a free wheel follows the chassis
-        cx = jx * xp.maximum(V_REG * V_REG + om * R * uwx, 0.0) / (vr * vr * vr) * (inertia[i] + h * j_brake) / d_wheel
+        cu = xp.where(held, jxs, jx) * xp.maximum(V_REG * V_REG + om * R * uwx, 0.0) / (vr * vr * vr)
+        cx = cu * xp.where(held, 1.0, inertia[i] / d_wheel)
+        g = xp.where(held, 0.0, h * R * cu / d_wheel)  # back-substitution of the chassis rates
+        backs.append((g * c, g * s, g * (s * X[i] - c * Y[i])))
         cy = jy * vr / (vr * vr + uwy * uwy)
         cxx, cxy, cyy = c * c * cx + s * s * cy, c * s * (cx - cy), s * s * cx + c * c * cy
         qx, qy, qr = qx + fbx, qy + fby, qr + X[i] * fby - Y[i] * fbx
@@ -437,9 +447,10 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
     dvx = (k11 * qx + k12 * qy + k13 * qr) * inv
     dvy = (k12 * qx + k22 * qy + k23 * qr) * inv
     dyr = (k13 * qx + k23 * qy + k33 * qr) * inv
-    tau = ch.load_transfer_tau + h
-    dax = (dvx - r * vy - ax) / tau
-    day = (dvy + r * vx - ay) / tau
+    domegas = [d + bx * dvx + by * dvy + br * dyr for d, (bx, by, br) in zip(domegas, backs, strict=True)]
+    lag = (1.0 - xp.exp(-xp.minimum(h / xp.maximum(ch.load_transfer_tau, 1e-30), 80.0))) / h  # exact lag
+    dax = (dvx - r * vy - ax) * lag
+    day = (dvy + r * vx - ay) * lag
     # semi-implicit Euler: velocities first, then the pose from the new velocities
     vx2, vy2, r2 = vx + h * dvx, vy + h * dvy, r + h * dyr
     omega2 = [om + h * d for om, d in zip(omega, domegas, strict=False)]

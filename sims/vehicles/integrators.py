@@ -16,6 +16,11 @@ A model's ``rates(params, state, controls, h)`` returns the derivatives of the v
 
 :func:`make_step` wraps either in ``substeps`` equal substeps per ``dt`` (``lax.fori_loop``) and
 returns a pure ``step(params, state, controls, dt) -> state``; controls are held over the step.
+
+Accuracy of the default (semi-implicit Euler, 5 ms, float32): the 100-0 km/h braking distance (locked
+and ABS) and the coast-down deceleration of every preset are within 0.5 % (measured: 0.36 % at most) of
+the same model at 0.1 ms in float64 (``tests/sims/vehicles/test_accuracy.py``).  The step-size error
+left is first order and comes from the implicit treatment of the stiff tire modes (:mod:`sims.vehicles.core`).
 """
 
 from __future__ import annotations

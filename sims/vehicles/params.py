@@ -74,8 +74,8 @@ class Chassis(NamedTuple):
     torque left and right).
 
     Brakes: ``max_brake_torque`` [N m] total at full pedal, ``brake_bias_front`` [-] front share (0 for a
-    kart with rear brakes only), ``brake_omega_smooth`` [rad/s] the spin rate over which the brake's
-    Coulomb torque ``-T tanh(omega / omega_s)`` saturates (a smooth, differentiable stick-slip).
+    kart with rear brakes only), ``brake_omega_smooth`` [rad/s] kept for compatibility, unused: the brake
+    is an exact implicit Coulomb friction (:func:`sims.vehicles.core.coulomb_spin_update`), no smoothing.
 
     Steering: ``max_steer`` [rad] road-wheel limit, ``ackermann`` [-] 0 parallel steer, 1 full Ackermann.
 
