@@ -326,6 +326,19 @@ def brake_shares(ch, n: int):
     return share, inertia, jnp.zeros_like(share)
 
 
+def per_wheel(front, rear, n: int):
+    """Per axle values ``front``, ``rear`` as per wheel state (last axis ``n``: 4 FL, FR, RL, RR or 2 front, rear)."""
+    return jnp.stack([front] * (n // 2) + [rear] * (n // 2), axis=-1)
+
+
+def load_ratio(ch, state, n: int):
+    """Per wheel state: axle load now over the static axle load [-] (:func:`sims.vehicles.core.axle_loads`
+    at the state's speed and filtered ``ax``: the longitudinal load transfer and the downforce)."""
+    zero = jnp.zeros_like(state.vx)
+    (ff, fr), (ff0, fr0) = axle_loads(ch, state.vx, state.ax), axle_loads(ch, zero, zero)
+    return per_wheel(ff / jnp.maximum(ff0, 1.0), fr / jnp.maximum(fr0, 1.0), n)
+
+
 def peak_tables(params, n: int):
     """``(kappa_peak, force_peak)``: peak braking slip [-] and peak braking force [N] of each wheel state's
     scaled tire (:func:`sims.vehicles.grip.peak_braking`) at its static load on every surface of
@@ -357,13 +370,20 @@ class StraightBraking(Driver):
         e_i     = sigma_i - (k*_i |u_i| + slip_offset)
         b_i     = clip(F_peak,i R_i / T_i + b_I,i - k_p,i e_i, 0, brake),  db_I,i/dt = -k_i,i e_i  (|b_I| <= brake)
         k_p,i   = 2 zeta w I_i / (R_i T_i),  k_i,i = w^2 I_i / (R_i T_i)
+        F_peak,i = F_peak,i(static load) Fz_axle(vx, a_x) / Fz_axle(0, 0)     (load_ratio)
 
     ``kappa_peak,i`` and ``F_peak,i`` are the slip at which the wheel's tire (with the vehicle's tire
     scale) brakes hardest and that force, at its static load on the surface its contact is on now
     (:func:`peak_tables`, computed once by ``init`` for every surface of the table; the surface from
     :func:`sims.vehicles.road.on_road`, so a surface change along the road is followed at once).  The
-    feed-forward is the brake command that balances the peak force; the PI trims it (load transfer,
-    wheel inertia), so the wheels neither lock at the start nor after a change to a slippery surface.
+    feed-forward is the brake command that balances the peak force, scaled with the axle's load now (the
+    state's filtered ``a_x``: the load transfer of the stop moves ~50 % of a front wheel's load on dry
+    asphalt; the PI alone corrects that only slowly, because before the peak the tire's slip stiffness,
+    ``C_kappa R^2 / (I |u|)``, not the wheel inertia, sets the wheel's response, so its integral action
+    is slower than ``w`` by that ratio); the PI trims the rest (load sensitivity, wheel inertia), so the
+    wheels neither lock at the start nor after a change to a slippery surface.  ``slip_offset`` [m/s] is
+    a small slip-velocity margin; it is a slip of ``slip_offset / |u|``, so it must stay small next to
+    the ice peak (0.05 m/s put the ice wheels at 1.5-3 times their peak slip below 4 m/s).
     The peak moves with the surface (~0.15 dry, ~0.045 snow, ~0.018 ice for the bundled tire), so one
     fixed target cannot fit every surface: on ice a target of a few per cent is already far past the peak.  This is an idealised ABS that knows its tire and the
     surface (a production ABS estimates them from the wheel decelerations); ``target_slip`` is how far
@@ -386,7 +406,7 @@ class StraightBraking(Driver):
     steer: Any = 0.0
     target_slip: Any = 0.08
     min_slip: Any = 0.005
-    slip_offset: Any = 0.05
+    slip_offset: Any = 0.01
     bandwidth: Any = 30.0
     zeta: Any = 0.7
     abs_off_speed: Any = 1.0
@@ -400,8 +420,7 @@ class StraightBraking(Driver):
         """Per wheel state: 1 on the front axle, ``1 / (1 + |r - vx delta / L| / yaw_rate_ref)`` on the rear."""
         r_ref = state.vx * jnp.asarray(self.steer) / (ch.cg_to_front + ch.cg_to_rear)
         rear = 1.0 / (1.0 + jnp.abs(state.yaw_rate - r_ref) / self.yaw_rate_ref)
-        one = jnp.ones_like(rear)
-        return jnp.stack([one] * (n // 2) + [rear] * (n // 2), axis=-1)
+        return per_wheel(jnp.ones_like(rear), rear, n)
 
     def __call__(self, t, state, params, dstate, dt):
         ch = params.chassis
@@ -412,6 +431,7 @@ class StraightBraking(Driver):
         ids = on_road(params, state).chassis.surface_ids
         ids = ids if n == 4 else ids[..., ::2]  # the single track: the left wheel's surface per axle
         k_peak, f_peak = (jnp.take_along_axis(tb, ids[..., None], axis=-1)[..., 0] for tb in (k_table, f_table))
+        f_peak = f_peak * load_ratio(ch, state, n)
         torque = jnp.maximum(ch.max_brake_torque * share, 1.0)
         gain = inertia / (r * torque)
         kp = 2.0 * self.zeta * self.bandwidth * gain
