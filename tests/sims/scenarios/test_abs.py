@@ -20,9 +20,10 @@ from tests.sims.conftest import FAST
 
 SURFACES = ("asphalt_dry", "snow", "ice")
 SPEED = 8.0
-#: ABS distance / friction bound: measured 0.96-1.04 (float32, 5 ms steps; below 1 where rolling resistance,
-#: left out of the bound, adds ~4 % of the deceleration on snow, above where the ABS spends its first
-#: tenths of a second finding the peak: at 8 m/s a race car stops in 1.9 m).
+#: ABS distance / friction bound: measured 0.999-1.009 (float32, 5 ms steps; below 1 where rolling
+#: resistance, left out of the bound, adds to the deceleration, above where the ABS spends its first
+#: hundredths of a second finding the peak, at 8 m/s a race car stops in 1.9 m, and where the ABS fades
+#: out below 1 m/s).
 LOW, HIGH = 0.94, 1.05
 
 
