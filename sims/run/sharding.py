@@ -105,6 +105,21 @@ def shard(tree, mesh: Mesh, axes=0, axis_name: str = AXIS):
     return jax.tree.unflatten(treedef, out)
 
 
+def specs(axes, axis_name: str = AXIS):
+    """The ``shard_map`` partition specs of a ``vmap``-style axes prefix: 0 -> ``P(axis_name)``, None -> ``P()``."""
+    if axes is None or isinstance(axes, int):
+        return P(axis_name) if axes == 0 else P()
+    return jax.tree.map(lambda ax: P(axis_name) if ax == 0 else P(), axes, is_leaf=lambda x: x is None)
+
+
+def split_map(fn: Callable, mesh: Mesh, in_axes: Sequence, axis_name: str = AXIS) -> Callable:
+    """``fn`` under :func:`jax.shard_map` over the 1-D ``mesh``: arguments batched per ``in_axes`` (one
+    ``vmap``-style prefix per positional argument) split along ``axis_name``, the others replicated, every
+    output leaf split along its leading axis.  Each device runs ``fn`` on its own block with no collective,
+    so ``fn`` must be independent per vehicle (no cross-vehicle reduction)."""
+    return jax.shard_map(fn, mesh=mesh, in_specs=tuple(specs(ax, axis_name) for ax in in_axes), out_specs=P(axis_name))
+
+
 def _trim(tree, n: int):
     return jax.tree.map(lambda x: x[:n] if jnp.ndim(x) and jnp.shape(x)[0] > n else x, tree)
 
@@ -140,15 +155,7 @@ def sharded(
         if method == "jit":
             out = jax.jit(fn, compiler_options=opts)(*placed)
         else:
-            specs = tuple(
-                jax.tree.map(lambda ax: P(axis_name) if ax == 0 else P(), ax, is_leaf=lambda x: x is None)
-                if not (ax is None or isinstance(ax, int))
-                else (P(axis_name) if ax == 0 else P())
-                for ax in axes
-            )
-            out = jax.jit(jax.shard_map(fn, mesh=m, in_specs=specs, out_specs=P(axis_name)), compiler_options=opts)(
-                *placed
-            )
+            out = jax.jit(split_map(fn, m, axes, axis_name), compiler_options=opts)(*placed)
         return _trim(out, n)
 
     return run
