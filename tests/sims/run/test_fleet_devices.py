@@ -91,3 +91,19 @@ def test_devices_argument_is_checked():
         FleetRun(fleet, s0, drv, dt=0.005, model=m, devices=len(jax.local_devices()) + 1)
     with pytest.raises(ValueError, match="empty"):
         FleetRun(fleet, s0, drv, dt=0.005, model=m, devices=[])
+
+
+def test_fleet_cli_runs_on_one_host_device_per_core_by_default(tmp_path):
+    """``python -m sims`` (argv from the command line: ``tune_cpu(host_devices=os.cpu_count())`` before JAX
+    starts) splits the fleet over one host device per core and says so; ``--devices 1`` keeps one."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("XLA_FLAGS", None)
+    base = [sys.executable, "-m", "sims", "--scenario", "throughput", "--counts", "24", "--steps", "4"]
+    base += ["--no-progress", "--fast-compile", "--model", "single_track", "--out", str(tmp_path)]
+    lines = {}
+    for extra in ((), ("--devices", "1")):
+        proc = subprocess.run(base + list(extra), cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        lines[extra] = [ln for ln in proc.stdout.splitlines() if "vehicles:" in ln][0]
+    assert lines[()].endswith(f", {os.cpu_count()} device(s))"), lines
+    assert lines[("--devices", "1")].endswith(", 1 device(s))"), lines
