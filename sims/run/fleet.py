@@ -351,11 +351,11 @@ class FleetRun:
         head, tail, kw = self._fn_args
         return chunk_fns(*head, steps, *tail, **kw)
 
-    def _call(self, fn, *args):
+    def _call(self, fn, *args, split: bool = True):
         """``fn(*args)``, on several devices: ``fn`` (one function, or one compiled program per device) on each
         device's block of ``args``, every output leaf reassembled as one array split over the mesh.  A
         signature not called before runs from one thread per device, so the per-device compiles overlap."""
-        if self.mesh is None:
+        if self.mesh is None or not split:
             return fn(*args)
         devs = list(self.mesh.devices.flat)
         fns = fn if isinstance(fn, list) else [fn] * len(devs)
@@ -367,11 +367,11 @@ class FleetRun:
             with concurrent.futures.ThreadPoolExecutor(len(devs)) as pool:
                 outs = list(pool.map(lambda fa: fa[0](*fa[1]), zip(fns, local, strict=True)))
             self._seen.add(key)
-        split = NamedSharding(self.mesh, P(self.mesh.axis_names[0]))
+        spread = NamedSharding(self.mesh, P(self.mesh.axis_names[0]))
 
         def whole(*xs):
             shape = (sum(x.shape[0] for x in xs),) + xs[0].shape[1:]
-            return jax.make_array_from_single_device_arrays(shape, split, list(xs))
+            return jax.make_array_from_single_device_arrays(shape, spread, list(xs))
 
         return jax.tree.map(whole, *outs)
 
@@ -407,7 +407,7 @@ class FleetRun:
         accumulator.
         Vehicles are independent, so the results are those of the full batch.  ``RunStats.steps`` counts
         the steps run and ``vehicle_steps_per_s`` the vehicle-steps actually simulated per second.  On several
-        devices the gathered batch is a multiple of both ``min_batch`` and the device count.
+        devices the gathered batch runs on the first device alone (the one-device program, compiled once).
         """
         if not isinstance(n_steps, int) or isinstance(n_steps, bool) or n_steps < 1:
             raise ValueError(f"n_steps = {n_steps!r} must be an integer >= 1")
@@ -428,7 +428,7 @@ class FleetRun:
                 fn = self._chunk  # a compacted batch has another shape
             if steps_i < self.chunk_steps:
                 fn = self._chunk_fns(steps_i)[1]  # the partial last chunk
-            (s, d, a), _ = self._call(fn, params, s, d, a, driver, reducer, jnp.int32(k0))
+            (s, d, a), _ = self._call(fn, params, s, d, a, driver, reducer, jnp.int32(k0), split=idx is None)
             cur = (s, d, a)
             jax.block_until_ready(s)
             steps += steps_i
@@ -449,23 +449,26 @@ class FleetRun:
                 compactions += 1
                 full = self._scatter(full, cur, idx, n_valid)
                 glob = np.nonzero(act)[0] if idx is None else idx[:n_valid][act]
-                quantum = math.lcm(min_batch, self.devices)
-                bucket = quantum * int(math.ceil(n_act / quantum))
+                bucket = min_batch * int(math.ceil(n_act / min_batch))
                 idx = np.concatenate([glob, np.full(bucket - n_act, glob[0])]).astype(np.int32)
                 n_valid = n_act
                 take = lambda x, idx=idx: jnp.asarray(x)[idx]  # noqa: E731
                 p0, _, d0, _ = self._args
-                params = self._place(p0._replace(chassis=jax.tree.map(take, p0.chassis)), self._axes[0])
-                driver = self._place(jax.tree.map(take, d0), 0) if self._driver_axes == 0 else d0
-                cur = self._place(jax.tree.map(take, full), 0)
+                # the gathered batch runs on the first device (the one-device program: no per-device compiles)
+                one = (lambda t: t) if self.mesh is None else (lambda t: jax.device_put(t, self.mesh.devices.flat[0]))
+                params = one(p0._replace(chassis=jax.tree.map(take, p0.chassis)))
+                driver = one(jax.tree.map(take, d0) if self._driver_axes == 0 else d0)
+                reducer = one(reducer)
+                cur = one(jax.tree.map(take, full))
         full = self._scatter(full, cur, idx, n_valid)
         run_s = time.perf_counter() - t
         s, d, a = full if self._n_pad == self.n else jax.tree.map(lambda x: x[: self.n], full)
         return s, d, a, RunStats(self.compile_s, run_s, steps, self.n, work / max(run_s, 1e-9))
 
-    @staticmethod
-    def _scatter(full, cur, idx, n_valid):
+    def _scatter(self, full, cur, idx, n_valid):
         if idx is None:
             return cur
+        if self.mesh is not None:  # from the first device back into the split arrays
+            cur = jax.device_put(cur, NamedSharding(self.mesh, P()))
         sel = jnp.asarray(idx[:n_valid])
         return jax.tree.map(lambda f, c: jnp.asarray(f).at[sel].set(jnp.asarray(c)[:n_valid]), full, cur)

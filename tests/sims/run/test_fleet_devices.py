@@ -72,7 +72,7 @@ def test_fleet_run_on_two_devices_is_bitwise_the_one_device_run():
         assert r["devices"] == 2 and r["result_devices"] == 2, out
         assert r["steps"] == [250, 250] and r["shapes"], out
         # the same compaction at the same chunk: 6 full chunks of 13 x 30 vehicle-steps, then the 3 active
-        # cars in a batch of 4 (a multiple of min_batch = 2 and of 2 devices) for the remaining 70 steps
+        # cars in a batch of 4 (a multiple of min_batch = 2, on the first device) for the remaining 70 steps
         assert r["work"] == [13 * 30 * 6 + 4 * 70] * 2, out
         assert r["exact"], out
 
