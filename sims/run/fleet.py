@@ -32,6 +32,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxtire.validation import check_int, check_range
+from sims.run._mesh import fleet_mesh, pad, shard
 from sims.run._scan import blocked, chunk_fns
 from sims.run.rollout import RolloutResult, _launch, _rollout_arguments, _rollout_impl, check_args, options_key
 from sims.vehicles import get_model
@@ -239,8 +240,6 @@ def _device_mesh(devices):
             raise ValueError("FleetRun: devices is an empty sequence")
     if len(devs) == 1:
         return None
-    from sims.run.sharding import fleet_mesh  # sharding imports this module
-
     return fleet_mesh(devs)
 
 
@@ -343,9 +342,7 @@ class FleetRun:
         """``tree`` padded to the device multiple and split over the mesh (unchanged on one device)."""
         if self.mesh is None:
             return tree
-        from sims.run import sharding  # sharding imports this module
-
-        return sharding.shard(sharding.pad(tree, axes, self._n_pad), self.mesh, axes)
+        return shard(pad(tree, axes, self._n_pad), self.mesh, axes)
 
     def _chunk_fns(self, steps: int):
         head, tail, kw = self._fn_args
