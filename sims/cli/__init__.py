@@ -20,10 +20,11 @@ COMMANDS = {"identify": identify.main, "tune": tune.main}
 
 def main(argv=None):
     """Dispatch ``argv`` (default ``sys.argv[1:]``) to a sub-command, or to the fleet CLI; returns its result."""
+    from_command_line = argv is None  # the fleet CLI then tunes XLA before JAX starts (sims/run/_xla.py)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
         return COMMANDS[argv[0]](argv[1:])
-    return fleet.main(argv)
+    return fleet.main(None if from_command_line else argv)
 
 
 __all__ = ["COMMANDS", "main"]

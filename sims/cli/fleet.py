@@ -75,6 +75,13 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--speed", type=float, default=100.0, help="initial speed [km/h]")
     ap.add_argument("--seed", type=int, default=0, help="PRNG seed (same seed, same fleet, same results)")
     ap.add_argument("--device", default="auto", help="auto, cpu or gpu")
+    ap.add_argument(
+        "--devices",
+        type=int,
+        default=None,
+        help="devices the fleet is split over (default: all; on a CPU one host device per core, "
+        "unless XLA_FLAGS sets a device count); 1: one device",
+    )
     ap.add_argument("--chunk-steps", type=int, default=200, help="steps per compiled chunk (progress granularity)")
     ap.add_argument("--out", default="out", help="output folder")
     ap.add_argument("--format", default="csv", help="per-vehicle results: csv or parquet (needs pyarrow)")
@@ -124,6 +131,8 @@ def _validate(ap: argparse.ArgumentParser, args) -> None:
         bad(f"--speed {args.speed} km/h is outside the allowed range (0, 500]")
     if args.device not in ("auto", "cpu", "gpu", "cuda", "tpu"):
         bad(f"--device {args.device!r} is unknown; allowed: auto, cpu, gpu")
+    if args.devices is not None and not 1 <= args.devices <= 4096:
+        bad(f"--devices {args.devices} is outside the allowed range [1, 4096]")
     if not 1 <= args.chunk_steps <= 100_000:
         bad(f"--chunk-steps {args.chunk_steps} is outside the allowed range [1, 100000]")
     try:
@@ -174,7 +183,7 @@ def run_braking(args, out: Path) -> dict:
     print(
         f"jaxtire fleet: {n} x {args.preset} ({args.model}, {tire_label(args)} tires, {args.integrator}, dt "
         f"{args.dt * 1e3:g} ms x {args.substeps}) braking from {args.speed:g} km/h on "
-        f"{', '.join(args.surface_list)}; seed {args.seed}; device {jax.devices()[0].platform}",
+        f"{', '.join(args.surface_list)}; seed {args.seed}; device {jax.devices()[0].platform} x {args.n_devices}",
         flush=True,
     )
     setup_s = time.perf_counter() - t_start
@@ -224,7 +233,7 @@ def run_braking(args, out: Path) -> dict:
     )
     lines.append(
         f"compile {stats.compile_s:.1f} s, simulate {stats.run_s:.1f} s: "
-        f"{stats.vehicle_steps_per_s / 1e6:.2f} M vehicle-steps/s (finished vehicles are dropped from the "
+        f"{stats.vehicle_steps_per_s / 1e6:.2f} M vehicle-steps/s on {run.devices} device(s) (finished vehicles are dropped from the "
         f"batch as it goes)"
     )
     print("[3/3] results", file=sys.stderr, flush=True)
@@ -299,6 +308,7 @@ def _runner(args) -> dict:
         integrator=args.integrator,
         substeps=args.substeps,
         compiler_options=_options(args),
+        devices=args.devices,
     )
 
 
@@ -361,7 +371,8 @@ def run_throughput(args, out: Path) -> dict:
         )
         print(
             f"{n:>9} vehicles: {best.vehicle_steps_per_s / 1e6:6.2f} M vehicle-steps/s  ({best.run_s / steps * 1e3:8.3f} "
-            f"ms/step, {per:5.0f} CPU-ns/vehicle-step, compile {compile_s:.1f} s, load average {load:.1f})",
+            f"ms/step, {per:5.0f} CPU-ns/vehicle-step, compile {compile_s:.1f} s, load average {load:.1f}, "
+            f"{run.devices} device(s))",
             flush=True,
         )
     out.mkdir(parents=True, exist_ok=True)
@@ -381,8 +392,8 @@ def main(argv=None) -> dict:
             args.scenario, args.surfaces
         )
     _validate(ap, args)
-    if argv is None:  # from the command line only: 512-bit vectors on AVX-512 CPUs (sims/run/_xla.py)
-        tune_cpu()
+    if argv is None:  # from the command line only: 512-bit vectors on AVX-512 CPUs, one host device per core
+        tune_cpu(host_devices=os.cpu_count() if args.devices is None else args.devices)
     os.environ.setdefault("MPLBACKEND", "Agg")
     if args.x64:
         jax.config.update("jax_enable_x64", True)
@@ -397,6 +408,13 @@ def main(argv=None) -> dict:
             )
     else:
         dev = jax.devices()[0]
+    n_local = len(jax.local_devices(backend=dev.platform))
+    if args.devices is not None and args.devices > n_local:
+        ap.error(
+            f"--devices {args.devices}: only {n_local} {dev.platform} device(s) here (on a CPU set "
+            f"XLA_FLAGS=--xla_force_host_platform_device_count={args.devices} or leave XLA_FLAGS' device count unset)"
+        )
+    args.n_devices = args.devices or n_local
     out = Path(args.out)
     args.tire_params = tire_from_args(ap, args)
     with jax.default_device(dev):

@@ -41,9 +41,11 @@ def tune_cpu(environ=None, flags: set | None = None, host_devices: int | None = 
     """Append :data:`VECTOR_FLAG` to ``XLA_FLAGS`` on AVX-512 CPUs; returns the flags added, or None.
 
     ``host_devices=N`` (N > 1) also appends ``--xla_force_host_platform_device_count=N`` (unless the
-    user's flags set a device count), for callers that shard their batch over the host devices
-    (``python -m benchmarks``: the MF 6.1 tire then needs 1.7x less CPU time per evaluation, see
-    ``benchmarks/PERF_NOTES.md``); the vector-width rules below apply to the vector flag only.
+    user's flags set a device count), for callers that split their batch over the host devices
+    (``python -m benchmarks``: the MF 6.1 tire then needs 1.7x less CPU time per evaluation; the fleet CLI
+    ``python -m sims`` with one host device per core, its :class:`~sims.run.fleet.FleetRun` splitting the
+    vehicles over them; see ``benchmarks/PERF_NOTES.md``); the vector-width rules below apply to the vector
+    flag only.
 
     Nothing is added when the CPU lacks ``avx512f``, when ``XLA_FLAGS`` already sets
     ``xla_cpu_prefer_vector_width`` (the user's choice wins), when ``JAXTIRE_XLA_DEFAULT=1`` is set, or

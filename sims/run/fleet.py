@@ -18,6 +18,7 @@ Reductions (stopping distance, spin flags, ...) are folded over the steps inside
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import functools
 import math
@@ -27,8 +28,11 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from jaxtire.validation import check_int, check_range
+from sims.run._mesh import fleet_mesh, pad, shard
 from sims.run._scan import blocked, chunk_fns
 from sims.run.rollout import RolloutResult, _launch, _rollout_arguments, _rollout_impl, check_args, options_key
 from sims.vehicles import get_model
@@ -221,6 +225,32 @@ def fleet_rollout(
     )
 
 
+def _device_mesh(devices):
+    """The 1-D vehicle mesh of :class:`FleetRun`'s ``devices`` argument, ``None`` for a single device."""
+    if devices is None or isinstance(devices, int):
+        default = getattr(jax.config, "jax_default_device", None)
+        platform = getattr(default, "platform", default)  # a Device, a platform name or None
+        local = jax.local_devices(backend=platform)
+        if devices is not None:
+            check_int("devices", devices, 1, len(local), source="FleetRun")
+        devs = local if devices is None else local[:devices]
+    else:
+        devs = list(devices)
+        if not devs:
+            raise ValueError("FleetRun: devices is an empty sequence")
+    if len(devs) == 1:
+        return None
+    return fleet_mesh(devs)
+
+
+def _block_of(x, device):
+    """The part of ``x`` on ``device`` (its block of a split array, its copy of a replicated one); ``x`` itself
+    when it is not an array spread over several devices (a step index, ``None``)."""
+    if not isinstance(x, jax.Array) or len(x.sharding.device_set) < 2:
+        return x
+    return next(s.data for s in x.addressable_shards if s.device == device)
+
+
 class RunStats(NamedTuple):
     """Timings of a :class:`FleetRun`: ``compile_s``, ``run_s`` [s], ``steps`` run, ``vehicles``,
     ``vehicle_steps_per_s`` (vehicles x steps / run_s, compile excluded)."""
@@ -248,6 +278,19 @@ class FleetRun:
     the driver's leaves are batched per vehicle (see :func:`broadcast`), ``None`` when shared;
     ``compiler_options`` XLA options (e.g. :func:`sims.run.rollout.fast_compile_options`); ``block`` vehicles
     per cache-sized block (``"auto"``: :func:`default_block`).
+
+    ``devices``: where the vehicles run.  ``None`` (default): every local device of the default backend
+    (of ``jax.default_device`` when one is set); an integer ``k``: the first ``k`` of them; or a sequence of
+    devices.  With more than one device the fleet is split along its vehicle axis over a 1-D mesh
+    (:func:`sims.run.sharding.fleet_mesh`) and every device runs the *same* compiled chunk program as the
+    one-device run on its own block, all devices at once (asynchronous dispatch, no communication); the
+    carry and the reducer's accumulator stay split on that axis and the results are bitwise those of the
+    one-device run.  (A ``shard_map`` of the chunk was tried: XLA compiles the partitioned program
+    differently and the float32 results differ in the last bits, amplified near standstill.)  The fleet is
+    padded to a multiple of the device count with copies of its last vehicle (dropped from every result).  One device
+    (``devices=1``, or a machine with one) is the plain single-program run.  On a CPU, several host devices
+    exist only when ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` is set before JAX starts
+    (:func:`sims.run._xla.tune_cpu`; the fleet CLI does this).
     """
 
     def __init__(
@@ -267,6 +310,7 @@ class FleetRun:
         t0: float = 0.0,
         compiler_options=None,
         block="auto",
+        devices=None,
     ):
         if isinstance(driver, Controls):
             raise ValueError("FleetRun needs a driver (wrap open-loop controls in sims.drivers.OpenLoop)")
@@ -280,19 +324,57 @@ class FleetRun:
             (float(t0), fleet_axes(params), driver_axes, reducer_axes),
             dict(options=options_key(compiler_options), block=default_block() if block == "auto" else block),
         )
-        self._init, self._chunk = self._chunk_fns(chunk_steps)
-        self._compiled = None
-        self._ready = False
         self._driver_axes = driver_axes
+        self.mesh = _device_mesh(devices)
+        self.devices = 1 if self.mesh is None else int(self.mesh.devices.size)
+        self._n_pad = -(-self.n // self.devices) * self.devices
+        self._axes = (fleet_axes(params), 0, driver_axes, reducer_axes)
+        self._args = tuple(
+            self._place(x, ax) for x, ax in zip((params, state0, driver, reducer), self._axes, strict=True)
+        )
+        self._init, self._chunk = self._chunk_fns(chunk_steps)
+        self._compiled: Any = None
+        self._seen: set = set()  # signatures already run on every device (their per-device programs compiled)
+        self._ready = False
         self.compile_s = 0.0
+
+    def _place(self, tree, axes):
+        """``tree`` padded to the device multiple and split over the mesh (unchanged on one device)."""
+        if self.mesh is None:
+            return tree
+        return shard(pad(tree, axes, self._n_pad), self.mesh, axes)
 
     def _chunk_fns(self, steps: int):
         head, tail, kw = self._fn_args
         return chunk_fns(*head, steps, *tail, **kw)
 
+    def _call(self, fn, *args, split: bool = True):
+        """``fn(*args)``, on several devices: ``fn`` (one function, or one compiled program per device) on each
+        device's block of ``args``, every output leaf reassembled as one array split over the mesh.  A
+        signature not called before runs from one thread per device, so the per-device compiles overlap."""
+        if self.mesh is None or not split:
+            return fn(*args)
+        devs = list(self.mesh.devices.flat)
+        fns = fn if isinstance(fn, list) else [fn] * len(devs)
+        local = [jax.tree.map(lambda x, d=d: _block_of(x, d), args) for d in devs]
+        key = (id(fns[0]), tuple(jnp.shape(x) for x in jax.tree.leaves(local[0])))
+        if isinstance(fn, list) or key in self._seen:
+            outs = [f(*a) for f, a in zip(fns, local, strict=True)]  # asynchronous: the devices run at once
+        else:
+            with concurrent.futures.ThreadPoolExecutor(len(devs)) as pool:
+                outs = list(pool.map(lambda fa: fa[0](*fa[1]), zip(fns, local, strict=True)))
+            self._seen.add(key)
+        spread = NamedSharding(self.mesh, P(self.mesh.axis_names[0]))
+
+        def whole(*xs):
+            shape = (sum(x.shape[0] for x in xs),) + xs[0].shape[1:]
+            return jax.make_array_from_single_device_arrays(shape, spread, list(xs))
+
+        return jax.tree.map(whole, *outs)
+
     def _initialise(self):
         if not self._ready:
-            self.dstate, self.acc = self._init(self.params, self.state, self.driver, self.reducer)
+            self.dstate, self.acc = self._call(self._init, *self._args)
             self._ready = True
 
     def compile(self) -> float:
@@ -300,9 +382,15 @@ class FleetRun:
         if self._compiled is None:
             t = time.perf_counter()
             self._initialise()
-            self._compiled = self._chunk.lower(
-                self.params, self.state, self.dstate, self.acc, self.driver, self.reducer, jnp.int32(0)
-            ).compile()
+            p, s, drv, red = self._args
+            args = (p, s, self.dstate, self.acc, drv, red, jnp.int32(0))
+            if self.mesh is None:
+                self._compiled = self._chunk.lower(*args).compile()
+            else:  # one program per device (the same HLO), compiled in parallel threads
+                blocks = [jax.tree.map(lambda x, d=d: _block_of(x, d), args) for d in self.mesh.devices.flat]
+                lowered = [self._chunk.lower(*b) for b in blocks]
+                with concurrent.futures.ThreadPoolExecutor(len(lowered)) as pool:
+                    self._compiled = list(pool.map(lambda low: low.compile(), lowered))
             self.compile_s = time.perf_counter() - t
         return self.compile_s
 
@@ -315,14 +403,15 @@ class FleetRun:
         on first use, at most ``max_compactions`` times) and the finished ones keep their last state and
         accumulator.
         Vehicles are independent, so the results are those of the full batch.  ``RunStats.steps`` counts
-        the steps run and ``vehicle_steps_per_s`` the vehicle-steps actually simulated per second.
+        the steps run and ``vehicle_steps_per_s`` the vehicle-steps actually simulated per second.  On several
+        devices the gathered batch runs on the first device alone (the one-device program, compiled once).
         """
         if not isinstance(n_steps, int) or isinstance(n_steps, bool) or n_steps < 1:
             raise ValueError(f"n_steps = {n_steps!r} must be an integer >= 1")
         self._initialise()
         fn = self._compiled if self._compiled is not None else self._chunk
-        params, driver = self.params, self.driver
-        full = (self.state, self.dstate, self.acc)
+        params, state, driver, reducer = self._args
+        full = (state, self.dstate, self.acc)
         cur = full
         idx, n_valid = None, self.n  # current subset of the fleet (None: all of it)
         n_chunks = -(-n_steps // self.chunk_steps)
@@ -336,7 +425,7 @@ class FleetRun:
                 fn = self._chunk  # a compacted batch has another shape
             if steps_i < self.chunk_steps:
                 fn = self._chunk_fns(steps_i)[1]  # the partial last chunk
-            (s, d, a), _ = fn(params, s, d, a, driver, self.reducer, jnp.int32(k0))
+            (s, d, a), _ = self._call(fn, params, s, d, a, driver, reducer, jnp.int32(k0), split=idx is None)
             cur = (s, d, a)
             jax.block_until_ready(s)
             steps += steps_i
@@ -348,7 +437,8 @@ class FleetRun:
             if active is None:
                 continue
             act = np.asarray(active(a), bool)[:n_valid]
-            size = self.n if idx is None else len(idx)
+            # the batch size of the one-device run decides, so every device count drops vehicles at the same steps
+            size = self.n if idx is None else min_batch * int(math.ceil(n_valid / min_batch))
             n_act = int(act.sum())
             if n_act == 0:
                 break
@@ -360,17 +450,22 @@ class FleetRun:
                 idx = np.concatenate([glob, np.full(bucket - n_act, glob[0])]).astype(np.int32)
                 n_valid = n_act
                 take = lambda x, idx=idx: jnp.asarray(x)[idx]  # noqa: E731
-                params = self.params._replace(chassis=jax.tree.map(take, self.params.chassis))
-                driver = jax.tree.map(take, self.driver) if self._driver_axes == 0 else self.driver
-                cur = jax.tree.map(take, full)
+                p0, _, d0, _ = self._args
+                # the gathered batch runs on the first device (the one-device program: no per-device compiles)
+                one = (lambda t: t) if self.mesh is None else (lambda t: jax.device_put(t, self.mesh.devices.flat[0]))
+                params = one(p0._replace(chassis=jax.tree.map(take, p0.chassis)))
+                driver = one(jax.tree.map(take, d0) if self._driver_axes == 0 else d0)
+                reducer = one(reducer)
+                cur = one(jax.tree.map(take, full))
         full = self._scatter(full, cur, idx, n_valid)
         run_s = time.perf_counter() - t
-        s, d, a = full
+        s, d, a = full if self._n_pad == self.n else jax.tree.map(lambda x: x[: self.n], full)
         return s, d, a, RunStats(self.compile_s, run_s, steps, self.n, work / max(run_s, 1e-9))
 
-    @staticmethod
-    def _scatter(full, cur, idx, n_valid):
+    def _scatter(self, full, cur, idx, n_valid):
         if idx is None:
             return cur
+        if self.mesh is not None:  # from the first device back into the split arrays
+            cur = jax.device_put(cur, NamedSharding(self.mesh, P()))
         sel = jnp.asarray(idx[:n_valid])
         return jax.tree.map(lambda f, c: jnp.asarray(f).at[sel].set(jnp.asarray(c)[:n_valid]), full, cur)

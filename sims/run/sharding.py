@@ -34,38 +34,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding
+from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
+from sims.run._mesh import AXIS, _flat_axes, fleet_mesh, pad, shard
 from sims.run.fleet import fleet_rollout
 from sims.vehicles.params import fleet_axes, validate_params
-
-AXIS = "vehicles"
-
-
-def fleet_mesh(devices: Sequence | None = None, axis_name: str = AXIS) -> Mesh:
-    """A 1-D :class:`~jax.sharding.Mesh` over ``devices`` (default: all local devices) named ``axis_name``."""
-    devs = list(jax.local_devices() if devices is None else devices)
-    if not devs:
-        raise ValueError("fleet_mesh: no devices")
-    return Mesh(np.array(devs), (axis_name,))
-
-
-def _flat_axes(tree, axes) -> list:
-    """One axis (0 or None) per leaf of ``tree`` from the ``vmap``-style prefix ``axes``."""
-    n_leaves = len(jax.tree.leaves(tree))
-    if axes is None or isinstance(axes, int):
-        return [axes] * n_leaves
-    full = jax.tree.map(
-        lambda ax, sub: [ax] * len(jax.tree.leaves(sub)), axes, tree, is_leaf=lambda x: x is None or isinstance(x, int)
-    )
-    flat = [a for group in jax.tree.leaves(full, is_leaf=lambda x: isinstance(x, list)) for a in group]
-    if len(flat) != n_leaves:
-        raise ValueError("in_axes does not match the argument's structure")
-    for a in flat:
-        if a not in (0, None):
-            raise ValueError(f"only in_axes of 0 or None are supported, got {a!r}")
-    return flat
 
 
 def batch_size(args: Sequence, in_axes: Sequence) -> int:
@@ -80,29 +54,19 @@ def batch_size(args: Sequence, in_axes: Sequence) -> int:
     return sizes.pop()
 
 
-def pad(tree, axes, n_to: int):
-    """Batched leaves of ``tree`` padded to ``n_to`` rows with copies of their last row."""
-    leaves, treedef = jax.tree.flatten(tree)
-    out = []
-    for leaf, ax in zip(leaves, _flat_axes(tree, axes), strict=False):
-        if ax == 0 and jnp.shape(leaf)[0] < n_to:
-            x = jnp.asarray(leaf)
-            leaf = jnp.concatenate([x, jnp.repeat(x[-1:], n_to - x.shape[0], axis=0)], axis=0)
-        out.append(leaf)
-    return jax.tree.unflatten(treedef, out)
+def specs(axes, axis_name: str = AXIS):
+    """The ``shard_map`` partition specs of a ``vmap``-style axes prefix: 0 -> ``P(axis_name)``, None -> ``P()``."""
+    if axes is None or isinstance(axes, int):
+        return P(axis_name) if axes == 0 else P()
+    return jax.tree.map(lambda ax: P(axis_name) if ax == 0 else P(), axes, is_leaf=lambda x: x is None)
 
 
-def shard(tree, mesh: Mesh, axes=0, axis_name: str = AXIS):
-    """``tree`` placed on ``mesh``: leaves with axis 0 split over ``axis_name``, the others replicated.
-
-    Batched sizes must be multiples of the mesh size (see :func:`pad`)."""
-    leaves, treedef = jax.tree.flatten(tree)
-    split, repl = NamedSharding(mesh, P(axis_name)), NamedSharding(mesh, P())
-    out = [
-        jax.device_put(leaf, split if ax == 0 else repl)
-        for leaf, ax in zip(leaves, _flat_axes(tree, axes), strict=False)
-    ]
-    return jax.tree.unflatten(treedef, out)
+def split_map(fn: Callable, mesh: Mesh, in_axes: Sequence, axis_name: str = AXIS) -> Callable:
+    """``fn`` under :func:`jax.shard_map` over the 1-D ``mesh``: arguments batched per ``in_axes`` (one
+    ``vmap``-style prefix per positional argument) split along ``axis_name``, the others replicated, every
+    output leaf split along its leading axis.  Each device runs ``fn`` on its own block with no collective,
+    so ``fn`` must be independent per vehicle (no cross-vehicle reduction)."""
+    return jax.shard_map(fn, mesh=mesh, in_specs=tuple(specs(ax, axis_name) for ax in in_axes), out_specs=P(axis_name))
 
 
 def _trim(tree, n: int):
@@ -140,15 +104,7 @@ def sharded(
         if method == "jit":
             out = jax.jit(fn, compiler_options=opts)(*placed)
         else:
-            specs = tuple(
-                jax.tree.map(lambda ax: P(axis_name) if ax == 0 else P(), ax, is_leaf=lambda x: x is None)
-                if not (ax is None or isinstance(ax, int))
-                else (P(axis_name) if ax == 0 else P())
-                for ax in axes
-            )
-            out = jax.jit(jax.shard_map(fn, mesh=m, in_specs=specs, out_specs=P(axis_name)), compiler_options=opts)(
-                *placed
-            )
+            out = jax.jit(split_map(fn, m, axes, axis_name), compiler_options=opts)(*placed)
         return _trim(out, n)
 
     return run
