@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire._math import atan
+from jaxtire._math import safe_pow as _safe_pow
 
 _TWO_OVER_PI = np.float32(2.0 / np.pi)
 # pi/2 = _PIO2_1 + _PIO2_2 + _PIO2_3 (Cephes DP1..DP3 times 2); _PIO2_1 has 8 significant bits.
@@ -145,7 +146,6 @@ def safe_pow(x, q, tiny: float = 1e-12):
     ``x > 0`` the two are the same function (``x^q = e^(q ln x)``; a few ulp apart).  Other dtypes:
     :func:`jaxtire._math.safe_pow` itself.
     """
-    from jaxtire._math import safe_pow as _safe_pow
 
     x = jnp.asarray(x)
     if jnp.result_type(x, q) != jnp.float32:

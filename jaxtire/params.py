@@ -33,6 +33,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from jaxtire.validation import ValidationError, check_finite
+
 # Coefficients the steady-state equations use, by .tir section.
 MODEL_COEFFICIENTS: dict[str, tuple[str, ...]] = {
     "MODEL": ("LONGVL", "VXLOW"),
@@ -432,8 +434,6 @@ def make_params(
     non-floating ``dtype``, before building anything.  Integer inputs are stored as floats.
     """
     import numpy as np
-
-    from jaxtire.validation import ValidationError, check_finite
 
     values = dict(values or {})
     unknown = set(values) - set(COEFFICIENT_NAMES)

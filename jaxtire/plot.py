@@ -50,6 +50,10 @@ import numpy as np
 from jaxtire import surfaces as _surfaces
 from jaxtire import tire as _tire
 from jaxtire.forces import TireForces
+from jaxtire.load_table import load_table_force
+from jaxtire.simple import make_simple_params
+from jaxtire.spline import spline_curve
+from jaxtire.tir import data_path, load_tir
 
 DEG = np.pi / 180.0
 
@@ -506,7 +510,6 @@ def spline_plot(params, slip_max: float | None = None, *, n: int = 401, labels: 
     the extremum and asymptote knots are marked.  ``slip_max`` defaults to 1.5 times the largest
     asymptote slip.
     """
-    from jaxtire.spline import spline_curve
 
     many = isinstance(params, (list, tuple)) and not hasattr(params, "_fields")
     plist = list(params) if many else [params]
@@ -537,7 +540,6 @@ def load_table_slices(
     (default: the midpoints between neighbouring slices), all from
     :func:`jaxtire.load_table.load_table_force` over ``±x_max``.  Lines: ``n_slices + len(loads)``.
     """
-    from jaxtire.load_table import load_table_force
 
     fzs = _np(table.fz)
     if loads is None:
@@ -586,7 +588,6 @@ def explorer(
     the peak slip angle and the peak force.  ``reference``: MF or simple params drawn dashed at
     the same load and camber for comparison.  Three panels, one line each (two with ``reference``).
     """
-    from jaxtire.simple import make_simple_params
 
     p = make_simple_params(By=B, Cy=C, Dy=D, Ey=E, trail=trail, k_load=k_load, c_gamma=c_gamma, fz0=fz0)
     if fig is None:
@@ -666,7 +667,6 @@ def write_sheet(
 
 def main(argv=None) -> int:
     """``python -m jaxtire.plot [TIR_FILE] --out DIR``: the standard sheet of curves of a .tir file."""
-    from jaxtire.tir import data_path, load_tir
 
     ap = argparse.ArgumentParser(
         prog="python -m jaxtire.plot", description="Draw the standard sheet of tire curves of a .tir file."

@@ -54,6 +54,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire import bounds as _bounds
+from jaxtire.mf61 import mf_forces
 from jaxtire.params import COEFFICIENT_SECTION, FITTYP_MF52, FITTYP_MF61, KNOWN_TIR_KEYS, MFParams, make_params
 from jaxtire.tir_format import TirDocument, TirError, TirLine, parse_document, parse_number
 from jaxtire.validation import ValidationError, check_finite, check_int, check_range, read_regular_file
@@ -755,7 +756,6 @@ _GAMMA = np.array([0.0, -0.2, -0.1, 0.1, 0.2])
 @jax.jit
 def _grid(params: MFParams):
     """Combined-slip forces on the check grid: axes (kappa, alpha, gamma, load)."""
-    from jaxtire.mf61 import mf_forces
 
     fz = params.FNOMIN * jnp.asarray(_bounds.SANITY_LOADS, params.FNOMIN.dtype)
     k = jnp.asarray(_KAPPA, fz.dtype)

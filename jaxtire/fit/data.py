@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtire.tydex import to_measurements
 from jaxtire.validation import ValidationError, read_regular_file
 
 __all__ = [
@@ -236,7 +237,6 @@ def load_tydex(path) -> MeasurementSet:
     ``FZW`` (or a constant) is required; an absent ``LONGSLIP``, ``SLIPANGL`` or ``INCLANGL``
     channel (and constant) is 0 (a pure sweep of the other slip, no camber); absent ``FXW``,
     ``FYW``, ``MZW`` are NaN ("not measured"); at least one of them is required."""
-    from jaxtire.tydex import to_measurements
 
     path = Path(path)
     m = to_measurements(path)

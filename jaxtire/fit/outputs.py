@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire.fit.data import COLUMNS, MEASURED, MeasurementSet, load_cases, row_masks
+from jaxtire.fit.objectives import predict_jit
 from jaxtire.fit.reports import FitReport
 
 __all__ = ["fit_header", "plot_sheet", "sweep_blocks", "write_tables"]
@@ -117,8 +118,6 @@ def plot_sheet(params, data: MeasurementSet, sweeps, path, *, max_sweeps: int = 
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
-
-    from jaxtire.fit.objectives import predict_jit
 
     chans = [c for c in MEASURED if np.isfinite(np.asarray(getattr(data, c))).any()]
     with jax.enable_x64(True):
