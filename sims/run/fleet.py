@@ -367,6 +367,9 @@ class FleetRun:
         spread = NamedSharding(self.mesh, P(self.mesh.axis_names[0]))
 
         def whole(*xs):
+            # a block computed from inputs that are all replicated (e.g. a reducer's initial accumulator built
+            # from its unbatched fields) can land on the first device: each block moves to its own device
+            xs = tuple(jax.device_put(x, d) for x, d in zip(xs, devs, strict=True))
             shape = (sum(x.shape[0] for x in xs),) + xs[0].shape[1:]
             return jax.make_array_from_single_device_arrays(shape, spread, list(xs))
 

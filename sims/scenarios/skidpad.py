@@ -190,9 +190,16 @@ class UndersteerFit(NamedTuple):
 
 def understeer_fit(points: SkidpadPoint, wheelbase: float, radius: float, ay_range=None) -> UndersteerFit:
     """Fit ``delta - L / R = delta_0 + K a_y`` over the holding points with ``0 < a_y <= ay_range`` [m/s^2]
-    (default :data:`LINEAR_RANGE_G` g; module docstring)."""
+    (default :data:`LINEAR_RANGE_G` g; module docstring); where fewer than three points lie in that range,
+    over the three lowest holding points (the range used is in the result)."""
     hi = LINEAR_RANGE_G * GRAVITY if ay_range is None else float(ay_range)
-    use = points.holds & (points.ay > 0.0) & (points.ay <= hi)
+    ay_all, holds = np.asarray(points.ay), np.asarray(points.holds)
+    use = holds & (ay_all > 0.0) & (ay_all <= hi)
+    if use.sum() < 3:  # a coarse grid (e.g. a car with downforce): the three lowest holding points instead
+        cand = np.flatnonzero(holds & (ay_all > 0.0))
+        if cand.size >= 3:
+            use = np.zeros_like(use)
+            use[cand[np.argsort(ay_all[cand])[:3]]] = True
     n = int(use.sum())
     if n < 3:
         return UndersteerFit(float("nan"), float("nan"), float("nan"), float("nan"), n, float("nan"))

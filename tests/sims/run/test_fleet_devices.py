@@ -50,6 +50,14 @@ SCRIPT = textwrap.dedent("""
             exact=all(np.array_equal(x, y) for x, y in zip(jax.tree.leaves(got[1]), jax.tree.leaves(ref[1]), strict=True)),
         )
     out["stopped"] = int(ref[1][2].stopped.sum())
+
+    # a reducer built from unbatched fields (the skidpad's): its initial accumulator is replicated
+    from sims.run.fleet import broadcast
+    from sims.scenarios.skidpad import circle_run
+    circle = base._replace(chassis=broadcast(base.chassis, 3))
+    pts = [circle_run(circle, np.array([8.0, 10.0, 12.0], np.float32), duration=1.0, settle=0.5, chunk_steps=50,
+                      devices=d, compiler_options=fast_compile_options()) for d in (1, 2)]
+    out["circle_exact"] = all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(pts[0], pts[1], strict=True))
     print("RESULT", json.dumps(out))
 """)
 
@@ -66,7 +74,8 @@ def test_fleet_run_on_two_devices_is_bitwise_the_one_device_run():
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     out = json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1][len("RESULT ") :])
-    assert out["stopped"] == 10, out  # the 10 cars from 4 m/s stop within 1.25 s, the 3 from 20 m/s do not
+    assert out["stopped"] == 10, out
+    assert out["circle_exact"], out  # circle run (replicated reducer fields) on 2 devices = 1 device  # the 10 cars from 4 m/s stop within 1.25 s, the 3 from 20 m/s do not
     for name in ("two_compiled", "two_lazy"):
         r = out[name]
         assert r["devices"] == 2 and r["result_devices"] == 2, out
