@@ -29,6 +29,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from sims.run._xla import cpu_flags  # the one reader of the CPU flags (starts no JAX backend)
+
 
 @dataclasses.dataclass
 class Timing:
@@ -170,18 +172,6 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
-
-
-def cpu_flags() -> set:
-    """The feature flags of the first CPU in ``/proc/cpuinfo`` (``avx2``, ``avx512f``, ...); empty elsewhere."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
 
 
 def _vector_isa() -> str:

@@ -17,23 +17,29 @@ import time
 POLL_SLICE = 0.5
 
 
-def on_startup(command, dirty):  # noqa: ARG001 - the MkDocs hook signature
-    from jupyter_client.channels import AsyncZMQSocketChannel
+def sliced(get_msg):
+    """``get_msg`` (a kernel channel's async read) with its wait cut into slices of :data:`POLL_SLICE` seconds:
+    the same total timeout, but a missed wake-up costs at most one slice.  Also used by
+    ``tests/test_notebooks.py``."""
 
-    original = AsyncZMQSocketChannel.get_msg
-    if getattr(original, "_sliced", False):
-        return
-
-    async def get_msg(self, timeout=None):
+    async def wrapper(self, timeout=None):
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             left = None if deadline is None else deadline - time.monotonic()
             wait = POLL_SLICE if left is None else max(0.0, min(POLL_SLICE, left))
             try:
-                return await original(self, wait)
+                return await get_msg(self, wait)
             except queue.Empty:
                 if left is not None and left <= POLL_SLICE:
                     raise
 
-    setattr(get_msg, "_sliced", True)  # noqa: B010 - a marker on a function object
-    setattr(AsyncZMQSocketChannel, "get_msg", get_msg)  # noqa: B010 - patch the class, as the tests do
+    setattr(wrapper, "_sliced", True)  # noqa: B010 - a marker on a function object
+    return wrapper
+
+
+def on_startup(command, dirty):  # noqa: ARG001 - the MkDocs hook signature
+    from jupyter_client.channels import AsyncZMQSocketChannel
+
+    original = AsyncZMQSocketChannel.get_msg
+    if not getattr(original, "_sliced", False):
+        setattr(AsyncZMQSocketChannel, "get_msg", sliced(original))  # noqa: B010 - patch the class, as the tests do
