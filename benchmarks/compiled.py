@@ -420,9 +420,9 @@ def _fleet(
         x[i], y[i], yaw[i], vx[i], vy[i], r[i], ax[i], ay[i] = xi, yi, yawi, vxi, vyi, ri, axi, ayi
 
 
-def _build(coefs: dict, radius: float, names: tuple) -> dict:
-    """The kernel functions ``names`` (the last one parallel, the others inlined) compiled with the MF
-    coefficients of ``coefs`` as float32 globals."""
+def _build(coefs: dict, radius: float, names: tuple, inline: bool = True):
+    """The kernel functions ``names`` compiled with the MF coefficients of ``coefs`` as float32 globals: the
+    last one ``parallel``, the others inlined by numba (``inline``) or left to LLVM; returns the last."""
     if not AVAILABLE:
         raise RuntimeError(_WHY)
     g = dict(globals())
@@ -436,7 +436,7 @@ def _build(coefs: dict, radius: float, names: tuple) -> dict:
         RADIUS=f32(radius),
     )
     for name in names:
-        opts = dict(parallel=True) if name == names[-1] else dict(inline="always")
+        opts = dict(parallel=True) if name == names[-1] else dict(inline="always" if inline else "never")
         fn = types.FunctionType(globals()[name].__code__, g, name)
         g[name] = njit(fastmath=True, **opts)(fn)
     return g[names[-1]]
@@ -482,7 +482,8 @@ def vehicle_kernel(coefs: dict):
     """The compiled fleet kernel for the tire of ``coefs`` (front and rear, as the benchmark fleet):
     ``kernel(chassis, surface_ids, grip, rolling, drag, x, y, yaw, vx, vy, yaw_rate, omega, ax, ay, steer,
     throttle, brake, h, n_steps, work)``; bind a fleet to it with :func:`fleet_stepper`."""
-    return _build(coefs, 0.0, ("_fy0", "_gyk", "_slip", "_combined", "_wheel_tire", "_fleet"))
+    # numba-level inlining of the tire into the wheel loop: 50-100 s to compile and no faster (measured)
+    return _build(coefs, 0.0, ("_fy0", "_gyk", "_slip", "_combined", "_wheel_tire", "_fleet"), inline=False)
 
 
 def fleet_stepper(kernel, ch, table):
