@@ -520,6 +520,13 @@ def fleet_state(state) -> tuple:
     return tuple(c(v) for v in state[:6]) + (c(np.stack(state[6], -1)),) + tuple(c(v) for v in state[7:])
 
 
+def default_coefs() -> dict:
+    """The MF coefficients (``name -> float``) of the bundled tire that the benchmark inputs use."""
+    from benchmarks import inputs
+
+    return {k: float(v) for k, v in vars(inputs.reference_tire(np.float64)).items()}
+
+
 def set_threads(n: int | None) -> int:
     """Use ``n`` numba threads (None: all); returns the number in effect."""
     if not AVAILABLE:

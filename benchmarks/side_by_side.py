@@ -42,7 +42,7 @@ def main():
     ft = jax.jit(tire)
     fc = jax.jit(lambda v: jaxtire.magic_formula(v, *inputs.MF_BCDE))
     t0 = time.time()
-    kern = cb.tire_kernel({k: float(v) for k, v in vars(inputs.reference_tire(np.float64)).items()}, R)
+    kern = cb.tire_kernel(cb.default_coefs(), R)
     outs = [np.empty(n, np.float32) for _ in range(3)]
     kern(*a, *outs)
     print("numba compile", time.time() - t0, flush=True)

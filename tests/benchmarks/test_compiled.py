@@ -69,7 +69,7 @@ def test_tire_matches_jaxtire():
     R = inputs.WHEEL_RADIUS
     d = inputs.tire_inputs(3000, seed=7)
     a = [d[k] for k in ("vx", "vy", "omega", "gamma", "fz")]
-    kern = compiled.tire_kernel({k: float(v) for k, v in vars(inputs.reference_tire(np.float64)).items()}, R)
+    kern = compiled.tire_kernel(compiled.default_coefs(), R)
     outs = [np.empty(3000, np.float32) for _ in range(3)]
     kern(*a, *outs)
     p = jaxtire.default_tire(dtype=jnp.float32)
@@ -128,7 +128,7 @@ def test_vehicle_step_matches_numpy_float64():
     from benchmarks import reference as ref
 
     ch, ch64, s0, ctl = _varied_fleet()
-    kern = compiled.vehicle_kernel({k: float(v) for k, v in vars(inputs.reference_tire(np.float64)).items()})
+    kern = compiled.vehicle_kernel(compiled.default_coefs())
     step = compiled.fleet_stepper(kern, ch, inputs.reference_table())
     ctl32 = tuple(np.asarray(v, np.float32) for v in ctl)
     t64, tab64 = inputs.reference_tire(np.float64), inputs.reference_table(np.float64)
