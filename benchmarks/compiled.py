@@ -392,21 +392,20 @@ def _fleet(
                 c13 = c13 - Y * cxx + X * cxy
                 c23 = c23 - Y * cxy + X * cyy
                 c33 = c33 + Y * Y * cxx - TWO * X * Y * cxy + X * X * cyy
-            # chassis: aero drag, the 3x3 linearly implicit solve (adjugate), then the wheels back-substituted
+            # chassis: aero drag, the 3x3 linearly implicit solve (LDL^T), then the wheels back-substituted
             kd = HALF * c.air_density * c.drag_area * safe_sqrt(vxi * vxi + vyi * vyi)
             qx = qx - kd * vxi + m * ri * vyi
             qy = qy - kd * vyi - m * ri * vxi
             a11, a12, a13, a22, a23, a33 = m + h * c11, h * c12, h * c13, m + h * c22, h * c23, c.yaw_inertia + h * c33
-            k11 = a22 * a33 - a23 * a23
-            k12 = a13 * a23 - a12 * a33
-            k13 = a12 * a23 - a13 * a22
-            k22 = a11 * a33 - a13 * a13
-            k23 = a12 * a13 - a11 * a23
-            k33 = a11 * a22 - a12 * a12
-            inv = ONE / (a11 * k11 + a12 * k12 + a13 * k13)
-            dvx = (k11 * qx + k12 * qy + k13 * qr) * inv
-            dvy = (k12 * qx + k22 * qy + k23 * qr) * inv
-            dyr = (k13 * qx + k23 * qy + k33 * qr) * inv
+            l21, l31 = a12 / a11, a13 / a11  # A = L diag(a11, d2, d3) L^T (symmetric positive definite)
+            d2 = a22 - l21 * a12
+            e23 = a23 - l31 * a12
+            l32 = e23 / d2
+            d3 = a33 - l31 * a13 - l32 * e23
+            z2 = qy - l21 * qx
+            dyr = (qr - l31 * qx - l32 * z2) / d3
+            dvy = z2 / d2 - l32 * dyr
+            dvx = qx / a11 - l21 * dvy - l31 * dyr
             for w in range(4):
                 domega = work[i, w, 0] + work[i, w, 1] * dvx + work[i, w, 2] * dvy + work[i, w, 3] * dyr
                 omega[i, w] = omega[i, w] + h * domega

@@ -80,21 +80,15 @@ def test_tire_matches_jaxtire():
         assert np.max(np.abs(got - want)) <= 2e-6 * np.max(np.abs(want))
 
 
-def _up(v):
-    if isinstance(v, np.ndarray):
-        return v.astype(np.float64)
-    if isinstance(v, (list, tuple)):
-        return type(v)(_up(q) for q in v)
-    return v
-
-
 def _varied_fleet():
     """8 cars of ``inputs.numpy_fleet`` (mixed surfaces and chassis) put in hand-picked float64 states."""
     from benchmarks import reference as ref
 
     ch, _tire, _table, state, controls = inputs.numpy_fleet(8, seed=3)
-    x, y, yaw, vx, vy, r, om, ax, ay = (_up(np.asarray(v)) for v in state[:6] + (np.stack(state[6], -1),) + state[7:])
-    steer, thr, brk = (_up(v) for v in controls)
+    x, y, yaw, vx, vy, r, om, ax, ay = (
+        suite._to64(np.asarray(v)) for v in state[:6] + (np.stack(state[6], -1),) + state[7:]
+    )
+    steer, thr, brk = (suite._to64(v) for v in controls)
     R = float(ch.wheel_radius_front[0])  # front = rear radius in the defaults
 
     def put(i, v, vy_=0.0, r_=0.0, ax_=0.0, ay_=0.0, slip=0.0, st=0.0, th=0.0, br=0.0):
@@ -110,7 +104,7 @@ def _varied_fleet():
     put(5, -2.0, st=-0.2, th=-0.5)  # reversing
     put(6, 15.0, slip=0.3, th=1.0)  # wheelspin
     put(7, 15.0, vy_=0.5, r_=-0.6, ay_=-8.0, st=-0.5, br=0.3)  # large steer while braking
-    ch64 = ref.chassis_values({k: _up(v) for k, v in vars(ch).items() if k != "surface_ids"}, np.float64)
+    ch64 = ref.chassis_values({k: suite._to64(v) for k, v in vars(ch).items() if k != "surface_ids"}, np.float64)
     ch64.surface_ids = ch.surface_ids
     return ch, ch64, (x, y, yaw, vx, vy, r, [om[:, k].copy() for k in range(4)], ax, ay), (steer, thr, brk)
 
