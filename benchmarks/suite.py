@@ -433,13 +433,14 @@ def _to64(v):
     return v
 
 
-def _compiled_vehicle(cfg: Config, sizes: dict, log: Callable) -> list:
+def _compiled_vehicle(cfg: Config, sizes: dict, log: Callable, kernel: Callable | None = None) -> list:
     """The numba fleet step (:func:`benchmarks.compiled.vehicle_kernel`) for each ``n -> steps`` of ``sizes``
     (the jaxtire scan's fleet sizes and steps per call), 1 thread and all threads.
 
     One call runs ``steps`` steps of the whole fleet from the fleet's initial state (a fresh copy per call,
     made outside the timing, as every jaxtire scan call starts from the same state); median of
-    ``cfg.compiled_vehicle_repeats`` calls.  The kernel is compiled once, on an 8-car fleet (``compile_s``)."""
+    ``cfg.compiled_vehicle_repeats`` calls.  The kernel (``kernel``: one already built) is compiled once, on
+    an 8-car fleet (``compile_s``)."""
     from benchmarks import compiled
 
     if not cfg.compiled or not sizes:
@@ -448,7 +449,7 @@ def _compiled_vehicle(cfg: Config, sizes: dict, log: Callable) -> list:
         log(f"  vehicle_step: compiled baseline skipped: {compiled.skip_reason()}")
         return []
     t0 = time.perf_counter()
-    kern = compiled.vehicle_kernel(compiled.default_coefs())
+    kern = kernel or compiled.vehicle_kernel(compiled.default_coefs())
     ch, _tire, table, state, controls = inputs.numpy_fleet(8)
     compiled.fleet_stepper(kern, ch, table)(compiled.fleet_state(state), controls, DT, 1)
     compile_s = time.perf_counter() - t0

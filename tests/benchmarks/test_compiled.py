@@ -19,6 +19,8 @@ def test_missing_numba_is_skipped_with_a_message(monkeypatch):
     cfg = suite.Config.make(quick=True, compiled=True)
     assert suite._compiled_rows(cfg, "mf_curve", 1000, lambda a: a, (np.zeros(1000),), said.append) == []
     assert said and "numba not installed" in said[0]
+    assert suite._compiled_vehicle(cfg, {100: 5}, said.append) == []
+    assert len(said) == 2 and "vehicle_step" in said[1] and "numba not installed" in said[1]
 
 
 numba = pytest.importorskip("numba")
@@ -109,7 +111,12 @@ def _varied_fleet():
     return ch, ch64, (x, y, yaw, vx, vy, r, [om[:, k].copy() for k in range(4)], ax, ay), (steer, thr, brk)
 
 
-def test_vehicle_step_matches_numpy_float64():
+@pytest.fixture(scope="module")
+def vehicle_kernel():
+    return compiled.vehicle_kernel(compiled.default_coefs())
+
+
+def test_vehicle_step_matches_numpy_float64(vehicle_kernel):
     """The numba fleet step (float32, polynomial trig) against ``reference.vehicle_step`` (NumPy float64, libm)
     from 8 varied states, after 1 and after 50 steps of 5 ms (one call each, ``n_steps`` inside the kernel).
 
@@ -122,8 +129,7 @@ def test_vehicle_step_matches_numpy_float64():
     from benchmarks import reference as ref
 
     ch, ch64, s0, ctl = _varied_fleet()
-    kern = compiled.vehicle_kernel(compiled.default_coefs())
-    step = compiled.fleet_stepper(kern, ch, inputs.reference_table())
+    step = compiled.fleet_stepper(vehicle_kernel, ch, inputs.reference_table())
     ctl32 = tuple(np.asarray(v, np.float32) for v in ctl)
     t64, tab64 = inputs.reference_tire(np.float64), inputs.reference_table(np.float64)
     names = ("x", "y", "yaw", "vx", "vy", "yaw_rate", "omega", "ax", "ay")
@@ -140,3 +146,16 @@ def test_vehicle_step_matches_numpy_float64():
             assert err <= rtol * np.max(np.abs(w64)), (name, done, err, np.max(np.abs(w64)))
     moved = {k: np.max(np.abs(np.asarray(a) - np.asarray(b))) for k, a, b in zip(names, want, s0, strict=True)}
     assert moved["vx"] > 1.0 and moved["omega"] > 10.0 and moved["yaw_rate"] > 0.1, moved
+
+
+def test_suite_times_the_vehicle_kernel_at_the_scan_sizes(vehicle_kernel):
+    """The suite's numba vehicle rows: 1 thread and all threads, items = cars x steps of the scan, a fresh
+    state per call (so the kernel runs exactly ``steps`` steps from the fleet's initial state)."""
+    cfg = suite.Config.make(quick=True, compiled=True, compiled_min=1, compiled_vehicle_repeats=2)
+    said = []
+    rows = suite._compiled_vehicle(cfg, {64: 3}, said.append, kernel=vehicle_kernel)
+    assert [r["impl"] for r in rows] == ["numba-1t", "numba-all"] and len(said) == 2
+    for r in rows:
+        assert r["case"] == "vehicle_step" and r["batch"] == 64 and r["steps"] == 3 and r["items_per_call"] == 192
+        assert r["seconds_per_call"] > 0 and len(r["samples"]) == 2 and r["compile_s"] > 0
+    assert rows[0]["threads"] == 1
