@@ -36,7 +36,9 @@ per device so that the compiles overlap.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
 
@@ -60,18 +62,22 @@ class DeviceEnv:
 
     ``devices``: ``None`` (default) every local device of the default backend; an integer ``k`` the first ``k``;
     or a sequence of devices; one device is the plain single-program run.  Every method takes and returns
-    arrays with a leading axis of ``n`` environments (``keys``: ``(n,)`` PRNG keys)."""
+    arrays with a leading axis of ``n`` environments (``keys``: ``(n,)`` PRNG keys).  ``compiler_options``: XLA
+    options of every program (e.g. :func:`sims.run.rollout.fast_compile_options` in tests)."""
 
-    def __init__(self, env: Environment, params=None, devices=None):
+    def __init__(self, env: Environment, params=None, devices=None, compiler_options: dict | None = None):
         self.env = env
         self.params = env.default_params if params is None else params
         self.mesh = device_mesh(devices, source="DeviceEnv")
         self.devices = 1 if self.mesh is None else int(self.mesh.devices.size)
         self._seen: set = set()
         self._rollouts: dict = {}
+        self._jit = functools.partial(jax.jit, compiler_options=dict(compiler_options) if compiler_options else None)
         p = self.params
-        self._reset = jax.jit(lambda keys: jax.vmap(env.reset, in_axes=(0, None))(keys, p))
-        self._step = jax.jit(lambda keys, state, actions: jax.vmap(env.step, in_axes=(0, 0, 0, None))(keys, state, actions, p))
+        self._reset = self._jit(lambda keys: jax.vmap(env.reset, in_axes=(0, None))(keys, p))
+        self._step = self._jit(
+            lambda keys, state, act: jax.vmap(env.step, in_axes=(0, 0, 0, None))(keys, state, act, p)
+        )
 
     def _run(self, fn, args: tuple, axes: tuple):
         """``fn(*args)`` on the devices: batched arguments (axis 0) padded and split, the others replicated."""
@@ -99,7 +105,7 @@ class DeviceEnv:
             raise ValueError(f"steps = {steps!r} must be an integer >= 1")
         cache_key = (steps, policy, bool(record))
         if cache_key not in self._rollouts:
-            self._rollouts[cache_key] = jax.jit(self._rollout_body(steps, policy, bool(record)))
+            self._rollouts[cache_key] = self._jit(self._rollout_body(steps, policy, bool(record)))
         return self._rollouts[cache_key]
 
     def _rollout_body(self, steps: int, policy, record: bool):
