@@ -18,11 +18,14 @@ Why: XLA:CPU runs one jitted elementwise program on one core, so a plain ``jit(v
 core of the machine whatever the batch.  Here every device runs the *same* compiled program (a ``lax.scan``
 of ``steps`` vmapped env steps, or one reset / step) on its own block of the batch, all at once (asynchronous
 dispatch through :func:`sims.run._mesh.split_call`, the dispatch of :class:`sims.run.fleet.FleetRun`), with no
-communication: environments are independent.  The results are bitwise those of ``devices=1`` (the plain
-one-program run), auto-reset included (``tests/sims/envs/test_devices.py``), because each environment's
-random numbers come from its own key: every rollout step splits each environment's key ``k`` into
-``(k', k_action, k_step)``, ``k_action`` goes to the policy and ``k_step`` to :meth:`Environment.step`
-(which splits it again for its automatic reset), so no random number depends on the batch layout.
+communication: environments are independent.  Each environment's random numbers come from its own key:
+every rollout step splits each environment's key ``k`` into ``(k', k_action, k_step)``, ``k_action`` goes to
+the policy and ``k_step`` to :meth:`~sims.envs.base.Environment.step` (which splits it again for its automatic
+reset), so no random number depends on the batch layout, and the results are **bitwise** those of
+``devices=1`` (the plain one-program run), auto-reset included, whenever the whole batch and each device's
+block are multiples of the SIMD width (16 float32 with 512-bit vectors; e.g. 4096 envs on 2 devices).  Other
+sizes agree to float32 rounding: XLA:CPU contracts multiply-adds in its vector loops but not in their scalar
+tails, so an environment that moves between the two differs by an ulp (``tests/sims/envs/test_env_devices.py``).
 A batch that is not a multiple of the device count is padded with copies of its last environment (dropped
 from every output).  The arrays returned are split over the devices (``jax.sharding.NamedSharding``); pass
 them back as they are (no copy) or read them with ``np.asarray``.
