@@ -411,7 +411,10 @@ class FleetRun:
                 p0, _, d0, _ = self._args
                 # the gathered batch runs on the first device (the one-device program: no per-device compiles)
                 first = None if self.mesh is None else self.mesh.devices.flat[0]
-                one = (lambda t: t) if first is None else (lambda t, d=first: jax.device_put(t, d))
+
+                def one(t, d=first):
+                    return t if d is None else jax.device_put(t, d)
+
                 params = one(p0._replace(chassis=jax.tree.map(take, p0.chassis)))
                 driver = one(jax.tree.map(take, d0) if self._driver_axes == 0 else d0)
                 reducer = one(reducer)

@@ -4,19 +4,13 @@ tests).  Covered: a rollout continued from its returned carry, the recorded traj
 batch that is not a multiple of the device count (13 envs padded to 14: equal to float32 rounding), and the per-env
 key scheme (rollout step = the documented ``split(key, 3)`` then ``env.step``, replayed by hand)."""
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import jax
 import pytest
 
 from jaxtire.validation import ValidationError
-
-REPO = Path(__file__).resolve().parents[3]
+from tests.conftest import run_on_host_devices
 
 SCRIPT = textwrap.dedent("""
     import json
@@ -88,17 +82,7 @@ SCRIPT = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def two_devices():
-    env = dict(
-        os.environ,
-        XLA_FLAGS="--xla_force_host_platform_device_count=2",
-        JAX_PLATFORMS="cpu",
-        PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    return json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1][len("RESULT ") :])
+    return run_on_host_devices(SCRIPT, 2)
 
 
 def test_two_devices_are_bitwise_the_one_device_run(two_devices):
