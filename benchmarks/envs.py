@@ -249,42 +249,43 @@ def shard_map_rollout(denv: DeviceEnv, steps: int):
 
 
 def devices_ab(
-    task: str = "braking", n: int = 4096, steps: int = 50, repeat: int = 3, rounds: int = 3, use_shard_map=False
+    task: str = "braking",
+    n: int = 4096,
+    steps: int = 50,
+    repeat: int = 3,
+    rounds: int = 3,
+    use_shard_map: bool = False,
+    counts=(1, None),
 ) -> dict:
-    """Env-steps/s of ``task`` at ``n`` environments, one device against every local device.
+    """Env-steps/s of ``task`` at ``n`` environments on ``counts`` devices (default one, and every local device).
 
-    Each variant runs ``steps`` env steps per call (:meth:`DeviceEnv.rollout`, uniform random actions, the
-    carry passed on from call to call); ``rounds`` alternated rounds of ``repeat`` calls each, the best call of a
-    round counts.  Returns per variant: ``devices``, ``compile_s`` (first call), and per round
-    ``env_steps_per_s`` (wall), ``cpu_ns_per_env_step`` (process CPU time: every thread) and ``load`` (1-minute
-    load average at the end of the round); plus ``equal`` (the one-device and the split results bitwise equal
-    after the first call)."""
+    Each variant (a :class:`DeviceEnv` on ``k`` devices, ``None``: every local device; with ``use_shard_map`` also
+    one ``shard_map`` program over every device) runs ``steps`` env steps per call (:meth:`DeviceEnv.rollout`,
+    uniform random actions, the carry passed on from call to call); ``rounds`` alternated rounds of ``repeat``
+    calls each, the best call of a round counts.  Returns per variant: ``devices``, ``compile_s`` (first call),
+    ``equal`` (its first call's results bitwise those of the first variant), and per round ``env_steps_per_s``
+    (wall), ``cpu_ns_per_env_step`` (process CPU time: every thread) and ``load`` (1-minute load average at the
+    end of the round)."""
     env = envs.make(task)
     params = env.default_params
     keys = jax.random.split(jax.random.key(0), n)
-    variants: dict[str, Any] = {"1 device": DeviceEnv(env, params, devices=1)}
-    split = DeviceEnv(env, params)
-    if split.devices > 1:
-        variants[f"{split.devices} devices"] = split
-    runs, carries, res = {}, {}, {}
-    first = {}
-    for name, denv in variants.items():
+    variants: dict[str, Any] = {}
+    for k in dict.fromkeys(min(c or jax.local_device_count(), jax.local_device_count()) for c in counts):
+        denv = DeviceEnv(env, params, devices=k)
+        variants[f"{denv.devices} device(s)"] = (denv, lambda c, d=denv: d.rollout(*c, steps))
+    if use_shard_map and jax.local_device_count() > 1:
+        denv = DeviceEnv(env, params)
+        sm = shard_map_rollout(denv, steps)
+        variants[f"{denv.devices} devices, shard_map"] = (denv, lambda c, sm=sm: sm(*c))
+    runs, carries, res, first = {}, {}, {}, {}
+    for name, (denv, run) in variants.items():
         obs, state = denv.reset(keys)
-        runs[name] = lambda c, d=denv: d.rollout(*c, steps)
+        runs[name] = run
         t0 = time.perf_counter()
-        carries[name], out = runs[name]((keys, obs, state))
+        carries[name], out = run((keys, obs, state))
         first[name] = jax.block_until_ready(out)
         res[name] = dict(devices=denv.devices, compile_s=time.perf_counter() - t0, rounds=[])
-    if use_shard_map and split.devices > 1:
-        name = f"{split.devices} devices, shard_map"
-        sm = shard_map_rollout(split, steps)
-        obs, state = split.reset(keys)
-        runs[name] = lambda c, sm=sm: sm(*c)
-        t0 = time.perf_counter()
-        carries[name], out = runs[name]((keys, obs, state))
-        first[name] = jax.block_until_ready(out)
-        res[name] = dict(devices=split.devices, compile_s=time.perf_counter() - t0, rounds=[])
-    ref = jax.tree.leaves(first["1 device"])
+    ref = jax.tree.leaves(first[next(iter(first))])
     for name in res:
         got = jax.tree.leaves(first[name])
         res[name]["equal"] = all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(ref, got, strict=True))
@@ -334,11 +335,13 @@ def main(argv=None):
     ap.add_argument("--ab-size", type=int, default=4096)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--shard-map", action="store_true", help="with --devices-ab: also one shard_map program")
+    ap.add_argument("--device-counts", nargs="+", type=int, default=[1, 0], help="--devices-ab counts (0: all)")
+    ap.add_argument("--host-devices", type=int, default=os.cpu_count(), help="host devices (tune_cpu; default: cores)")
     ap.add_argument("--json", default=None, help="write the figures to this JSON file")
     args = ap.parse_args(argv)
     from sims.run._xla import tune_cpu  # the CLI's XLA:CPU tuning, before JAX starts (no-op once it has)
 
-    tune_cpu(host_devices=os.cpu_count())
+    tune_cpu(host_devices=args.host_devices)
 
     header = (
         f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}), "
@@ -348,7 +351,10 @@ def main(argv=None):
     print(header)
     if args.devices_ab:
         tasks = args.tasks if args.tasks != list(envs.REGISTRY) else ["braking"]
-        ab = {t: devices_ab(t, args.ab_size, args.steps, args.repeat, args.rounds, args.shard_map) for t in tasks}
+        counts = [c or None for c in args.device_counts]
+        ab = {
+            t: devices_ab(t, args.ab_size, args.steps, args.repeat, args.rounds, args.shard_map, counts) for t in tasks
+        }
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"header": header, "devices_ab": ab}, f, indent=1)
