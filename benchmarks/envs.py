@@ -27,8 +27,9 @@ every figure.
 
 ``--devices-ab`` times :class:`sims.envs.devices.DeviceEnv` rollouts (``--steps`` env steps of uniform random
 actions, auto-reset included, one ``lax.scan`` per device) of ``--tasks`` (default braking) at ``--ab-size``
-(4096) environments on one device, split over every host device, and (``--shard-map``) as one ``shard_map``
-program over the same devices; rounds alternate in one process.  Per variant: env-steps/s (wall), process
+(4096) environments on each of ``--device-counts`` devices (default ``1 0``: one, and every host device; there
+are ``--host-devices`` of them, default one per core) and (``--shard-map``) as one ``shard_map`` program over
+every device; ``--rounds`` rounds alternate in one process (figures: ``benchmarks/ENV_DEVICES.md``).  Per variant: env-steps/s (wall), process
 CPU ns per env-step and the 1-minute load average.  ``main`` applies the CLI's XLA:CPU tuning first
 (:func:`sims.run._xla.tune_cpu`: 512-bit vectors on AVX-512, one host device per core), unless JAX already
 started or ``JAXTIRE_XLA_DEFAULT=1``.
