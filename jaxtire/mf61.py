@@ -65,7 +65,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire import vertical
-from jaxtire._math import atan, cos_atan, safe_div, safe_norm, safe_sqrt
+from jaxtire._math import atan, cos_atan, exp, safe_div, safe_norm, safe_sqrt
 from jaxtire._trig import cos, sin, tan
 from jaxtire._trig import safe_pow as _pow_pos
 from jaxtire.forces import TireForces
@@ -188,7 +188,7 @@ def _fx0(p: MFParams, c: _Common, kappa, ts: _TurnSlip | None = None) -> _Fx0:
     mux = (p.PDX1 + p.PDX2 * c.dfz) * (1.0 + p.PPX3 * c.dpi + p.PPX4 * c.dpi**2) * (1.0 - p.PDX3 * c.gx**2) * c.lmux
     dx = mux * c.fz if ts is None else mux * c.fz * ts.zeta1
     kxk = (
-        c.fz * (p.PKX1 + p.PKX2 * c.dfz) * jnp.exp(p.PKX3 * c.dfz) * (1.0 + p.PPX1 * c.dpi + p.PPX2 * c.dpi**2) * p.LKX
+        c.fz * (p.PKX1 + p.PKX2 * c.dfz) * exp(p.PKX3 * c.dfz) * (1.0 + p.PPX1 * c.dpi + p.PPX2 * c.dpi**2) * p.LKX
     )
     shx = (p.PHX1 + p.PHX2 * c.dfz) * p.LHX * c.w_low
     svx = c.fz * (p.PVX1 + p.PVX2 * c.dfz) * p.LVX * c.lmux_p * c.w_low
