@@ -19,11 +19,13 @@ unchanged.
 
 from __future__ import annotations
 
+import operator
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtire._math import atan, f32_variant, recip
+from jaxtire._math import atan
 from jaxtire._math import safe_pow as _safe_pow
 
 _TWO_OVER_PI = np.float32(2.0 / np.pi)
@@ -34,6 +36,10 @@ _PIO2_3 = np.float32(7.54978995489188216e-8)
 # Cephes sinf / cosf minimax coefficients on [-pi/4, pi/4].
 _S1, _S2, _S3 = np.float32(-1.6666654611e-1), np.float32(8.3321608736e-3), np.float32(-1.9515295891e-4)
 _C1, _C2, _C3 = np.float32(4.166664568298827e-2), np.float32(-1.388731625493765e-3), np.float32(2.443315711809948e-5)
+
+
+def _is_f32(x) -> bool:
+    return x.dtype == jnp.float32
 
 
 def _reduce(x):
@@ -62,24 +68,31 @@ def _sincos_f32(x):
     return sin_v, cos_v
 
 
-def _tan_f32(x):
-    s, c = _sincos_f32(x)
-    return s * recip(c)
+def _f32_poly(jnp_fn, poly, doc: str):
+    """``jnp_fn`` as a ``custom_jvp`` function that evaluates ``poly`` on float32 arrays (other dtypes: ``jnp_fn``)."""
+
+    def fn(x):
+        x = jnp.asarray(x)
+        return poly(x) if _is_f32(x) else jnp_fn(x)
+
+    fn.__name__ = fn.__qualname__ = jnp_fn.__name__
+    fn.__doc__ = doc
+    return jax.custom_jvp(fn)
 
 
-sin = f32_variant(
+sin = _f32_poly(
     jnp.sin,
     lambda x: _sincos_f32(x)[0],
     "``sin(x)``: a fused-friendly polynomial in float32 (2 ulp for ``|x| < 1e4``), ``jnp.sin`` otherwise.",
 )
-cos = f32_variant(
+cos = _f32_poly(
     jnp.cos,
     lambda x: _sincos_f32(x)[1],
     "``cos(x)``: a fused-friendly polynomial in float32 (2 ulp for ``|x| < 1e4``), ``jnp.cos`` otherwise.",
 )
-tan = f32_variant(
+tan = _f32_poly(
     jnp.tan,
-    _tan_f32,
+    lambda x: operator.truediv(*_sincos_f32(x)),
     "``tan(x)`` as the ratio of the polynomial ``sin`` and ``cos`` in float32, ``jnp.tan`` otherwise.",
 )
 
@@ -120,7 +133,7 @@ def atan2(y, x):
     swap = ay > ax
     num = jnp.where(swap, ax, ay)
     den = jnp.where(swap, ay, ax)
-    t = atan(num * recip(jnp.where(den == 0, 1.0, den)))  # in [0, pi/4]
+    t = atan(num / jnp.where(den == 0, 1.0, den))  # in [0, pi/4]
     t = jnp.where(swap, np.float32(np.pi / 2) - t, t)
     t = jnp.where(x < 0, np.float32(np.pi) - t, t)
     return jnp.copysign(t, y)

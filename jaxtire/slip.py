@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jaxtire._math import atan, rsqrt, sqrt
+from jaxtire._math import atan
 from jaxtire._trig import sin
 
 #: Default regularisation speed [m/s].
@@ -33,17 +33,12 @@ V_REG = 0.5
 
 def regularised_speed(vx, v_reg=V_REG):
     """Smooth ``max(|vx|, v_reg)``: ``sqrt(vx^2 + v_reg^2)`` [m/s]."""
-    return sqrt(vx * vx + v_reg * v_reg)
-
-
-def inverse_regularised_speed(vx, v_reg=V_REG):
-    """``1 / regularised_speed(vx, v_reg) = 1 / sqrt(vx^2 + v_reg^2)`` [s/m], one ``rsqrt`` (no divide)."""
-    return rsqrt(vx * vx + v_reg * v_reg)
+    return jnp.sqrt(vx * vx + v_reg * v_reg)
 
 
 def slip_ratio(omega, r, vx, v_reg=V_REG):
     """Longitudinal slip ratio ``kappa = (omega r - vx) / max(|vx|, v_reg)`` [-]; -1 is lock-up when driving forward."""
-    return (omega * r - vx) * inverse_regularised_speed(vx, v_reg)
+    return (omega * r - vx) / regularised_speed(vx, v_reg)
 
 
 def slip_angle(vx, vy, v_reg=V_REG):
@@ -54,7 +49,7 @@ def slip_angle(vx, vy, v_reg=V_REG):
     polynomial :func:`jaxtire._math.atan` (XLA:CPU's ``arctan2`` is a scalar libm call, ~17 ns per
     element, four per vehicle step), in float64 ``jnp.arctan``.
     """
-    return atan(vy * inverse_regularised_speed(vx, v_reg))
+    return atan(vy / regularised_speed(vx, v_reg))
 
 
 def slip_velocity(omega, r, vx, vy):
