@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxtire._math import materialise
 from jaxtire.forces import TireForces
 from jaxtire.mf61 import cornering_stiffness, mf_forces, slip_stiffness
 from jaxtire.params import MFParams
@@ -248,7 +249,11 @@ def tire_forces(tire, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=None, *
             what = OPTION_NAMES.get(key, "option")
             raise UnsupportedOption(f"{type(tire).__name__} tire has no {what} ({key}); its options are {sorted(have)}")
     fn = model.forces if combined else model.pure_forces
-    return fn(tire, kappa, alpha, gamma, fz, vx, surface, **options)
+    out = fn(tire, kappa, alpha, gamma, fz, vx, surface, **options)
+    # Fy computed once and stored: a vehicle reads it in two loops (the body-frame x and y forces), and
+    # XLA:CPU recomputed the whole Fy tree (~330 operations per wheel) in each (benchmarks/PERF_NOTES.md,
+    # "Fleet step op diet"); bit for bit the same value
+    return out._replace(fy=materialise(out.fy))
 
 
 def scale_tire(tire, mu_x=1.0, mu_y=1.0, k_x=1.0, k_y=1.0):
