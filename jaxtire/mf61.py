@@ -524,6 +524,7 @@ def _solve(params: MFParams, kappa, alpha, gamma, fz, vx, surface, opts: _Option
     if fz is None:
         fz = p.FNOMIN
     _check_load(fz)
+    zero_camber = _concrete_zero(gamma)
     kappa, alpha, gamma, fz = (jnp.asarray(x) for x in (kappa, alpha, gamma, fz))
     pres = p.INFLPRES if pressure is None else jnp.asarray(pressure)
     if phi is not None:
@@ -533,7 +534,9 @@ def _solve(params: MFParams, kappa, alpha, gamma, fz, vx, surface, opts: _Option
     mirror: jax.Array | float = 1.0
     if side is not None:
         mirror = _mirror(p, side)
-        alpha, gamma = mirror * alpha, mirror * gamma
+        alpha = mirror * alpha
+        if not zero_camber:  # the mirror image of zero camber is zero camber: it stays one scalar (see _term)
+            gamma = mirror * gamma
         if phi is not None:
             phi = mirror * phi
     fz = jnp.clip(fz, 0.0, FZ_SAT_FACTOR * p.FNOMIN)  # saturation: finite outputs for every finite input
