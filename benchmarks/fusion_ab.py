@@ -1,6 +1,7 @@
 """MF 6.1 tire (slip + ``mf_forces``, outputs Fx, Fy, Mz) per option: compiled loop-fusion count and CPU ns per eval.
 
     python -m benchmarks.fusion_ab [base side novx pure mfeval]
+    python -m benchmarks.fusion_ab step     # the fleet step's fused operations per source line
 
 Prints, per case, the number of ``fusion`` instructions of the compiled HLO (each one a loop over the batch
 whose output goes through memory), the number of operations inside them (recomputed ones counted once per
@@ -45,8 +46,94 @@ def fused_op_count(compiled_text: str) -> int:
     return n
 
 
+def _proto_fields(buf: bytes):
+    """``(field number, value)`` of a serialised protobuf message (varints as ints, length-delimited as bytes)."""
+    i = 0
+
+    def varint():
+        nonlocal i
+        value = shift = 0
+        while True:
+            b = buf[i]
+            i += 1
+            value |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return value
+
+    while i < len(buf):
+        key = varint()
+        wire = key & 7
+        if wire == 0:
+            yield key >> 3, varint()
+        elif wire == 2:
+            size = varint()
+            yield key >> 3, buf[i : i + size]
+            i += size
+        else:  # fixed 64 / 32 bit: not used by the fields read here
+            i += 8 if wire == 1 else 4
+
+
+def fused_ops_by_source(compiled, skip: tuple = ("_trig.py", "_math.py", "magic_formula.py")) -> dict:
+    """Fused operations (as :func:`fused_op_count`) per source line: ``{"path:line function": (ops, loops)}``.
+
+    ``compiled`` is a ``jax.stages.Compiled``.  Each operation is attributed to the innermost frame of its
+    ``stack_frame_id`` (the HLO module's ``stack_frame_index``, field 17 of ``HloModuleProto``) whose file does
+    not end with one of ``skip`` (elementwise helpers are charged to their caller); ``loops`` counts the
+    fused computations it appears in, so ``ops / loops`` far above the line's own size flags recomputation.
+    """
+    module = compiled.runtime_executable().hlo_modules()[0]
+    names: dict[int, list] = {1: [], 2: [], 3: [], 4: []}  # file names, function names, locations, frames
+    for field, value in _proto_fields(module.as_serialized_hlo_module_proto()):
+        if field == 17:
+            for k, v in _proto_fields(value):
+                names[k].append(v.decode() if k <= 2 else dict(_proto_fields(v)))
+    files, funcs, locs, frames = names[1], names[2], names[3], names[4]
+
+    def site(frame_id: int) -> str:
+        while frame_id:  # ids are 1-based; 0 = no parent
+            frame = frames[frame_id - 1]
+            loc = locs[frame[1] - 1]
+            path = files[loc[1] - 1]
+            if not path.endswith(skip):
+                return f"{os.path.relpath(path)}:{loc.get(3, 0)} {funcs[loc.get(2, 1) - 1]}"
+            frame_id = frame.get(2, 0)
+        return "?"
+
+    ops: dict[str, int] = {}
+    loops: dict[str, set] = {}
+    inside, name = False, ""
+    for line in compiled.as_text().splitlines():
+        if line and not line.startswith(" "):
+            inside, name = line.startswith("%fused_computation"), line.split(" ")[0]
+        elif inside and re.match(r"\s+(?:ROOT )?%\S+ = \S+ (?!parameter\(|constant\(|broadcast\()", line):
+            m = re.search(r"stack_frame_id=(\d+)", line)
+            key = site(int(m.group(1))) if m else "?"
+            ops[key] = ops.get(key, 0) + 1
+            loops.setdefault(key, set()).add(name)
+    return {k: (ops[k], len(loops[k])) for k in sorted(ops, key=ops.get, reverse=True)}
+
+
+def step_report(n: int = 1000, top: int = 40) -> dict:
+    """The 4-wheel fleet step (``benchmarks.inputs.fleet_step_fn``, ``n`` cars): loops, fused operations and
+    the ``top`` source lines by fused operations (:func:`fused_ops_by_source`), printed and returned."""
+    import jax
+
+    from benchmarks import inputs
+
+    compiled = jax.jit(inputs.fleet_step_fn(0.005)).lower(*inputs.jax_fleet(n)).compile()
+    text = compiled.as_text()
+    by_line = fused_ops_by_source(compiled)
+    print("fleet step: loops", fusion_count(text), "fused ops", fused_op_count(text))
+    for key, (ops, loops) in list(by_line.items())[:top]:
+        print(f"{ops:6d} ops in {loops:3d} loops  {key}")
+    return by_line
+
+
 def main(cases=None, n: int = 500_000) -> dict:
     os.environ.setdefault("XLA_FLAGS", "--xla_cpu_prefer_vector_width=512")
+    if cases == ["step"]:
+        return step_report()
     import jax
     import jax.numpy as jnp
     import numpy as np
