@@ -447,7 +447,7 @@ def contact_step(tire, fz, k_x, k_y, defl_x, defl_y, vsx, vsy, speed, h) -> Cont
     ``d = e defl + G vs``; low-speed damping time ``tau = w(|u_x|) 2 zeta sqrt(Fz / (g C))``,
     ``w = 1/2 (1 + cos(pi |u_x| / VXLOW))`` below the tire's :func:`low_speed`, 0 above; lagged slips
     ``kappa' = (d_x + tau_x vsx) / sigma_x``, ``tan(alpha') = (d_y + tau_y vsy) / sigma_y``."""
-    cx, cy = contact_stiffness(tire, fz)
+    cx, cy = (jnp.maximum(c, 1.0) for c in contact_stiffness(tire, fz))  # >= 1 N/m whatever the file says
     sx = jnp.maximum(k_x / cx, SIGMA_MIN)
     sy = jnp.maximum(k_y / cy, SIGMA_MIN)
     ex, gx = relax_factors(speed, sx, h)
