@@ -153,10 +153,10 @@ def relax_factors(speed, sigma, dt):
     """
     s = jnp.maximum(sigma, SIGMA_MIN)
     x = jnp.abs(speed) * dt / s
+    em1 = jnp.expm1(-x)  # finite, with a finite gradient, for every x >= 0
     small = x < 1e-4
-    xs = jnp.where(small, 1.0, x)
-    phi = jnp.where(small, 1.0 - 0.5 * x, -jnp.expm1(-xs) / xs)  # (1 - exp(-x)) / x
-    return jnp.exp(-x), dt * phi
+    phi = jnp.where(small, 1.0 - 0.5 * x, -em1 / jnp.where(small, 1.0, x))  # (1 - exp(-x)) / x
+    return 1.0 + em1, dt * phi
 
 
 def relax_exact(state: ContactSlip, vx, vsx, vsy, sigma_kappa, sigma_alpha, dt) -> ContactSlip:

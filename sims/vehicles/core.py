@@ -104,7 +104,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxtire._math import atan, safe_norm
-from jaxtire._trig import sincos  # vectorisable float32 sin/cos (XLA:CPU's are scalar libm calls)
+from jaxtire._trig import cos, sincos  # vectorisable float32 sin/cos (XLA:CPU's are scalar libm calls)
 from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import Surface, ploughing_force
 from jaxtire.tire import get_coefficient, linear_stiffness, model_name, model_options, scale_tire, tire_forces
@@ -454,10 +454,13 @@ def contact_step(tire, fz, k_x, k_y, defl_x, defl_y, vsx, vsy, speed, h) -> Cont
     ey, gy = relax_factors(speed, sy, h)
     dx = ex * defl_x + gx * vsx
     dy = ey * defl_y + gy * vsy
-    fade = 0.5 + 0.5 * sincos(jnp.pi * jnp.minimum(jnp.abs(speed) / low_speed(tire), 1.0))[1]
-    corner = fade * (2.0 * LOW_SPEED_DAMPING_RATIO) * jnp.sqrt(jnp.maximum(fz, 1.0) / GRAVITY)
-    tx, ty = corner * jax.lax.rsqrt(cx), corner * jax.lax.rsqrt(cy)
-    return Contact((dx + tx * vsx) / sx, (dy + ty * vsy) / sy, dx, dy, gx, gy, sx, sy, (gx + tx) / sx, (gy + ty) / sy)
+    fade = 0.5 + 0.5 * cos(jnp.pi * jnp.minimum(jnp.abs(speed) / low_speed(tire), 1.0))
+    m_c = jnp.maximum(fz, 1.0) / GRAVITY  # corner mass [kg]
+    tx, ty = (fade * (2.0 * LOW_SPEED_DAMPING_RATIO) * jnp.sqrt(m_c / c) for c in (cx, cy))
+    isx, isy = 1.0 / sx, 1.0 / sy
+    return Contact(
+        (dx + tx * vsx) * isx, (dy + ty * vsy) * isy, dx, dy, gx, gy, sx, sy, (gx + tx) * isx, (gy + ty) * isy
+    )
 
 
 def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -> _WheelOut:

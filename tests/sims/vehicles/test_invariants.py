@@ -204,7 +204,7 @@ def test_3_4_on_a_20pct_grade_the_car_rolls_down_with_brakes_off_at_the_gravity_
 
 def test_3_4_on_a_20pct_grade_braked_wheels_are_held_exactly_and_the_car_does_not_creep():
     """Brakes on: the implicit Coulomb brake holds every wheel at exactly omega = 0 and the transient tire's
-    carcass springs hold the car (static deflection by hand: test_transient.py).  The steady-slip tire was a
+    carcass springs hold the car (static deflection by hand: test_transient_tires.py).  The steady-slip tire was a
     slip damper at standstill (kappa = -u / V_REG): the car crept at u = -m g sin(theta) V_REG / sum_i Kx_i,
     4.9 mm/s here (by hand); now it moves < 1 mm from t = 1 s to 10 s."""
     p = presets.get("hatchback", road_grade=GRADE)
