@@ -22,6 +22,17 @@ PPO (``MlpPolicy``, 16 envs x 128 steps per rollout, batch 256, 5 epochs, one to
 ``DummyVecEnv`` and on 16 single ``JaxEnv("braking")`` in a ``DummyVecEnv``, alternating A/B/A/B, and
 prints env-steps/s of ``learn`` (compile excluded) and the ratio to CartPole.  ``--json PATH`` writes
 every figure.
+
+    python -m benchmarks.envs --devices-ab               # braking at 4096 envs: one device vs every device
+
+``--devices-ab`` times :class:`sims.envs.devices.DeviceEnv` rollouts (``--steps`` env steps of uniform random
+actions, auto-reset included, one ``lax.scan`` per device) of ``--tasks`` (default braking) at ``--ab-size``
+(4096) environments on each of ``--device-counts`` devices (default ``1 0``: one, and every host device; there
+are ``--host-devices`` of them, default one per core) and (``--shard-map``) as one ``shard_map`` program over
+every device; ``--rounds`` rounds alternate in one process (figures: ``benchmarks/PERF_NOTES.md``, "Every core for the RL envs").  Per variant: env-steps/s (wall), process
+CPU ns per env-step and the 1-minute load average.  ``main`` applies the CLI's XLA:CPU tuning first
+(:func:`sims.run._xla.tune_cpu`: 512-bit vectors on AVX-512, one host device per core), unless JAX already
+started or ``JAXTIRE_XLA_DEFAULT=1``.
 """
 
 from __future__ import annotations
@@ -39,6 +50,8 @@ import numpy as np
 
 import sims.envs as envs
 from sims.envs.base import chunked
+from sims.envs.devices import DeviceEnv
+from sims.run._mesh import pad, shard
 
 SIZES = (1, 1024, 16384, 131072)
 
@@ -213,6 +226,97 @@ def sb3_ppo(total: int, rounds: int = 2, single_env: bool = True) -> dict:
     return out
 
 
+def shard_map_rollout(denv: DeviceEnv, steps: int):
+    """``denv.rollout`` (random actions, no record) as ONE ``jax.shard_map`` program over the devices of ``denv``
+    (the alternative to :class:`DeviceEnv`'s per-device programs): ``run(keys, obs, state) -> (carry, out)``."""
+    from jax.sharding import PartitionSpec as P
+
+    assert denv.mesh is not None, "shard_map needs several devices"
+    body = denv.rollout_fn(steps)
+    spec = P(denv.mesh.axis_names[0])
+    # check_vma=False: the env's substep loop starts from an unbatched zero telemetry (not "varying" over the mesh)
+    fn = jax.jit(
+        jax.shard_map(
+            lambda k, o, s: body(k, o, s, None), mesh=denv.mesh, in_specs=spec, out_specs=spec, check_vma=False
+        )
+    )
+
+    def run(keys, obs, state):
+        n = jnp.shape(keys)[0]
+        assert n % denv.devices == 0, "shard_map variant: the batch must be a multiple of the device count"
+        return fn(*(shard(pad(a, 0, n), denv.mesh, 0) for a in (keys, obs, state)))
+
+    return run
+
+
+def devices_ab(
+    task: str = "braking",
+    n: int = 4096,
+    steps: int = 50,
+    repeat: int = 3,
+    rounds: int = 3,
+    use_shard_map: bool = False,
+    counts=(1, None),
+) -> dict:
+    """Env-steps/s of ``task`` at ``n`` environments on ``counts`` devices (default one, and every local device).
+
+    Each variant (a :class:`DeviceEnv` on ``k`` devices, ``None``: every local device; with ``use_shard_map`` also
+    one ``shard_map`` program over every device) runs ``steps`` env steps per call (:meth:`DeviceEnv.rollout`,
+    uniform random actions, the carry passed on from call to call); ``rounds`` alternated rounds of ``repeat``
+    calls each, the best call of a round counts.  Returns per variant: ``devices``, ``compile_s`` (first call),
+    ``equal`` (its first call's results bitwise those of the first variant), and per round ``env_steps_per_s``
+    (wall), ``cpu_ns_per_env_step`` (process CPU time: every thread) and ``load`` (1-minute load average at the
+    end of the round)."""
+    env = envs.make(task)
+    params = env.default_params
+    keys = jax.random.split(jax.random.key(0), n)
+    variants: dict[str, Any] = {}
+    for k in dict.fromkeys(min(c or jax.local_device_count(), jax.local_device_count()) for c in counts):
+        denv = DeviceEnv(env, params, devices=k)
+        variants[f"{denv.devices} device(s)"] = (denv, lambda c, d=denv: d.rollout(*c, steps))
+    if use_shard_map and jax.local_device_count() > 1:
+        denv = DeviceEnv(env, params)
+        sm = shard_map_rollout(denv, steps)
+        variants[f"{denv.devices} devices, shard_map"] = (denv, lambda c, sm=sm: sm(*c))
+    runs, carries, res, first = {}, {}, {}, {}
+    for name, (denv, run) in variants.items():
+        obs, state = denv.reset(keys)
+        runs[name] = run
+        t0 = time.perf_counter()
+        carries[name], out = run((keys, obs, state))
+        first[name] = jax.block_until_ready(out)
+        res[name] = dict(devices=denv.devices, compile_s=time.perf_counter() - t0, rounds=[])
+    ref = jax.tree.leaves(first[next(iter(first))])
+    for name in res:
+        got = jax.tree.leaves(first[name])
+        res[name]["equal"] = all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(ref, got, strict=True))
+    for _ in range(rounds):
+        for name, run in runs.items():
+            best_wall, best_cpu = float("inf"), float("inf")
+            for _ in range(repeat):
+                w0, c0 = time.perf_counter(), time.process_time()
+                carries[name], out = run(carries[name])
+                jax.block_until_ready(out)
+                best_wall = min(best_wall, time.perf_counter() - w0)
+                best_cpu = min(best_cpu, time.process_time() - c0)
+            r = dict(
+                env_steps_per_s=n * steps / best_wall,
+                cpu_ns_per_env_step=best_cpu * 1e9 / (n * steps),
+                load=os.getloadavg()[0],
+            )
+            res[name]["rounds"].append(r)
+            print(
+                f"  {task} n={n} {name:<24} {r['env_steps_per_s']:>12,.0f} env-steps/s "
+                f"{r['cpu_ns_per_env_step']:>7,.0f} CPU ns/env-step  load {r['load']:.1f}",
+                flush=True,
+            )
+    for name, r in res.items():
+        med = float(np.median([x["env_steps_per_s"] for x in r["rounds"]]))
+        r["median_env_steps_per_s"] = med
+        print(f"  {name:<24} median {med:,.0f} env-steps/s, compile+first {r['compile_s']:.1f} s, equal {r['equal']}")
+    return res
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", nargs="+", default=list(envs.REGISTRY))
@@ -228,14 +332,34 @@ def main(argv=None):
     ap.add_argument("--host-envs", type=int, default=16)
     ap.add_argument("--sb3", action="store_true", help="SB3 PPO through the adapter vs CartPole")
     ap.add_argument("--sb3-steps", type=int, default=20480)
+    ap.add_argument("--devices-ab", action="store_true", help="one device vs every device (DeviceEnv)")
+    ap.add_argument("--ab-size", type=int, default=4096)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--shard-map", action="store_true", help="with --devices-ab: also one shard_map program")
+    ap.add_argument("--device-counts", nargs="+", type=int, default=[1, 0], help="--devices-ab counts (0: all)")
+    ap.add_argument("--host-devices", type=int, default=os.cpu_count(), help="host devices (tune_cpu; default: cores)")
     ap.add_argument("--json", default=None, help="write the figures to this JSON file")
     args = ap.parse_args(argv)
+    from sims.run._xla import tune_cpu  # the CLI's XLA:CPU tuning, before JAX starts (no-op once it has)
+
+    tune_cpu(host_devices=args.host_devices)
 
     header = (
         f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}), "
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, {jax.device_count()} device(s), "
+        f"load {os.getloadavg()[0]:.1f}, XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}"
     )
     print(header)
+    if args.devices_ab:
+        tasks = args.tasks if args.tasks != list(envs.REGISTRY) else ["braking"]
+        counts = [c or None for c in args.device_counts]
+        ab = {
+            t: devices_ab(t, args.ab_size, args.steps, args.repeat, args.rounds, args.shard_map, counts) for t in tasks
+        }
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"header": header, "devices_ab": ab}, f, indent=1)
+        return ab
     if args.adapters or args.sb3:
         result: dict[str, Any] = {"header": header}
         if args.adapters:

@@ -3,7 +3,8 @@
     python -m benchmarks.fusion_ab [base side novx pure mfeval]
 
 Prints, per case, the number of ``fusion`` instructions of the compiled HLO (each one a loop over the batch
-whose output goes through memory) and 3 rounds of the best-of-5 process CPU time per evaluation at 5e5
+whose output goes through memory), the number of operations inside them (recomputed ones counted once per
+loop) and 3 rounds of the best-of-5 process CPU time per evaluation at 5e5
 points (``XLA_FLAGS`` default here: 512-bit vectors).  The figures of ``PERF_NOTES.md`` ("Fused MF 6.1
 kernel"); run it in two checkouts alternately for a before/after comparison.
 """
@@ -27,6 +28,21 @@ CASES = {
 def fusion_count(compiled_text: str) -> int:
     """Number of ``fusion`` instructions (loops over the batch) in a compiled HLO module's text."""
     return len(re.findall(r"^\s*(?:ROOT )?\S+ = \S+ fusion\(", compiled_text, re.M))
+
+
+def fused_op_count(compiled_text: str) -> int:
+    """Number of operations inside the fused computations (parameters, constants and broadcasts left out).
+
+    An operation that XLA recomputes in several loops counts once per loop: this is the arithmetic per element
+    that the compiled kernel does, the measure that the CPU time follows (``PERF_NOTES.md``, session 5).
+    """
+    n, inside = 0, False
+    for line in compiled_text.splitlines():
+        if line and not line.startswith(" "):
+            inside = line.startswith("%fused_computation")
+        elif inside and re.match(r"\s+(?:ROOT )?%\S+ = \S+ (?!parameter\(|constant\(|broadcast\()", line):
+            n += 1
+    return n
 
 
 def main(cases=None, n: int = 500_000) -> dict:
@@ -68,8 +84,12 @@ def main(cases=None, n: int = 500_000) -> dict:
         return round(best / n * 1e9, 1)
 
     compiled = {k: make(CASES[k]) for k in (cases or list(CASES))}
-    out: dict = {"fusions": {k: fusion_count(c.as_text()) for k, c in compiled.items()}, "cpu_ns": []}
-    print("fusions", out["fusions"], "load", os.getloadavg()[0], flush=True)
+    out: dict = {
+        "fusions": {k: fusion_count(c.as_text()) for k, c in compiled.items()},
+        "fused_ops": {k: fused_op_count(c.as_text()) for k, c in compiled.items()},
+        "cpu_ns": [],
+    }
+    print("fusions", out["fusions"], "fused ops", out["fused_ops"], "load", os.getloadavg()[0], flush=True)
     for _ in range(3):
         out["cpu_ns"].append({k: cpu_ns(c) for k, c in compiled.items()})
         print(out["cpu_ns"][-1], flush=True)

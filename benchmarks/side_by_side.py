@@ -4,7 +4,10 @@
         python -m benchmarks.side_by_side
 
 Prints the agreement (max |diff| / max |value|) and, for 3 alternated rounds, wall / CPU ns per evaluation
-of the MF 6.1 tire and the MF curve at 1e6 points (the figures of ``PERF_NOTES.md``).  Needs numba.
+of the MF 6.1 tire and the MF curve at 1e6 points and per vehicle-step of the 4-wheel fleet
+(``python -m benchmarks.side_by_side CARS STEPS``, default 10 000 cars x 100 steps per call: jaxtire's
+``lax.scan`` rollout vs :func:`benchmarks.compiled.vehicle_kernel`, same fleet, same initial state)
+(the figures of ``PERF_NOTES.md``).  Needs numba.
 """
 # ruff: noqa: E401, E702, E731, B023
 
@@ -12,6 +15,7 @@ of the MF 6.1 tire and the MF curve at 1e6 points (the figures of ``PERF_NOTES.m
 def main():
     import json
     import os
+    import sys
     import time
 
     import jax
@@ -42,7 +46,7 @@ def main():
     ft = jax.jit(tire)
     fc = jax.jit(lambda v: jaxtire.magic_formula(v, *inputs.MF_BCDE))
     t0 = time.time()
-    kern = cb.tire_kernel({k: float(v) for k, v in vars(inputs.reference_tire(np.float64)).items()}, R)
+    kern = cb.tire_kernel(cb.default_coefs(), R)
     outs = [np.empty(n, np.float32) for _ in range(3)]
     kern(*a, *outs)
     print("numba compile", time.time() - t0, flush=True)
@@ -54,6 +58,22 @@ def main():
         "rel diff fx fy mz", [float(np.max(np.abs(u - v)) / np.max(np.abs(v))) for u, v in zip(outs, jo, strict=False)]
     )
     print("curve rel diff", float(np.max(np.abs(oc - np.asarray(fc(xj)))) / np.max(np.abs(oc))))
+    # the 4-wheel fleet: jaxtire's scan rollout (one device, as the suite's scan rows) vs the numba kernel
+    cars, steps = (int(v) for v in (sys.argv[1:] + ["10000", "100"])[:2])
+    dt = 0.005
+    fleet = inputs.jax_fleet(cars)
+    roll = jax.jit(inputs.fleet_rollout_fn(dt, steps))
+    ch, _tire, table, state0, controls = inputs.numpy_fleet(cars)
+    t0 = time.time()
+    vstep = cb.fleet_stepper(cb.vehicle_kernel(cb.default_coefs()), ch, table)
+    vs = cb.fleet_state(state0)
+    vstep(vs, controls, dt, steps)
+    print("numba vehicle compile + 1 call", time.time() - t0, flush=True)
+    jv = roll(*fleet)
+    print(
+        f"vehicle rel diff after {steps} steps vx, omega",
+        [float(np.max(np.abs(u - np.asarray(v))) / np.max(np.abs(u))) for u, v in ((vs[3], jv.vx), (vs[6], jv.omega))],
+    )
 
     def tm(f, reps=5):
         f()
@@ -80,6 +100,16 @@ def main():
         res["numba1_curve"] = tm(lambda: cb.curve(x, B, C, D, E, oc))
         cb.set_threads(None)
         res["numbaall_curve"] = tm(lambda: cb.curve(x, B, C, D, E, oc))
+        m = cars * steps / n  # the timings below are per vehicle-step
+        res["jax_vehicle"] = [round(v / m, 2) for v in tm(lambda: jax.block_until_ready(roll(*fleet)), reps=3)]
+        cb.set_threads(1)
+        res["numba1_vehicle"] = [
+            round(v / m, 2) for v in tm(lambda: vstep(cb.fleet_state(state0), controls, dt, steps), 3)
+        ]
+        cb.set_threads(None)
+        res["numbaall_vehicle"] = [
+            round(v / m, 2) for v in tm(lambda: vstep(cb.fleet_state(state0), controls, dt, steps), 3)
+        ]
         print(json.dumps(res), flush=True)
 
 

@@ -19,6 +19,7 @@ Cases (``items`` is what one "eval" or "step" counts):
 from __future__ import annotations
 
 import dataclasses
+import statistics
 import time
 from collections.abc import Callable
 
@@ -57,6 +58,8 @@ class Config:
     gpu: bool = False
     compiled: bool = True  # numba baseline (benchmarks.compiled), skipped when numba is missing
     compiled_min: int = 1_000  # smallest batch timed with numba (its per-call overhead is not the point)
+    compiled_fleets: tuple = (10_000, 100_000)  # fleets of the numba vehicle step (those the scan also times)
+    compiled_vehicle_repeats: int = 3  # calls per numba fleet row (each 1e7 vehicle-steps: seconds)
 
     @classmethod
     def make(cls, quick=False, gpu=False, **kw):
@@ -147,7 +150,19 @@ def _on_devices(arrays):
 # compiled (numba) baseline, 1 thread and all threads, timed right after jaxtire at the same batch
 
 
-def _compiled_rows(cfg: Config, case: str, n: int, fn: Callable, args: tuple, log: Callable) -> list:
+def _compiled_rows(
+    cfg: Config,
+    case: str,
+    n: int,
+    fn: Callable,
+    args: tuple,
+    log: Callable,
+    items: int | None = None,
+    timer: Callable[[], harness.Timing] | None = None,
+    **extra,
+) -> list:
+    """Rows ``numba-1t`` and ``numba-all`` of ``fn(*args)`` (``items`` per call, default ``n``), timed by
+    :func:`harness.time_call` after a compiling call, or by ``timer()`` (already compiled) when given."""
     from benchmarks import compiled
 
     if not cfg.compiled or n < cfg.compiled_min:
@@ -156,10 +171,12 @@ def _compiled_rows(cfg: Config, case: str, n: int, fn: Callable, args: tuple, lo
         log(f"  {case}: compiled baseline skipped: {compiled.skip_reason()}")
         return []
     rows = []
-    fn(*args)  # compile (numba compiles on first call)
+    if timer is None:
+        fn(*args)  # compile (numba compiles on first call)
+        timer = lambda: harness.time_call(fn, args, repeats=cfg.repeats, target_s=cfg.target_s)  # noqa: E731
     for impl, th in (("numba-1t", 1), ("numba-all", None)):
         k = compiled.set_threads(th)
-        r = _row(case, impl, n, n, harness.time_call(fn, args, repeats=cfg.repeats, target_s=cfg.target_s), threads=k)
+        r = _row(case, impl, n, items or n, timer(), threads=k, **extra)
         rows.append(r)
         _say(log, r)
     compiled.set_threads(None)
@@ -244,9 +261,7 @@ def tire_step(cfg: Config, log: Callable) -> tuple[list, dict]:
             from benchmarks import compiled
 
             if compiled.AVAILABLE and "numba_tire" not in check:
-                check["numba_tire"] = compiled.tire_kernel(
-                    {k: float(v) for k, v in vars(inputs.reference_tire(np.float64)).items()}, R
-                )
+                check["numba_tire"] = compiled.tire_kernel(compiled.default_coefs(), R)
             outs = tuple(np.empty(n, np.float32) for _ in range(3))
             kern = check.get("numba_tire")
             crow = _compiled_rows(cfg, "tire_mf61", n, (lambda *a: kern(*a, *outs)) if kern else None, args_np, log)
@@ -420,6 +435,45 @@ def _to64(v):
     return v
 
 
+def _compiled_vehicle(cfg: Config, sizes: dict, log: Callable, kernel: Callable | None = None) -> list:
+    """The numba fleet step (:func:`benchmarks.compiled.vehicle_kernel`) for each ``n -> steps`` of ``sizes``
+    (the jaxtire scan's fleet sizes and steps per call), 1 thread and all threads.
+
+    One call runs ``steps`` steps of the whole fleet from the fleet's initial state (a fresh copy per call,
+    made outside the timing, as every jaxtire scan call starts from the same state); median of
+    ``cfg.compiled_vehicle_repeats`` calls.  The kernel (``kernel``: one already built) is compiled once, on
+    an 8-car fleet (``compile_s``)."""
+    from benchmarks import compiled
+
+    if not cfg.compiled or not sizes:
+        return []
+    if not compiled.AVAILABLE:
+        log(f"  vehicle_step: compiled baseline skipped: {compiled.skip_reason()}")
+        return []
+    t0 = time.perf_counter()
+    kern = kernel or compiled.vehicle_kernel(compiled.default_coefs())
+    ch, _tire, table, state, controls = inputs.numpy_fleet(8)
+    compiled.fleet_stepper(kern, ch, table)(compiled.fleet_state(state), controls, DT, 1)
+    compile_s = time.perf_counter() - t0
+    rows = []
+    for n, steps in sizes.items():
+        ch, _tire, table, state, controls = inputs.numpy_fleet(n)
+        step = compiled.fleet_stepper(kern, ch, table)
+
+        def timer(step=step, state=state, controls=controls, steps=steps):
+            walls, cpus = [], []
+            for _ in range(cfg.compiled_vehicle_repeats):
+                s = compiled.fleet_state(state)
+                c0, w0 = time.process_time(), time.perf_counter()
+                step(s, controls, DT, steps)
+                walls.append(time.perf_counter() - w0)
+                cpus.append(time.process_time() - c0)
+            return harness.Timing(statistics.median(walls), statistics.median(cpus), walls, 1, compile_s=compile_s)
+
+        rows += _compiled_rows(cfg, "vehicle_step", n, step, (), log, items=n * steps, timer=timer, steps=steps)
+    return rows
+
+
 def calibrate_chunk(cfg: Config, log: Callable) -> dict:
     """Time the block sizes ``cfg.chunk_candidates`` of the chunked scan on this machine, like an FFT plan:
     for each, the chunked rollout of 131 072 cars x 20 steps (:func:`harness.time_jax`, median of 3 calls).
@@ -465,6 +519,8 @@ def vehicles(cfg: Config, log: Callable) -> tuple[list, list, dict]:
             scaling.append(_jax_vehicle(cfg, cfg.big_fleet, "chunked", log))
     for n in cfg.numpy_fleets:
         scaling.append(_numpy_vehicle(cfg, n, log, steps=1 if n >= 1000 else 10))
+    timed = set(cfg.scaling) | {cfg.big_fleet}
+    rows += _compiled_vehicle(cfg, {n: _steps_for(cfg, n) for n in cfg.compiled_fleets if n in timed}, log)
     return rows, scaling, check
 
 

@@ -19,10 +19,13 @@ EPS = 1e-6
 def safe_div(num, den, eps: float = EPS):
     """``num / den`` with ``|den|`` kept away from zero, keeping the sign of ``den``.
 
-    ``den`` is replaced by ``den + eps * sign(den)`` (``+eps`` where ``den == 0``).
+    ``den`` is replaced by ``den + eps * sign(den)`` (``+eps`` where ``den == 0``).  Computed as
+    ``num * (1 / den')`` (within 1.5 ulp of the quotient): XLA:CPU stores the reciprocal, a function of the
+    denominator only, and recomputes the cheap product where it is read (fewer operations per tire than a
+    stored quotient; ``benchmarks/PERF_NOTES.md``, session 5).
     """
     sgn = jnp.where(den >= 0, 1.0, -1.0).astype(jnp.result_type(den))
-    return num / (den + eps * sgn)
+    return num * jnp.reciprocal(den + eps * sgn)
 
 
 def safe_sqrt(x, tiny: float = 1e-20):
@@ -101,3 +104,25 @@ def atan(x):
 def _atan_jvp(primals, tangents):
     (x,), (dx,) = primals, tangents
     return atan(x), dx / (1.0 + x * x)
+
+
+@jax.custom_jvp
+def materialise(x):
+    """``x`` itself (finite values, bit for bit), computed once and stored instead of recomputed in every loop.
+
+    XLA:CPU's loop fusion recomputes a *cheap* value (adds, multiplies, selects, the polynomial ``sin`` /
+    ``atan``) inside every loop that reads it, and stores only *expensive* ones (a float divide, root,
+    exponential) for the other loops to read.  A tire evaluation compiles to several loops (one per output at
+    least: XLA:CPU has no multi-output loop fusion), so a polynomial of the inputs read by five loops was
+    evaluated five times.  ``x / (0 x + 1)`` is ``x`` exactly for finite ``x`` (``0 x = +-0``, ``+-0 + 1 = 1``;
+    XLA folds neither ``0 x`` nor a divide by a computed 1) and makes the value's root a divide, so it is
+    evaluated once and read from memory.  ``+-inf`` gives NaN: use it on values that are finite by
+    construction; subnormal values (below ``1.2e-38`` in float32) may be flushed to a zero of the same sign.  Derivative: the identity.  See ``benchmarks/PERF_NOTES.md``, "Cheap-op divides and roots".
+    """
+    return x / (x * 0.0 + 1.0)
+
+
+@materialise.defjvp
+def _materialise_jvp(primals, tangents):
+    (x,), (dx,) = primals, tangents
+    return materialise(x), dx

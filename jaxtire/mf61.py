@@ -65,7 +65,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire import vertical
-from jaxtire._math import atan, cos_atan, safe_div, safe_norm, safe_sqrt
+from jaxtire._math import atan, cos_atan, materialise, safe_div, safe_norm, safe_sqrt
 from jaxtire._trig import cos, sin, tan
 from jaxtire._trig import safe_pow as _pow_pos
 from jaxtire.forces import TireForces
@@ -104,14 +104,14 @@ def _common(p: MFParams, fz, gamma, vx, grip, slip_speed, pres=None) -> _Common:
         gx, gs, gz = gamma * p.LGAX, gamma * p.LGAY, gamma * p.LGAZ
         lmux_p, lmuy_p = lmux, lmuy
     else:
-        gx, gs, gz = gamma, sin(gamma), sin(gamma)
+        gx, gs, gz = gamma, materialise(sin(gamma)), materialise(sin(gamma))
         lmux_p = _A_MU * lmux / (1.0 + (_A_MU - 1.0) * lmux)
         lmuy_p = _A_MU * lmuy / (1.0 + (_A_MU - 1.0) * lmuy)
     if vx is None:
         w_low = jnp.ones_like(fz)
     else:
         ratio = jnp.minimum(jnp.abs(vx) / p.VXLOW, 1.0)
-        w_low = 0.5 * (1.0 - cos(np.pi * ratio))
+        w_low = materialise(0.5 * (1.0 - cos(np.pi * ratio)))
     return _Common(fz, fz0p, dfz, dpi, gx, gs, gz, lmux, lmuy, lmux_p, lmuy_p, w_low)
 
 
@@ -229,7 +229,7 @@ def _fy0(p: MFParams, c: _Common, alpha_s, gs, ts: _TurnSlip | None = None) -> _
     camber shift ``(Kyg0 gamma* - SVyg)/Kya`` is replaced (``zeta0 = 0``) by ``zeta4 - 1 = SHyphi - SVyg/Kya``
     with ``SHyphi = DHyphi sin(CHyphi atan(BHyphi R0 phi - EHyphi(...))) sgn(Vx)`` (eqs. 4.E27, 4.80-4.89).
     """
-    kya = _kya(p, c, gs)
+    kya = materialise(_kya(p, c, gs))
     if ts is not None:
         kya = kya * ts.zeta3
     z2 = 1.0 if ts is None else ts.zeta2
@@ -556,7 +556,7 @@ def _solve(params: MFParams, kappa, alpha, gamma, fz, vx, surface, opts: _Option
     fz_my = jnp.where(low, fz * (fz / fzmin), fz)
 
     grip, rr_scale = (1.0, 1.0) if surface is None else (surface.grip, surface.rolling_resistance)
-    alpha_s = tan(alpha)
+    alpha_s = materialise(tan(alpha))
     # no friction decay with slip speed where LMUV is a concrete 0 (most files): exact, and saves a sqrt and two
     # divides that XLA would otherwise write to memory (3 loops fewer; see _term)
     slip_speed = 0.0 if vx is None or _concrete_zero(p.LMUV) else jnp.abs(vx) * safe_norm(kappa, alpha_s)

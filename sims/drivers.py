@@ -38,7 +38,7 @@ from jaxtire.tire import scale_tire
 from jaxtire.validation import ValidationError, check_finite, check_range, is_concrete
 from sims.vehicles.core import axle_loads
 from sims.vehicles.grip import peak_braking
-from sims.vehicles.params import Controls, wheel_radii
+from sims.vehicles.params import Controls, per_wheel_array, wheel_layout, wheel_radii
 from sims.vehicles.road import on_road
 
 _INF = math.inf
@@ -312,18 +312,9 @@ class CircleFollower(Driver):
 def brake_shares(ch, n: int):
     """Per wheel state (last axis ``n`` = 4 FL, FR, RL, RR or 2 front, rear): brake share of
     ``max_brake_torque`` [-], spin inertia [kg m^2] (both wheels of an axle for ``n = 2``) and lateral
-    position ``y`` [m] of the contact from the CG."""
-    bf = ch.brake_bias_front
-    if n == 4:
-        share = jnp.stack([bf / 2, bf / 2, (1 - bf) / 2, (1 - bf) / 2], axis=-1)
-        i_f, i_r = ch.wheel_inertia_front, ch.wheel_inertia_rear
-        inertia = jnp.stack([i_f, i_f, i_r, i_r], axis=-1)
-        tf, tr = 0.5 * ch.track_front, 0.5 * ch.track_rear
-        y = jnp.stack([tf, -tf, tr, -tr], axis=-1)
-        return share, inertia, y
-    share = jnp.stack([bf, 1 - bf], axis=-1)
-    inertia = 2.0 * jnp.stack([ch.wheel_inertia_front, ch.wheel_inertia_rear], axis=-1)
-    return share, inertia, jnp.zeros_like(share)
+    position ``y`` [m] of the contact from the CG (:func:`sims.vehicles.params.wheel_layout`)."""
+    lay = wheel_layout(ch, n)
+    return per_wheel_array(lay.brake), per_wheel_array(lay.inertia), per_wheel_array(lay.y)
 
 
 def per_wheel(front, rear, n: int):

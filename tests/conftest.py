@@ -25,6 +25,7 @@ def tir_path(name: str = "TNO_car205_60R15.tir") -> Path:
 @pytest.fixture(scope="session")
 def tnop():
     import jaxtire
+
     return jaxtire.load_tir(tir_path())
 
 
@@ -67,3 +68,23 @@ def _tire(dtype_name: str):
     import jaxtire
 
     return jaxtire.load_tir(tir_path(), dtype=np.dtype(dtype_name))
+
+
+def run_on_host_devices(script: str, n_devices: int, *args: str, timeout: float = 300) -> dict:
+    """Run ``script`` (``python -c``) in a fresh CPU-only Python with ``n_devices`` forced host devices and return
+    the JSON it prints after ``RESULT `` on its last such line.  A subprocess, because XLA reads the device
+    count when JAX starts: the flag cannot leak into the other tests."""
+    import json
+    import subprocess
+    import sys
+
+    env = dict(
+        os.environ,
+        XLA_FLAGS=f"--xla_force_host_platform_device_count={n_devices}",
+        JAX_PLATFORMS="cpu",
+        PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    )
+    cmd = [sys.executable, "-c", script, *args]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1][len("RESULT ") :])

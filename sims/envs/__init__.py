@@ -15,8 +15,8 @@ automatically on ``terminated | truncated``.  Protocol, spaces, physics and dtyp
 tasks: :mod:`sims.envs.race`, :mod:`sims.envs.drift`, :mod:`sims.envs.braking`; tracks:
 :mod:`sims.envs.tracks`; adapters: :mod:`sims.envs.gymnax` (gymnax's ``Environment`` and spaces),
 :mod:`sims.envs.gymnasium` (``gymnasium.Env`` / ``VectorEnv``), :mod:`sims.envs.sb3`
-(Stable-Baselines3 ``VecEnv``); top-view frames and GIFs: :mod:`sims.envs.render`; PPO:
-``python -m sims.envs.ppo``.
+(Stable-Baselines3 ``VecEnv``); a batch over every core / device: :mod:`sims.envs.devices`; top-view frames
+and GIFs: :mod:`sims.envs.render`; PPO: ``python -m sims.envs.ppo``.
 
 Importing this package registers the gymnasium ids (:mod:`sims.envs.registration`, ``jaxtire/Braking-v0``
 ...) and nothing else: the tasks (and JAX) load on first use of an attribute below, so ``import sims``
@@ -39,6 +39,7 @@ _LAZY = {
     "Box": "sims.envs.base",
     "Environment": "sims.envs.base",
     "Physics": "sims.envs.base",
+    "DeviceEnv": "sims.envs.devices",
     "Braking": "sims.envs.braking",
     "BrakingParams": "sims.envs.braking",
     "Drift": "sims.envs.drift",
@@ -46,7 +47,7 @@ _LAZY = {
     "Race": "sims.envs.race",
     "RaceParams": "sims.envs.race",
 }
-_SUBMODULES = ("base", "braking", "catalog", "drift", "race", "tracks")
+_SUBMODULES = ("base", "braking", "catalog", "devices", "drift", "race", "tracks")
 
 
 def __getattr__(name):
@@ -68,6 +69,7 @@ __all__ = [
     "Box",
     "Braking",
     "BrakingParams",
+    "DeviceEnv",
     "Drift",
     "DriftParams",
     "Environment",

@@ -1,15 +1,19 @@
-"""The vehicle mesh and the placement of fleet pytrees on it (private; re-exported by
-:mod:`sims.run.sharding`, used by :class:`sims.run.fleet.FleetRun` and :mod:`sims.run.longrun`)."""
+"""The vehicle mesh, the placement of fleet pytrees on it and the per-device dispatch (private; re-exported by
+:mod:`sims.run.sharding`, used by :class:`sims.run.fleet.FleetRun`, :mod:`sims.run.longrun` and
+:class:`sims.envs.devices.DeviceEnv`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import concurrent.futures
+from collections.abc import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
+
+from jaxtire.validation import check_int
 
 AXIS = "vehicles"
 
@@ -62,3 +66,62 @@ def shard(tree, mesh: Mesh, axes=0, axis_name: str = AXIS):
         for leaf, ax in zip(leaves, _flat_axes(tree, axes), strict=False)
     ]
     return jax.tree.unflatten(treedef, out)
+
+
+def device_mesh(devices, source: str) -> Mesh | None:
+    """The 1-D mesh of a ``devices`` argument, ``None`` for a single device.
+
+    ``None``: every local device of the default backend (of ``jax.default_device`` when one is set); an integer
+    ``k``: the first ``k`` of them (checked, the error names ``source``); or a sequence of devices."""
+    if devices is None or isinstance(devices, int):
+        default = getattr(jax.config, "jax_default_device", None)
+        platform = getattr(default, "platform", default)  # a Device, a platform name or None
+        local = jax.local_devices(backend=platform)
+        if devices is not None:
+            check_int("devices", devices, 1, len(local), source=source)
+        devs = local if devices is None else local[:devices]
+    else:
+        devs = list(devices)
+        if not devs:
+            raise ValueError(f"{source}: devices is an empty sequence")
+    if len(devs) == 1:
+        return None
+    return fleet_mesh(devs)
+
+
+def block_of(x, device):
+    """The part of ``x`` on ``device`` (its block of a split array, its copy of a replicated one); ``x`` itself
+    when it is not an array spread over several devices (a step index, ``None``)."""
+    if not isinstance(x, jax.Array) or len(x.sharding.device_set) < 2:
+        return x
+    return next(s.data for s in x.addressable_shards if s.device == device)
+
+
+def split_call(fn: Callable | list, args: tuple, mesh: Mesh, seen: set):
+    """``fn(*args)`` with ``args`` placed on ``mesh`` (:func:`shard`): ``fn`` (one function, or one compiled program
+    per device) called on each device's block of ``args`` (:func:`block_of`), every output leaf reassembled as one
+    array split over the mesh along its leading axis.  No communication: ``fn`` must treat its rows independently.
+
+    The calls are dispatched one after the other without waiting (asynchronous dispatch), so the devices run
+    at once.  A signature not in ``seen`` (a set the caller keeps) runs from one thread per device instead, so the
+    per-device compiles of a jitted ``fn`` overlap; it is then added to ``seen``."""
+    devs = list(mesh.devices.flat)
+    fns = fn if isinstance(fn, list) else [fn] * len(devs)
+    local = [jax.tree.map(lambda x, d=d: block_of(x, d), args) for d in devs]
+    key = (id(fns[0]), tuple(jnp.shape(x) for x in jax.tree.leaves(local[0])))
+    if isinstance(fn, list) or key in seen:
+        outs = [f(*a) for f, a in zip(fns, local, strict=True)]  # asynchronous: the devices run at once
+    else:
+        with concurrent.futures.ThreadPoolExecutor(len(devs)) as pool:
+            outs = list(pool.map(lambda fa: fa[0](*fa[1]), zip(fns, local, strict=True)))
+        seen.add(key)
+    spread = NamedSharding(mesh, P(mesh.axis_names[0]))
+
+    def whole(*xs):
+        # a block computed from inputs that are all replicated (e.g. a reducer's initial accumulator built
+        # from its unbatched fields) can land on the first device: each block moves to its own device
+        xs = tuple(jax.device_put(x, d) for x, d in zip(xs, devs, strict=True))
+        shape = (sum(x.shape[0] for x in xs),) + xs[0].shape[1:]
+        return jax.make_array_from_single_device_arrays(shape, spread, list(xs))
+
+    return jax.tree.map(whole, *outs)

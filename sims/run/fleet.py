@@ -32,7 +32,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxtire.validation import check_int, check_range
-from sims.run._mesh import fleet_mesh, pad, shard
+from sims.run._mesh import block_of, device_mesh, pad, shard, split_call
 from sims.run._scan import blocked, chunk_fns
 from sims.run.rollout import RolloutResult, _launch, _rollout_arguments, _rollout_impl, check_args, options_key
 from sims.vehicles import get_model
@@ -225,32 +225,6 @@ def fleet_rollout(
     )
 
 
-def _device_mesh(devices):
-    """The 1-D vehicle mesh of :class:`FleetRun`'s ``devices`` argument, ``None`` for a single device."""
-    if devices is None or isinstance(devices, int):
-        default = getattr(jax.config, "jax_default_device", None)
-        platform = getattr(default, "platform", default)  # a Device, a platform name or None
-        local = jax.local_devices(backend=platform)
-        if devices is not None:
-            check_int("devices", devices, 1, len(local), source="FleetRun")
-        devs = local if devices is None else local[:devices]
-    else:
-        devs = list(devices)
-        if not devs:
-            raise ValueError("FleetRun: devices is an empty sequence")
-    if len(devs) == 1:
-        return None
-    return fleet_mesh(devs)
-
-
-def _block_of(x, device):
-    """The part of ``x`` on ``device`` (its block of a split array, its copy of a replicated one); ``x`` itself
-    when it is not an array spread over several devices (a step index, ``None``)."""
-    if not isinstance(x, jax.Array) or len(x.sharding.device_set) < 2:
-        return x
-    return next(s.data for s in x.addressable_shards if s.device == device)
-
-
 class RunStats(NamedTuple):
     """Timings of a :class:`FleetRun`: ``compile_s``, ``run_s`` [s], ``steps`` run, ``vehicles``,
     ``vehicle_steps_per_s`` (vehicles x steps / run_s, compile excluded)."""
@@ -325,7 +299,7 @@ class FleetRun:
             dict(options=options_key(compiler_options), block=default_block() if block == "auto" else block),
         )
         self._driver_axes = driver_axes
-        self.mesh = _device_mesh(devices)
+        self.mesh = device_mesh(devices, source="FleetRun")
         self.devices = 1 if self.mesh is None else int(self.mesh.devices.size)
         self._n_pad = -(-self.n // self.devices) * self.devices
         self._axes = (fleet_axes(params), 0, driver_axes, reducer_axes)
@@ -354,26 +328,7 @@ class FleetRun:
         signature not called before runs from one thread per device, so the per-device compiles overlap."""
         if self.mesh is None or not split:
             return fn(*args)
-        devs = list(self.mesh.devices.flat)
-        fns = fn if isinstance(fn, list) else [fn] * len(devs)
-        local = [jax.tree.map(lambda x, d=d: _block_of(x, d), args) for d in devs]
-        key = (id(fns[0]), tuple(jnp.shape(x) for x in jax.tree.leaves(local[0])))
-        if isinstance(fn, list) or key in self._seen:
-            outs = [f(*a) for f, a in zip(fns, local, strict=True)]  # asynchronous: the devices run at once
-        else:
-            with concurrent.futures.ThreadPoolExecutor(len(devs)) as pool:
-                outs = list(pool.map(lambda fa: fa[0](*fa[1]), zip(fns, local, strict=True)))
-            self._seen.add(key)
-        spread = NamedSharding(self.mesh, P(self.mesh.axis_names[0]))
-
-        def whole(*xs):
-            # a block computed from inputs that are all replicated (e.g. a reducer's initial accumulator built
-            # from its unbatched fields) can land on the first device: each block moves to its own device
-            xs = tuple(jax.device_put(x, d) for x, d in zip(xs, devs, strict=True))
-            shape = (sum(x.shape[0] for x in xs),) + xs[0].shape[1:]
-            return jax.make_array_from_single_device_arrays(shape, spread, list(xs))
-
-        return jax.tree.map(whole, *outs)
+        return split_call(fn, args, self.mesh, self._seen)
 
     def _initialise(self):
         if not self._ready:
@@ -390,7 +345,7 @@ class FleetRun:
             if self.mesh is None:
                 self._compiled = self._chunk.lower(*args).compile()
             else:  # one program per device (the same HLO), compiled in parallel threads
-                blocks = [jax.tree.map(lambda x, d=d: _block_of(x, d), args) for d in self.mesh.devices.flat]
+                blocks = [jax.tree.map(lambda x, d=d: block_of(x, d), args) for d in self.mesh.devices.flat]
                 lowered = [self._chunk.lower(*b) for b in blocks]
                 with concurrent.futures.ThreadPoolExecutor(len(lowered)) as pool:
                     self._compiled = list(pool.map(lambda low: low.compile(), lowered))
@@ -455,7 +410,11 @@ class FleetRun:
                 take = lambda x, idx=idx: jnp.asarray(x)[idx]  # noqa: E731
                 p0, _, d0, _ = self._args
                 # the gathered batch runs on the first device (the one-device program: no per-device compiles)
-                one = (lambda t: t) if self.mesh is None else (lambda t: jax.device_put(t, self.mesh.devices.flat[0]))
+                first = None if self.mesh is None else self.mesh.devices.flat[0]
+
+                def one(t, d=first):
+                    return t if d is None else jax.device_put(t, d)
+
                 params = one(p0._replace(chassis=jax.tree.map(take, p0.chassis)))
                 driver = one(jax.tree.map(take, d0) if self._driver_axes == 0 else d0)
                 reducer = one(reducer)

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 from jaxtire import _trig  # vectorisable float32 tan/atan2
 from jaxtire.surfaces import lookup
 from sims.vehicles import core
-from sims.vehicles.params import Controls, VehicleParams, VehicleState
+from sims.vehicles.params import Controls, VehicleParams, VehicleState, wheel_layout
 
 
 def ackermann_angles(delta, wheelbase, track, ackermann):
@@ -48,25 +48,23 @@ def ackermann_angles(delta, wheelbase, track, ackermann):
 def geometry(params: VehicleParams, state: VehicleState, controls: Controls) -> core.Geometry:
     """Wheel positions, steer angles, loads and surfaces of the four wheels (FL, FR, RL, RR)."""
     ch = params.chassis
-    a, b, tf, tr = ch.cg_to_front, ch.cg_to_rear, ch.track_front, ch.track_rear
     delta = jnp.clip(controls.steer, -ch.max_steer, ch.max_steer)
-    dl, dr = ackermann_angles(delta, a + b, tf, ch.ackermann)
+    dl, dr = ackermann_angles(delta, ch.cg_to_front + ch.cg_to_rear, ch.track_front, ch.ackermann)
     zero = jnp.zeros_like(dl)
     # max(., 0) only removes rounding below zero (corner_loads never goes negative otherwise)
     fz = [jnp.maximum(v, 0.0) for v in core.corner_loads(ch, state.vx, state.ax, state.ay)]
     ids = jnp.asarray(ch.surface_ids)
-    sf, bf = ch.drive_split_front, ch.brake_bias_front
-    rf, rr, i_f, i_r = ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_inertia_front, ch.wheel_inertia_rear
+    lay = wheel_layout(ch, 4)
     return core.Geometry(
-        x=[a, a, -b, -b],
-        y=[0.5 * tf, -0.5 * tf, 0.5 * tr, -0.5 * tr],
+        x=lay.x,
+        y=lay.y,
         steer=[dl, dr, zero, zero],
         fz=fz,
         surface=[lookup(params.surfaces, ids[..., i]) for i in range(4)],
-        radius=[rf, rf, rr, rr],
-        inertia=[i_f, i_f, i_r, i_r],
-        drive=[0.5 * sf, 0.5 * sf, 0.5 * (1.0 - sf), 0.5 * (1.0 - sf)],
-        brake=[0.5 * bf, 0.5 * bf, 0.5 * (1.0 - bf), 0.5 * (1.0 - bf)],
+        radius=lay.radius,
+        inertia=lay.inertia,
+        drive=lay.drive,
+        brake=lay.brake,
         tires_per_wheel=1,
         n_front=2,
         side=wheel_sides(ch),

@@ -434,10 +434,56 @@ def init_state(
     )
 
 
+class WheelLayout(NamedTuple):
+    """Where the wheel states sit and what they share, each a Python list with one (possibly batched)
+    value per wheel state (4: FL, FR, RL, RR; 2: front, rear axle of the single track): contact
+    position ``x``, ``y`` [m] from the CG, rolling ``radius`` [m], spin ``inertia`` [kg m^2] (both
+    wheels of an axle for the single track), ``drive`` and ``brake`` shares [-] of the drive torque and
+    of ``max_brake_torque`` (each summing to 1: ``drive_split_front`` and ``brake_bias_front`` to the
+    front axle, half per wheel on four wheels)."""
+
+    x: list
+    y: list
+    radius: list
+    inertia: list
+    drive: list
+    brake: list
+
+
+def wheel_layout(ch: Chassis, n_wheels: int) -> WheelLayout:
+    """The :class:`WheelLayout` of the double track (``n_wheels = 4``) or single track (2): the one
+    place the wheel order, positions, radii, inertias and drive / brake splits are written."""
+    a, b = ch.cg_to_front, ch.cg_to_rear
+    rf, rr, i_f, i_r = ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_inertia_front, ch.wheel_inertia_rear
+    sf, bf = ch.drive_split_front, ch.brake_bias_front
+    if n_wheels == 4:
+        tf, tr = 0.5 * ch.track_front, 0.5 * ch.track_rear
+        return WheelLayout(
+            x=[a, a, -b, -b],
+            y=[tf, -tf, tr, -tr],
+            radius=[rf, rf, rr, rr],
+            inertia=[i_f, i_f, i_r, i_r],
+            drive=[0.5 * sf, 0.5 * sf, 0.5 * (1.0 - sf), 0.5 * (1.0 - sf)],
+            brake=[0.5 * bf, 0.5 * bf, 0.5 * (1.0 - bf), 0.5 * (1.0 - bf)],
+        )
+    if n_wheels != 2:
+        raise ValueError(f"wheel_layout: n_wheels must be 2 or 4, got {n_wheels}")
+    zero = jnp.zeros_like(jnp.asarray(a))
+    return WheelLayout(
+        x=[a, -b],
+        y=[zero, zero],
+        radius=[rf, rr],
+        inertia=[2.0 * i_f, 2.0 * i_r],
+        drive=[sf, 1.0 - sf],
+        brake=[bf, 1.0 - bf],
+    )
+
+
+def per_wheel_array(values: list):
+    """A :class:`WheelLayout` field as one array with the wheel states on the last axis."""
+    return jnp.stack(jnp.broadcast_arrays(*values), axis=-1)
+
+
 def wheel_radii(ch: Chassis, n_wheels: int):
     """Rolling radius per wheel state: (4,) FL, FR, RL, RR or (2,) front, rear."""
-    if n_wheels == 4:
-        return jnp.stack(
-            [ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_radius_rear], axis=-1
-        )
-    return jnp.stack([ch.wheel_radius_front, ch.wheel_radius_rear], axis=-1)
+    return per_wheel_array(wheel_layout(ch, n_wheels).radius)

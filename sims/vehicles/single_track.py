@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from jaxtire.surfaces import lookup, mean
 from sims.vehicles import core
-from sims.vehicles.params import Controls, VehicleParams, VehicleState
+from sims.vehicles.params import Controls, VehicleParams, VehicleState, wheel_layout
 
 
 def axle_surfaces(params: VehicleParams) -> list:
@@ -33,17 +33,17 @@ def geometry(params: VehicleParams, state: VehicleState, controls: Controls) -> 
     delta = jnp.clip(controls.steer, -ch.max_steer, ch.max_steer)
     ff, fr = core.clamped_axle_loads(ch, state.vx, state.ax)
     zero = jnp.zeros_like(delta)
-    sf, bf = ch.drive_split_front, ch.brake_bias_front
+    lay = wheel_layout(ch, 2)
     return core.Geometry(
-        x=[ch.cg_to_front, -ch.cg_to_rear],
+        x=lay.x,
         y=[zero, zero],
         steer=[delta, zero],
         fz=[jnp.maximum(0.5 * ff, 0.0), jnp.maximum(0.5 * fr, 0.0)],
         surface=axle_surfaces(params),
-        radius=[ch.wheel_radius_front, ch.wheel_radius_rear],
-        inertia=[2.0 * ch.wheel_inertia_front, 2.0 * ch.wheel_inertia_rear],
-        drive=[sf, 1.0 - sf],
-        brake=[bf, 1.0 - bf],
+        radius=lay.radius,
+        inertia=lay.inertia,
+        drive=lay.drive,
+        brake=lay.brake,
         tires_per_wheel=2,
         n_front=1,
     )

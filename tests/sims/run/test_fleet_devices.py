@@ -3,7 +3,6 @@ before JAX starts, so it cannot leak into the other tests).  Covered: a fleet si
 the device count (padding), chunks with a partial last one, the compiled (``compile()``) and the lazily
 compiled path, and the braking run's dropping of finished vehicles (a compaction mid-run)."""
 
-import json
 import os
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import jax
 import pytest
 
 from jaxtire.validation import ValidationError
+from tests.conftest import run_on_host_devices
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -63,19 +63,11 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_fleet_run_on_two_devices_is_bitwise_the_one_device_run():
-    env = dict(
-        os.environ,
-        XLA_FLAGS="--xla_force_host_platform_device_count=2",
-        JAX_PLATFORMS="cpu",
-        PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    out = json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1][len("RESULT ") :])
+    out = run_on_host_devices(SCRIPT, 2)
     assert out["stopped"] == 10, out
-    assert out["circle_exact"], out  # circle run (replicated reducer fields) on 2 devices = 1 device  # the 10 cars from 4 m/s stop within 1.25 s, the 3 from 20 m/s do not
+    assert out["circle_exact"], (
+        out
+    )  # circle run (replicated reducer fields) on 2 devices = 1 device  # the 10 cars from 4 m/s stop within 1.25 s, the 3 from 20 m/s do not
     for name in ("two_compiled", "two_lazy"):
         r = out[name]
         assert r["devices"] == 2 and r["result_devices"] == 2, out

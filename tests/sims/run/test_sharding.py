@@ -1,12 +1,10 @@
 """Fleet sharding over 8 forced host devices equals the one-device run (subprocess: the XLA flag must be
 set before JAX starts, so it cannot leak into the other tests)."""
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
+
+from tests.conftest import run_on_host_devices
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -67,13 +65,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def _run(tire: str) -> dict:
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu",
-               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, tire], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1]
-    return json.loads(line[len("RESULT "):])
+    return run_on_host_devices(SCRIPT, 8, tire)
 
 
 def test_fleet_sharded_over_8_devices_equals_single_device():
