@@ -428,7 +428,7 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
         # transient contact (sims.vehicles.core.contact_step): relaxation lengths sigma = K / C, exact
         # deflection step d = e d0 + G vs, low-speed damping time tau, lagged slips (d + tau vs) / sigma
         kx, ky = _vehicle_stiffness(xp, tires[i], fz)
-        cxs, cys = _carcass(xp, tires[i], fz)
+        cxs, cys = (xp.maximum(cc, 1.0) for cc in _carcass(xp, tires[i], fz))
         sx, sy = xp.maximum(kx / cxs, SIGMA_MIN), xp.maximum(ky / cys, SIGMA_MIN)
         (ex, gx), (ey, gy) = relax_factors(xp, uwx, sx, h), relax_factors(xp, uwx, sy, h)
         vsx = om * R - uwx
