@@ -194,6 +194,8 @@ def _combined(kappa, alpha, gamma, fz_in, vx, lmux0, lmuy0, lkx, lky):
     ``lmux0 = LMUX * scale * grip``, ``lmuy0`` likewise, ``lkx`` / ``lky`` the (scaled) ``LKX`` / ``LKY``."""
     # inputs
     fz = max(fz_in, ZERO)
+    kappa = min(max(kappa, KPUMIN), KPUMAX)  # the file's validity ranges (jaxtire's limits="clamp")
+    alpha = min(max(alpha, ALPMIN), ALPMAX)
     alpha = min(max(alpha, -ALPHA_LIMIT), ALPHA_LIMIT)
     sa, ca = sincos_p(alpha)
     alpha_s = sa / ca
@@ -233,6 +235,7 @@ def _combined(kappa, alpha, gamma, fz_in, vx, lmux0, lmuy0, lkx, lky):
 
 def _point(vx, vy, omega, gamma, fz_in):
     kappa, alpha, _vr = _slip(vx, vy, omega, RADIUS)
+    kappa = min(max(kappa, KPUMIN), KPUMAX)  # Mz below sees the clamped slip too, as in jaxtire
     fx, fy, fz, alpha_s, dfz, lmuy, lmuy_p, w_low, gs, kxk, kya, by, cy, shy, svy, _dx = _combined(
         kappa, alpha, gamma, fz_in, vx, LMUX, LMUY, LKX, LKY
     )

@@ -292,17 +292,20 @@ def _my(xp, p, c, gamma, fx, vx, rr_scale):
     return -r0 * fz0 * p.LMY * rr_scale * poly * load * direction
 
 
-def _inputs(xp, kappa, alpha, fz, vx):
+def _inputs(xp, p, kappa, alpha, fz, vx):
+    """The file's validity ranges as jaxtire's default ``limits="clamp"`` applies them to the slips
+    (``KPUMIN..KPUMAX``, ``ALPMIN..ALPMAX``); returns ``fz, kappa, tan(alpha), slip speed``."""
     fz = xp.maximum(fz, 0.0)
-    alpha = xp.clip(alpha, -ALPHA_LIMIT, ALPHA_LIMIT)
+    kappa = xp.clip(kappa, p.KPUMIN, p.KPUMAX)
+    alpha = xp.clip(xp.clip(alpha, p.ALPMIN, p.ALPMAX), -ALPHA_LIMIT, ALPHA_LIMIT)
     alpha_s = xp.tan(alpha)
     slip_speed = xp.abs(vx) * safe_sqrt(xp, kappa * kappa + alpha_s * alpha_s)
-    return fz, alpha_s, slip_speed
+    return fz, kappa, alpha_s, slip_speed
 
 
 def mf61_forces(xp, p, kappa, alpha, gamma, fz, vx, grip=1.0):
     """Combined-slip ``(Fx, Fy, Mz)`` [N, N, N m] of MF 6.1 at ``(kappa, alpha, gamma, fz, vx)``."""
-    fz, alpha_s, slip_speed = _inputs(xp, kappa, alpha, fz, vx)
+    fz, kappa, alpha_s, slip_speed = _inputs(xp, p, kappa, alpha, fz, vx)
     c = _common(xp, p, fz, gamma, vx, grip, slip_speed)
     fx0, kxk = _fx0(xp, p, c, kappa)
     y = _fy0(xp, p, c, alpha_s, c.gs)
@@ -330,7 +333,7 @@ def mf61_step(xp, p, vx, vy, omega, gamma, fz, radius):
 def _vehicle_tire(xp, p, kappa, alpha, fz, vx, grip, rr_scale):
     """What the vehicle uses at zero camber: ``Fx, Fy, My``, the linear stiffnesses ``Kx, |Ky|`` and the
     peak force ``Dx = mux Fz``."""
-    fz, alpha_s, slip_speed = _inputs(xp, kappa, alpha, fz, vx)
+    fz, kappa, alpha_s, slip_speed = _inputs(xp, p, kappa, alpha, fz, vx)
     c = _common(xp, p, fz, 0.0, vx, grip, slip_speed)
     fx0, kxk = _fx0(xp, p, c, kappa)
     y = _fy0(xp, p, c, alpha_s, c.gs)
