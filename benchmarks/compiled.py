@@ -66,6 +66,7 @@ V_REG = f32(0.5)
 # the vehicle step's constants, from benchmarks.reference
 G, KAPPA_0, ALPHA_0 = f32(_ref.G), f32(_ref.KAPPA_0), f32(_ref.ALPHA_0)
 TAU_MIN, LAG_MAX, SPIN_MIN, LOAD_MIN = f32(1e-30), f32(80.0), f32(1e-3), f32(1e-12)
+SIGMA_MIN, ZETA_LOW, RELAX_SMALL = f32(_ref.SIGMA_MIN), f32(_ref.LOW_SPEED_DAMPING_RATIO), f32(1e-4)
 # jaxtire._math._ATAN_COEFFS and jaxtire._trig constants (the same numbers; imported, not copied)
 from jaxtire._math import _ATAN_COEFFS as _AC  # noqa: E402  (imports numpy and jax only)
 
@@ -193,6 +194,8 @@ def _combined(kappa, alpha, gamma, fz_in, vx, lmux0, lmuy0, lkx, lky):
     ``lmux0 = LMUX * scale * grip``, ``lmuy0`` likewise, ``lkx`` / ``lky`` the (scaled) ``LKX`` / ``LKY``."""
     # inputs
     fz = max(fz_in, ZERO)
+    kappa = min(max(kappa, KPUMIN), KPUMAX)  # the file's validity ranges (jaxtire's limits="clamp")
+    alpha = min(max(alpha, ALPMIN), ALPMAX)
     alpha = min(max(alpha, -ALPHA_LIMIT), ALPHA_LIMIT)
     sa, ca = sincos_p(alpha)
     alpha_s = sa / ca
@@ -232,6 +235,7 @@ def _combined(kappa, alpha, gamma, fz_in, vx, lmux0, lmuy0, lkx, lky):
 
 def _point(vx, vy, omega, gamma, fz_in):
     kappa, alpha, _vr = _slip(vx, vy, omega, RADIUS)
+    kappa = min(max(kappa, KPUMIN), KPUMAX)  # Mz below sees the clamped slip too, as in jaxtire
     fx, fy, fz, alpha_s, dfz, lmuy, lmuy_p, w_low, gs, kxk, kya, by, cy, shy, svy, _dx = _combined(
         kappa, alpha, gamma, fz_in, vx, LMUX, LMUY, LKX, LKY
     )
@@ -284,6 +288,33 @@ def _tire(vx, vy, omega, gamma, fz, fx, fy, mz):
 # 4-wheel vehicle (benchmarks.reference.vehicle_step), one prange over the vehicles, n_steps per call
 
 
+def _relax(speed, sigma, h):
+    """``(e, G)`` of the exact deflection step (``reference.relax_factors``)."""
+    x = abs(speed) * h / sigma
+    em1 = math.expm1(-x)
+    return ONE + em1, h * ((ONE - HALF * x) if x < RELAX_SMALL else -em1 / x)
+
+
+def _contact(om, R, uwx, uwy, fz, lkx, lky, d_x, d_y, h):
+    """``reference.vehicle_step``'s transient-contact block: lagged slips ``(kappa, alpha, tan_a)``, predicted
+    deflections ``dxp, dyp``, gains ``gx, gy``, ``sigma_x`` and the slip sensitivities ``kxs, kys``."""
+    dfz = (fz - FZ0P) / FZ0P
+    kx = fz * (PKX1 + PKX2 * dfz) * math.exp(PKX3 * dfz) * (ONE + PPX1 * DPI + PPX2 * DPI * DPI) * lkx
+    ky = abs(PKY1 * FZ0P * (ONE + PPY1 * DPI) * sin_p(PKY4 * atan_p(fz / (PKY2 * (ONE + PPY2 * DPI) * FZ0P))) * lky)
+    cxs = max(LONGITUDINAL_STIFFNESS * (ONE + PCFX1 * dfz + PCFX2 * dfz * dfz) * (ONE + PCFX3 * DPI), ONE)
+    cys = max(LATERAL_STIFFNESS * (ONE + PCFY1 * dfz + PCFY2 * dfz * dfz) * (ONE + PCFY3 * DPI), ONE)
+    sx, sy = max(kx / cxs, SIGMA_MIN), max(ky / cys, SIGMA_MIN)
+    ex, gx = _relax(uwx, sx, h)
+    ey, gy = _relax(uwx, sy, h)
+    vsx = om * R - uwx
+    dxp, dyp = ex * d_x + gx * vsx, ey * d_y + gy * uwy
+    fade = HALF + HALF * cos_p(PI * min(abs(uwx) / VXLOW, ONE))
+    corner = fade * TWO * ZETA_LOW * math.sqrt(max(fz, ONE) / G)
+    tx, ty = corner / math.sqrt(cxs), corner / math.sqrt(cys)
+    kappa, tan_a = (dxp + tx * vsx) / sx, (dyp + ty * uwy) / sy
+    return kappa, atan_p(tan_a), tan_a, dxp, dyp, gx, gy, sx, (gx + tx) / sx, (gy + ty) / sy
+
+
 def _wheel_tire(kappa, alpha, fz_in, vx, lmux0, lmuy0, lkx, lky, rr_scale):
     """``reference._vehicle_tire`` at zero camber: ``Fx, Fy, My, Kx, |Ky|, Dx``."""
     fx, fy, fz, _as, _dfz, _lmuy, _lmuyp, _w, _gs, kxk, kya, _by, _cy, _shy, _svy, dx = _combined(
@@ -300,7 +331,28 @@ def _wheel_tire(kappa, alpha, fz_in, vx, lmux0, lmuy0, lkx, lky, rr_scale):
 
 
 def _fleet(
-    ch, sids, grip_t, rres_t, drag_t, x, y, yaw, vx, vy, r, omega, ax, ay, steer, throttle, brake, h, n_steps, work
+    ch,
+    sids,
+    grip_t,
+    rres_t,
+    drag_t,
+    x,
+    y,
+    yaw,
+    vx,
+    vy,
+    r,
+    omega,
+    ax,
+    ay,
+    dfx,
+    dfy,
+    steer,
+    throttle,
+    brake,
+    h,
+    n_steps,
+    work,
 ):
     for i in prange(x.shape[0]):
         c = ch[i]
@@ -355,7 +407,9 @@ def _fleet(
                 uwx = cs * ucx + ss * ucy
                 uwy = -ss * ucx + cs * ucy
                 om = omega[i, w]
-                kappa, alpha, vr = _slip(uwx, uwy, om, R)
+                kappa, alpha, tan_a, dxp, dyp, gx, gy, sxr, kxs, kys = _contact(
+                    om, R, uwx, uwy, fz, LKX * sc[2], LKY * sc[3], dfx[i, w], dfy[i, w], h
+                )
                 fx, fy, my, kx, ky, dx = _wheel_tire(
                     kappa, alpha, fz, uwx, LMUX * sc[0] * grip, LMUY * sc[1] * grip, LKX * sc[2], LKY * sc[3], rres
                 )
@@ -363,20 +417,21 @@ def _fleet(
                 cap = brk * bshare + abs(my) / min(max(abs(uwx) / VXLOW, SPIN_MIN), ONE)
                 xs = kx * kappa / max(dx, EPSF)
                 jxs = max((kx * KAPPA_0 * KAPPA_0 + fx * kappa) / (kappa * kappa + KAPPA_0 * KAPPA_0), ZERO)
-                jx = max(kx / ((ONE + xs * xs) * (ONE + xs * xs)), jxs - J * vr / (h * R * R))
+                jx = max(kx / ((ONE + xs * xs) * (ONE + xs * xs)), jxs - J / (h * R * R * kxs))
                 jy = max((ky * ALPHA_0 * ALPHA_0 - fy * alpha) / (alpha * alpha + ALPHA_0 * ALPHA_0), ZERO)
-                d_wheel = J + h * (jx * R * R / vr)
+                d_wheel = J + h * (jx * R * R * kxs)
                 free = om + h * (t_avail * drive - fx * R) / d_wheel
                 lim = h * cap / d_wheel
                 held = abs(free) <= lim
                 domega = (free - min(max(free, -lim), lim) - om) / h
-                fx_gs = fx + jx * R / vr * (h * domega)
+                fx_gs = fx + jx * R * kxs * (h * domega)
                 # ploughing drag at the contact
                 pscale = -drag * fz / max(safe_sqrt(ucx * ucx + ucy * ucy), HALF)
                 fbx = cs * fx_gs - ss * fy + pscale * ucx
                 fby = ss * fx_gs + cs * fy + pscale * ucy
                 # Schur complement of the wheel row; (domega, back-substitution row) kept for after the solve
-                cu = (jxs if held else jx) * max(V_REG * V_REG + om * R * uwx, ZERO) / (vr * vr * vr)
+                fu = max(ONE + sgn(uwx) * dxp / sxr, ZERO)  # d kappa'/du_x of the lag's decay term
+                cu = (jxs if held else jx) * (kxs - gx * (ONE - fu) / sxr)
                 cxw = cu * (ONE if held else J / d_wheel)
                 g = ZERO if held else h * R * cu / d_wheel
                 work[i, w, 0], work[i, w, 1], work[i, w, 2], work[i, w, 3] = (
@@ -385,7 +440,8 @@ def _fleet(
                     g * ss,
                     g * (ss * X - cs * Y),
                 )
-                cyw = jy * vr / (vr * vr + uwy * uwy)
+                work[i, w, 4], work[i, w, 5], work[i, w, 6], work[i, w, 7], work[i, w, 8] = dxp, gx, fu, dyp, gy
+                cyw = jy * kys / (ONE + tan_a * tan_a)
                 cxx, cxy, cyy = cs * cs * cxw + ss * ss * cyw, cs * ss * (cxw - cyw), ss * ss * cxw + cs * cs * cyw
                 qx, qy, qr = qx + fbx, qy + fby, qr + X * fby - Y * fbx
                 c11, c12, c22 = c11 + cxx, c12 + cxy, c22 + cyy
@@ -409,6 +465,16 @@ def _fleet(
             for w in range(4):
                 domega = work[i, w, 0] + work[i, w, 1] * dvx + work[i, w, 2] * dvy + work[i, w, 3] * dyr
                 omega[i, w] = omega[i, w] + h * domega
+                # contact deflections: d' = d_pred + G (R h domega - fu h du_x/dt), d_y' = d_y,pred + G_y h du_y/dt
+                front = w < 2
+                X = a if front else -b
+                Y = (ONE if w % 2 == 0 else -ONE) * HALF * (tf if front else tr)
+                cs, ss = (cl, sl) if w == 0 else ((cr, sr) if w == 1 else (ONE, ZERO))
+                R = c.wheel_radius_front if front else c.wheel_radius_rear
+                dux = cs * (dvx - Y * dyr) + ss * (dvy + X * dyr)
+                duy = -ss * (dvx - Y * dyr) + cs * (dvy + X * dyr)
+                dfx[i, w] = work[i, w, 4] + work[i, w, 5] * h * (R * domega - work[i, w, 6] * dux)
+                dfy[i, w] = work[i, w, 7] + work[i, w, 8] * h * duy
             dax = (dvx - ri * vyi - axi) * lag
             day = (dvy + ri * vxi - ayi) * lag
             # semi-implicit Euler: velocities first, then the pose from the new velocities
@@ -479,10 +545,12 @@ _SCALES = ("mu_x", "mu_y", "k_x", "k_y")
 
 def vehicle_kernel(coefs: dict):
     """The compiled fleet kernel for the tire of ``coefs`` (front and rear, as the benchmark fleet):
-    ``kernel(chassis, surface_ids, grip, rolling, drag, x, y, yaw, vx, vy, yaw_rate, omega, ax, ay, steer,
-    throttle, brake, h, n_steps, work)``; bind a fleet to it with :func:`fleet_stepper`."""
+    ``kernel(chassis, surface_ids, grip, rolling, drag, x, y, yaw, vx, vy, yaw_rate, omega, ax, ay, defl_x,
+    defl_y, steer, throttle, brake, h, n_steps, work)``; bind a fleet to it with :func:`fleet_stepper`."""
     # numba-level inlining of the tire into the wheel loop: 50-100 s to compile and no faster (measured)
-    return _build(coefs, 0.0, ("_fy0", "_gyk", "_slip", "_combined", "_wheel_tire", "_fleet"), inline=False)
+    return _build(
+        coefs, 0.0, ("_fy0", "_gyk", "_slip", "_combined", "_wheel_tire", "_relax", "_contact", "_fleet"), inline=False
+    )
 
 
 def fleet_stepper(kernel, ch, table):
@@ -504,7 +572,7 @@ def fleet_stepper(kernel, ch, table):
             rec[f"{s}_{axle}"] = v
     sids = np.ascontiguousarray(np.stack([np.broadcast_to(s, (n,)) for s in ch.surface_ids], -1), np.int32)
     tab = tuple(np.ascontiguousarray(t, np.float32) for t in table)
-    work = np.empty((n, 4, 4), np.float32)
+    work = np.empty((n, 4, 9), np.float32)
 
     def step(state, controls, h, n_steps=1):
         kernel(rec, sids, *tab, *state, *controls, f32(h), n_steps, work)
@@ -513,10 +581,13 @@ def fleet_stepper(kernel, ch, table):
 
 
 def fleet_state(state) -> tuple:
-    """The reference's state tuple ``(x, y, yaw, vx, vy, yaw_rate, omega, ax, ay)`` (``omega`` a list of 4)
-    as contiguous float32 arrays, ``omega`` of shape ``(n, 4)``."""
+    """The reference's state tuple ``(x, y, yaw, vx, vy, yaw_rate, omega, ax, ay[, defl_x, defl_y])``
+    (``omega`` and the contact deflections lists of 4; without them: undeflected) as contiguous float32
+    arrays, ``omega`` and the deflections of shape ``(n, 4)``."""
     c = lambda v: np.array(v, np.float32, order="C")  # noqa: E731  (a copy: the kernel writes in place)
-    return tuple(c(v) for v in state[:6]) + (c(np.stack(state[6], -1)),) + tuple(c(v) for v in state[7:])
+    omega = c(np.stack(state[6], -1))
+    defl = tuple(c(np.stack(d, -1)) for d in state[9:11]) if len(state) == 11 else (0 * omega, 0 * omega)
+    return tuple(c(v) for v in state[:6]) + (omega,) + tuple(c(v) for v in state[7:9]) + defl
 
 
 def default_coefs() -> dict:

@@ -34,6 +34,8 @@ V_REG = 0.5
 G = 9.81
 KAPPA_0 = 0.01
 ALPHA_0 = 0.01
+SIGMA_MIN = 1e-3  # jaxtire.transient.SIGMA_MIN
+LOW_SPEED_DAMPING_RATIO = 1.0  # sims.vehicles.core.LOW_SPEED_DAMPING_RATIO
 
 
 def _py_sign(x):
@@ -57,6 +59,7 @@ NP = types.SimpleNamespace(
     atan=np.arctan,
     atan2=np.arctan2,
     exp=np.exp,
+    expm1=np.expm1,
     sqrt=np.sqrt,
     tanh=np.tanh,
     abs=np.abs,
@@ -78,6 +81,7 @@ PY = types.SimpleNamespace(
     atan=math.atan,
     atan2=math.atan2,
     exp=math.exp,
+    expm1=math.expm1,
     sqrt=math.sqrt,
     tanh=math.tanh,
     abs=abs,
@@ -288,17 +292,20 @@ def _my(xp, p, c, gamma, fx, vx, rr_scale):
     return -r0 * fz0 * p.LMY * rr_scale * poly * load * direction
 
 
-def _inputs(xp, kappa, alpha, fz, vx):
+def _inputs(xp, p, kappa, alpha, fz, vx):
+    """The file's validity ranges as jaxtire's default ``limits="clamp"`` applies them to the slips
+    (``KPUMIN..KPUMAX``, ``ALPMIN..ALPMAX``); returns ``fz, kappa, tan(alpha), slip speed``."""
     fz = xp.maximum(fz, 0.0)
-    alpha = xp.clip(alpha, -ALPHA_LIMIT, ALPHA_LIMIT)
+    kappa = xp.clip(kappa, p.KPUMIN, p.KPUMAX)
+    alpha = xp.clip(xp.clip(alpha, p.ALPMIN, p.ALPMAX), -ALPHA_LIMIT, ALPHA_LIMIT)
     alpha_s = xp.tan(alpha)
     slip_speed = xp.abs(vx) * safe_sqrt(xp, kappa * kappa + alpha_s * alpha_s)
-    return fz, alpha_s, slip_speed
+    return fz, kappa, alpha_s, slip_speed
 
 
 def mf61_forces(xp, p, kappa, alpha, gamma, fz, vx, grip=1.0):
     """Combined-slip ``(Fx, Fy, Mz)`` [N, N, N m] of MF 6.1 at ``(kappa, alpha, gamma, fz, vx)``."""
-    fz, alpha_s, slip_speed = _inputs(xp, kappa, alpha, fz, vx)
+    fz, kappa, alpha_s, slip_speed = _inputs(xp, p, kappa, alpha, fz, vx)
     c = _common(xp, p, fz, gamma, vx, grip, slip_speed)
     fx0, kxk = _fx0(xp, p, c, kappa)
     y = _fy0(xp, p, c, alpha_s, c.gs)
@@ -326,7 +333,7 @@ def mf61_step(xp, p, vx, vy, omega, gamma, fz, radius):
 def _vehicle_tire(xp, p, kappa, alpha, fz, vx, grip, rr_scale):
     """What the vehicle uses at zero camber: ``Fx, Fy, My``, the linear stiffnesses ``Kx, |Ky|`` and the
     peak force ``Dx = mux Fz``."""
-    fz, alpha_s, slip_speed = _inputs(xp, kappa, alpha, fz, vx)
+    fz, kappa, alpha_s, slip_speed = _inputs(xp, p, kappa, alpha, fz, vx)
     c = _common(xp, p, fz, 0.0, vx, grip, slip_speed)
     fx0, kxk = _fx0(xp, p, c, kappa)
     y = _fy0(xp, p, c, alpha_s, c.gs)
@@ -335,6 +342,31 @@ def _vehicle_tire(xp, p, kappa, alpha, fz, vx, grip, rr_scale):
     fy = gyk * y.fy0 + svyk
     my = _my(xp, p, c, 0.0, fx, vx, rr_scale)
     return fx, fy, my, kxk, xp.abs(y.kya), _mux(p, c) * fz
+
+
+def _vehicle_stiffness(xp, p, fz):
+    """``Kx`` [N], ``|Ky|`` [N/rad] at zero slip and camber (:func:`jaxtire.tire.linear_stiffness`): the
+    transient contact needs them before the slips."""
+    c = _common(xp, p, xp.maximum(fz, 0.0), 0.0, 0.0, 1.0, 0.0)
+    return _fx0(xp, p, c, 0.0)[1], xp.abs(_fy0(xp, p, c, 0.0, 0.0).kya)
+
+
+def _carcass(xp, p, fz):
+    """Carcass stiffness ``(Cx, Cy)`` [N/m] (:func:`jaxtire.transient.carcass_stiffness`)."""
+    fz0p = p.FNOMIN * p.LFZO
+    dfz = (xp.maximum(fz, 0.0) - fz0p) / fz0p
+    dpi = (p.INFLPRES - p.NOMPRES) / p.NOMPRES
+    cx = p.LONGITUDINAL_STIFFNESS * (1.0 + p.PCFX1 * dfz + p.PCFX2 * dfz**2) * (1.0 + p.PCFX3 * dpi)
+    cy = p.LATERAL_STIFFNESS * (1.0 + p.PCFY1 * dfz + p.PCFY2 * dfz**2) * (1.0 + p.PCFY3 * dpi)
+    return cx, cy
+
+
+def relax_factors(xp, speed, sigma, h):
+    """``(e, G)`` of the exact deflection step ``d' = e d + G V_s`` (:func:`jaxtire.transient.relax_factors`)."""
+    x = xp.abs(speed) * h / sigma
+    small = x < 1e-4
+    xs = xp.where(small, 1.0, x)
+    return xp.exp(-x), h * xp.where(small, 1.0 - 0.5 * x, -xp.expm1(-xs) / xs)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -346,10 +378,12 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
 
     ``ch`` chassis namespace (``surface_ids`` a list of 4 id values or arrays), ``tire_f``/``tire_r``
     base tire namespaces, ``table`` ``(grip, rolling_resistance, drag)`` arrays/lists indexed by id,
-    ``state`` a tuple ``(x, y, yaw, vx, vy, yaw_rate, omega, ax, ay)`` with ``omega`` a list of 4,
-    ``controls`` ``(steer, throttle, brake)``.  Returns the new state tuple.
+    ``state`` a tuple ``(x, y, yaw, vx, vy, yaw_rate, omega, ax, ay, defl_x, defl_y)`` with ``omega`` and
+    the contact deflections ``defl_x``, ``defl_y`` lists of 4 (without the last two: undeflected tires),
+    ``controls`` ``(steer, throttle, brake)``.  Returns the new state tuple (with the deflections).
     """
-    x, y, yaw, vx, vy, r, omega, ax, ay = state
+    x, y, yaw, vx, vy, r, omega, ax, ay = state[:9]
+    defl_x, defl_y = state[9:] if len(state) == 11 else ([0.0] * 4, [0.0] * 4)
     steer, throttle, brake = controls
     a, b, tf, tr = ch.cg_to_front, ch.cg_to_rear, ch.track_front, ch.track_rear
     L = a + b
@@ -386,6 +420,7 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
     c11 = c12 = c22 = c13 = c23 = c33 = 0.0
     domegas = []
     backs = []
+    defls = []
     for i in range(4):
         ucx = vx - r * Y[i]
         ucy = vy + r * X[i]
@@ -393,9 +428,20 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
         uwx = c * ucx + s * ucy
         uwy = -s * ucx + c * ucy
         R, om, fz = radius[i], omega[i], fzs[i]
-        vr = xp.sqrt(uwx * uwx + V_REG * V_REG)
-        kappa = (om * R - uwx) / vr
-        alpha = xp.atan2(uwy, vr)
+        # transient contact (sims.vehicles.core.contact_step): relaxation lengths sigma = K / C, exact
+        # deflection step d = e d0 + G vs, low-speed damping time tau, lagged slips (d + tau vs) / sigma
+        kx, ky = _vehicle_stiffness(xp, tires[i], fz)
+        cxs, cys = (xp.maximum(cc, 1.0) for cc in _carcass(xp, tires[i], fz))
+        sx, sy = xp.maximum(kx / cxs, SIGMA_MIN), xp.maximum(ky / cys, SIGMA_MIN)
+        (ex, gx), (ey, gy) = relax_factors(xp, uwx, sx, h), relax_factors(xp, uwx, sy, h)
+        vsx = om * R - uwx
+        dxp, dyp = ex * defl_x[i] + gx * vsx, ey * defl_y[i] + gy * uwy
+        fade = 0.5 + 0.5 * xp.cos(xp.pi * xp.minimum(xp.abs(uwx) / tires[i].VXLOW, 1.0))
+        corner = fade * 2.0 * LOW_SPEED_DAMPING_RATIO * xp.sqrt(xp.maximum(fz, 1.0) / G)
+        tx, ty = corner / xp.sqrt(cxs), corner / xp.sqrt(cys)
+        kappa, tan_a = (dxp + tx * vsx) / sx, (dyp + ty * uwy) / sy
+        kxs, kys = (gx + tx) / sx, (gy + ty) / sy  # d slip / d slip velocity [s/m]
+        alpha = xp.atan(tan_a)
         sid = ch.surface_ids[i]
         grip, rres, drag = xp.take(table[0], sid), xp.take(table[1], sid), xp.take(table[2], sid)
         fx, fy, my, kx, ky, dx = _vehicle_tire(xp, tires[i], kappa, alpha, fz, uwx, grip, rres)
@@ -404,14 +450,14 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
         cap = cap + xp.abs(my) / xp.clip(xp.abs(uwx) / tires[i].VXLOW, 1e-3, 1.0)
         xs = kx * kappa / xp.maximum(dx, 1e-6)
         jxs = xp.maximum((kx * KAPPA_0 * KAPPA_0 + fx * kappa) / (kappa * kappa + KAPPA_0 * KAPPA_0), 0.0)
-        jx = xp.maximum(kx / (1.0 + xs * xs) ** 2, jxs - inertia[i] * vr / (h * R * R))
+        jx = xp.maximum(kx / (1.0 + xs * xs) ** 2, jxs - inertia[i] / (h * R * R * kxs))
         jy = xp.maximum((ky * ALPHA_0 * ALPHA_0 - fy * alpha) / (alpha * alpha + ALPHA_0 * ALPHA_0), 0.0)
-        d_wheel = inertia[i] + h * (jx * R * R / vr)
+        d_wheel = inertia[i] + h * (jx * R * R * kxs)
         free = om + h * (t_avail * drive[i] - fx * R) / d_wheel
         lim = h * cap / d_wheel
         held = xp.abs(free) <= lim
         domega = (free - xp.clip(free, -lim, lim) - om) / h
-        fx_gs = fx + jx * R / vr * (h * domega)
+        fx_gs = fx + jx * R * kxs * (h * domega)
         # ploughing drag on the chassis at the contact
         fzp = xp.maximum(fz, 0.0)
         speed = safe_sqrt(xp, ucx * ucx + ucy * ucy)
@@ -419,11 +465,13 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
         fbx = c * fx_gs - s * fy + pscale * ucx
         fby = s * fx_gs + c * fy + pscale * ucy
         # the wheel's implicit row eliminated (Schur complement): a free wheel follows the chassis
-        cu = xp.where(held, jxs, jx) * xp.maximum(V_REG * V_REG + om * R * uwx, 0.0) / (vr * vr * vr)
+        fu = xp.maximum(1.0 + xp.sign(uwx) * dxp / sx, 0.0)  # d kappa'/du_x of the lag's decay term
+        cu = xp.where(held, jxs, jx) * (gx * fu + tx) / sx
         cx = cu * xp.where(held, 1.0, inertia[i] / d_wheel)
         g = xp.where(held, 0.0, h * R * cu / d_wheel)  # back-substitution of the chassis rates
         backs.append((g * c, g * s, g * (s * X[i] - c * Y[i])))
-        cy = jy * vr / (vr * vr + uwy * uwy)
+        cy = jy * kys / (1.0 + tan_a * tan_a)
+        defls.append((dxp, gx, fu, dyp, gy, c, s, X[i], Y[i], R))  # deflections' back-substitution, below
         cxx, cxy, cyy = c * c * cx + s * s * cy, c * s * (cx - cy), s * s * cx + c * c * cy
         qx, qy, qr = qx + fbx, qy + fby, qr + X[i] * fby - Y[i] * fbx
         c11, c12, c22 = c11 + cxx, c12 + cxy, c22 + cyy
@@ -448,6 +496,13 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
     dvy = (k12 * qx + k22 * qy + k23 * qr) * inv
     dyr = (k13 * qx + k23 * qy + k33 * qr) * inv
     domegas = [d + bx * dvx + by * dvy + br * dyr for d, (bx, by, br) in zip(domegas, backs, strict=True)]
+    # contact deflections: d' = d_pred + G (R h domega - fu h du_x/dt), d_y' = d_y,pred + G_y h du_y/dt
+    defl_x2, defl_y2 = [], []
+    for (dxp, gx, fu, dyp, gy, c, s, xi, yi, R), dom in zip(defls, domegas, strict=True):
+        dux = c * (dvx - yi * dyr) + s * (dvy + xi * dyr)
+        duy = -s * (dvx - yi * dyr) + c * (dvy + xi * dyr)
+        defl_x2.append(dxp + gx * h * (R * dom - fu * dux))
+        defl_y2.append(dyp + gy * h * duy)
     lag = (1.0 - xp.exp(-xp.minimum(h / xp.maximum(ch.load_transfer_tau, 1e-30), 80.0))) / h  # exact lag
     dax = (dvx - r * vy - ax) * lag
     day = (dvy + r * vx - ay) * lag
@@ -466,4 +521,6 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
         omega2,
         ax + h * dax,
         ay + h * day,
+        defl_x2,
+        defl_y2,
     )

@@ -416,10 +416,12 @@ def vehicle_check(n: int, js, state0) -> dict:
     ch64.surface_ids = ch.surface_ids
     t64 = inputs.reference_tire(np.float64)
     f = [np.asarray(v, np.float64) for v in state0]
-    st64 = tuple(f[:6]) + ([f[6][:, i] for i in range(4)],) + tuple(f[7:])
+    wheels = lambda a: [a[:, i] for i in range(4)]  # noqa: E731
+    st64 = tuple(f[:6]) + (wheels(f[6]),) + tuple(f[7:9]) + tuple(wheels(a) for a in f[9:])  # + contact deflections
     ns = ref.vehicle_step(ref.NP, ch64, t64, t64, inputs.reference_table(np.float64), st64, up(c), DT)
     out = {}
-    for name, a, b in zip(("x", "y", "yaw", "vx", "vy", "yaw_rate", "omega", "ax", "ay"), js, ns, strict=False):
+    names = ("x", "y", "yaw", "vx", "vy", "yaw_rate", "omega", "ax", "ay", "defl_x", "defl_y")
+    for name, a, b in zip(names, js, ns, strict=False):
         b = np.stack(b, -1) if isinstance(b, list) else b
         out[f"vehicle_{name}_max_abs_diff_vs_numpy_f64"] = float(np.max(np.abs(np.asarray(a, np.float64) - b)))
     return out

@@ -51,6 +51,7 @@ import jax.numpy as jnp
 from jaxtire._math import atan
 from jaxtire.mf61 import _common, _fx0, _fy0
 from jaxtire.params import MFParams
+from jaxtire.tire import model_name
 
 #: Smallest relaxation length used by the lag equations [m] (zero load gives sigma = 0).
 SIGMA_MIN = 1e-3
@@ -66,6 +67,28 @@ def carcass_stiffness(params: MFParams, fz, pressure=None):
     cx = p.LONGITUDINAL_STIFFNESS * (1.0 + p.PCFX1 * dfz + p.PCFX2 * dfz**2) * (1.0 + p.PCFX3 * dpi)
     cy = p.LATERAL_STIFFNESS * (1.0 + p.PCFY1 * dfz + p.PCFY2 * dfz**2) * (1.0 + p.PCFY3 * dpi)
     return cx, cy
+
+
+#: Carcass stiffness per unit load ``(Cx / Fz, Cy / Fz)`` [1/m] of a tire model without carcass data (the
+#: simple model): the bundled TNO 205/60 R15 file's ``LONGITUDINAL_STIFFNESS`` and ``LATERAL_STIFFNESS``
+#: (381.9 and 157.6 kN/m) at its ``FNOMIN`` (4 kN).  With the simple model's ``K = B C D Fz`` this makes
+#: the relaxation lengths ``sigma = B C D / (C / Fz)`` independent of the load (~0.2 m and ~0.4 m).
+CARCASS_PER_LOAD = (95.5, 39.4)
+
+
+def contact_stiffness(tire, fz):
+    """Carcass stiffness ``(Cx, Cy)`` [N/m] of any tire of :mod:`jaxtire.tire` at load ``fz`` [N].
+
+    MF (6.1 / 6.2 / 5.2): :func:`carcass_stiffness` (the file's ``LONGITUDINAL_STIFFNESS``,
+    ``LATERAL_STIFFNESS`` with their ``PCF*`` load terms, or the MF-Tyre defaults 400 / 150 kN/m);
+    other models: :data:`CARCASS_PER_LOAD` times ``max(fz, 1 N)``.  The one place that sets the
+    contact spring of the vehicle's transient tire (:mod:`sims.vehicles.core`), where the relaxation
+    lengths are ``sigma = K / C`` with the tire's slip stiffnesses ``K`` (so at standstill the tire is
+    exactly this spring)."""
+    if model_name(tire) == "mf":
+        return carcass_stiffness(tire, fz)
+    fz = jnp.maximum(jnp.asarray(fz), 1.0)
+    return CARCASS_PER_LOAD[0] * fz, CARCASS_PER_LOAD[1] * fz
 
 
 def relaxation_lengths(params: MFParams, fz, gamma=0.0, pressure=None):
@@ -115,23 +138,37 @@ def contact_slip_rates(state: ContactSlip, vx, vsx, vsy, sigma_kappa, sigma_alph
     return ContactSlip((-vsx - avx * state.kappa) / sk, (vsy - avx * state.tan_alpha) / sa)
 
 
+def relax_factors(speed, sigma, dt):
+    """Decay ``e`` [-] and gain ``G`` [s] of the exact one-step solution of the deflection lag.
+
+    For ``du/dt = V_s - |V| u / sigma`` (``u`` [m] the contact deflection, ``V_s`` [m/s] the slip velocity
+    driving it, ``speed`` ``V`` [m/s], ``sigma`` [m] floored at :data:`SIGMA_MIN`) with constant inputs over
+    ``dt`` [s]::
+
+        u(t + dt) = e u(t) + G V_s,    e = exp(-x),   G = sigma (1 - e) / |V| = dt (1 - e) / x,   x = |V| dt / sigma
+
+    ``G`` is written with ``expm1`` and a series below ``x = 1e-4`` so that at ``V = 0`` it is ``dt`` (pure
+    integration of the slip velocity: the carcass spring) with a finite gradient.  ``G / sigma`` is the
+    sensitivity of the new lagged slip to the slip velocity (``-> 1 / |V|`` as ``sigma -> 0``).
+    """
+    s = jnp.maximum(sigma, SIGMA_MIN)
+    x = jnp.abs(speed) * dt / s
+    em1 = jnp.expm1(-x)  # finite, with a finite gradient, for every x >= 0
+    small = x < 1e-4
+    phi = jnp.where(small, 1.0 - 0.5 * x, -em1 / jnp.where(small, 1.0, x))  # (1 - exp(-x)) / x
+    return 1.0 + em1, dt * phi
+
+
 def relax_exact(state: ContactSlip, vx, vsx, vsy, sigma_kappa, sigma_alpha, dt) -> ContactSlip:
     """The lag equations solved exactly over ``dt`` [s] with constant inputs (stable for any step).
 
     ``x(t + dt) = x_ss + (x - x_ss) exp(-|Vx| dt / sigma)``, written with ``expm1`` so that at
-    ``Vx = 0`` it becomes the pure integration ``x + dt * rate``.
+    ``Vx = 0`` it becomes the pure integration ``x + dt * rate`` (:func:`relax_factors`).
     """
-    avx = jnp.abs(vx)
     out = []
     for x, drive, sigma in ((state.kappa, -vsx, sigma_kappa), (state.tan_alpha, vsy, sigma_alpha)):
-        s = jnp.maximum(sigma, SIGMA_MIN)
-        rate = (drive - avx * x) / s  # derivative at the start of the step
-        lam = avx / s
-        # (1 - exp(-lam dt)) / lam, -> dt as lam -> 0, finite gradient everywhere
-        small = lam * dt < 1e-6
-        lam_s = jnp.where(small, 1.0, lam)
-        gain = jnp.where(small, dt * (1.0 - 0.5 * lam * dt), -jnp.expm1(-lam_s * dt) / lam_s)
-        out.append(x + rate * gain)
+        e, gain = relax_factors(vx, sigma, dt)
+        out.append(e * x + gain * drive / jnp.maximum(sigma, SIGMA_MIN))
     return ContactSlip(*out)
 
 

@@ -134,7 +134,9 @@ def make_log(
             raise ValueError(f"log: channel {name!r} is a scalar; need one row per sample")
         return a
 
-    st = {f: arr(f, getattr(states, f)) for f in VehicleState._fields}
+    # the tires' contact deflections are not measured: a log without them (VehicleState's default 0.0) gets zeros
+    defl = ("defl_x", "defl_y")
+    st = {f: arr(f, getattr(states, f)) for f in VehicleState._fields if f not in defl or np.ndim(getattr(states, f))}
     n = st["vx"].shape[0]
     if n == 0:
         raise ValueError("log: no rows (states.vx has length 0)")
@@ -152,8 +154,12 @@ def make_log(
             f"log: states.omega must have shape (rows, 2 or 4 wheels)"
             f"{'' if n_wheels is None else f' with {n_wheels} wheels'}, got {st['omega'].shape}"
         )
+    for f in defl:
+        st.setdefault(f, np.zeros_like(st["omega"]))
     for f, a in st.items():
-        if f != "omega" and a.ndim != 1:
+        if f in defl and a.shape != st["omega"].shape:
+            raise ValueError(f"log: states.{f} must have states.omega's shape {st['omega'].shape}, got {a.shape}")
+        if f not in ("omega", *defl) and a.ndim != 1:
             raise ValueError(f"log: states.{f} must be 1-D (rows,), got shape {a.shape}")
     ct = {f: arr(f, getattr(controls, f)) for f in Controls._fields}
     for f, a in ct.items():

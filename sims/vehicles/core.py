@@ -29,31 +29,63 @@ this friction torque, which can stop and hold the wheel).  Coulomb friction is s
 chatter, at any step.  So a car nudged to 0.05 m/s stops in ``v^2 / (2 a)``, ``a = sum T_rr / r / m``
 (~2 cm), and a braked car is held by its tires alone.
 
-Tire inputs (per wheel, wheel frame ``u = Rot(-delta) (vx - r_z y_i, vy + r_z x_i)``, through
-:mod:`jaxtire.slip`): ``kappa = (omega r - u_x) / sqrt(u_x^2 + v_reg^2)``, ``alpha = atan2(u_y,
-sqrt(u_x^2 + v_reg^2))``; forces from :func:`jaxtire.tire.tire_forces` with the wheel's load and
-surface (:func:`jaxtire.surfaces.lookup`), the vehicle's :class:`~sims.vehicles.params.TireScale`.
+Tire inputs (per wheel, wheel frame ``u = Rot(-delta) (vx - r_z y_i, vy + r_z x_i)``): the transient
+tire, Pacejka 2012 §7.2's first-order (stretched-string) contact model (:func:`contact_step`).  Each tire
+carries its contact deflections ``d_x``, ``d_y`` [m] (``VehicleState.defl_x``, ``defl_y``)::
 
-Stiffness and standstill.  At low speed the slip is ``~ v / v_reg`` so the tire acts as a very stiff
-damper (``K r^2 / (I_w v_reg)`` is ~1e4 1/s on a car wheel).  The returned derivatives are therefore
-*linearly implicit* for the step ``h`` (a Rosenbrock-Euler / W-method preconditioning, which leaves
-every steady state unchanged):
+    d(d_x)/dt = (omega R - u_x) - |u_x| d_x / sigma_x,     d(d_y)/dt = u_y - |u_x| d_y / sigma_y
+
+with the relaxation lengths ``sigma = K / C`` [m]: the tire's slip stiffnesses ``Kx`` [N], ``Ky`` [N/rad]
+(:func:`jaxtire.tire.linear_stiffness`) over its carcass stiffnesses ``Cx``, ``Cy`` [N/m]
+(:func:`jaxtire.transient.contact_stiffness`: the MF file's, or 95.5 / 39.4 N/m per N of load for the
+simple model), floored at :data:`jaxtire.transient.SIGMA_MIN`; so at small slip the force is ``C d``, the
+carcass spring, at any speed.  The lagged slips ``kappa' = d_x / sigma_x``, ``tan(alpha') = d_y /
+sigma_y`` settle at speed on the steady slips ``(omega R - u_x) / |u_x|``, ``u_y / |u_x|`` (the steady
+tire's, exactly), with the time constant ``sigma / |u_x|`` (~20 ms at 20 m/s); at standstill the
+deflection integrates the slip velocity, so a held car rests on its carcass springs (``m g sin(theta) /
+sum C_i``, 1.8 mm on a 20 % grade) instead of creeping on a slip damper.  Below the tire's low speed
+``VXLOW`` (:func:`low_speed`) the low-speed damping of MF-Tyre (Pacejka 2012 §7.2) is added to the slips::
+
+    kappa' = (d_x + tau_x (omega R - u_x)) / sigma_x,   tan(alpha') = (d_y + tau_y u_y) / sigma_y,
+    tau = w(u_x) 2 zeta sqrt(Fz / (g C)),   w = 1/2 (1 + cos(pi |u_x| / VXLOW)) (0 above VXLOW)
+
+i.e. a damper ``c = 2 zeta sqrt(C Fz / g)`` [N s/m] in parallel with the carcass spring, ``zeta`` =
+:data:`LOW_SPEED_DAMPING_RATIO` = 1 (the corner mass ``Fz / g`` critically damped; without it a car held
+on its tires would ring at ~5 Hz).  Forces from :func:`jaxtire.tire.tire_forces` at ``(kappa',
+alpha')`` with the wheel's load and surface (:func:`jaxtire.surfaces.lookup`), the vehicle's
+:class:`~sims.vehicles.params.TireScale`.  Each step updates the deflections exactly for the step's
+inputs (:func:`jaxtire.transient.relax_factors`)::
+
+    d' = e d + G v_s,   e = exp(-|u_x| h / sigma),   G = sigma (1 - e) / |u_x|   (-> h at u_x = 0)  [s]
+
+Stiffness and standstill.  The lagged slip responds to the slip velocity ``v_s`` through ``k = dkappa'/dv_s
+= (G + tau) / sigma`` [s/m]: ``~ 1 / |u_x|`` at speed (the steady tire's ``1 / V``, a stiff damper,
+``K r^2 / (I_w V)`` ~1e4 1/s on a car wheel at low speed), ``(h + tau) / sigma`` at standstill (the
+carcass spring and the damper over one step).  The returned derivatives are therefore *linearly
+implicit* for the step ``h`` (a Rosenbrock-Euler / W-method preconditioning, which leaves every steady
+state unchanged), with the forces at the predicted deflections ``e d + G v_s`` (start-of-step velocities)
+and these corrections for the step's velocity changes:
 
 * wheel spin, frictionless part: ``D domega/dt = T_drive - r Fx`` with ``D = I_w + h J_w``, ``J_w = r^2 Jx
-  / V``, ``Jx = max(J_t, J_s - I_w V / (h r^2))``: the tangent slip stiffness ``J_t`` estimated by
+  k_x``, ``Jx = max(J_t, J_s - I_w / (h r^2 k_x))``: the tangent slip stiffness ``J_t`` estimated by
   :func:`tangent_stiffness` (``Kx``, :func:`jaxtire.tire.linear_stiffness`, at small slip, ~0 past the
   peak), but at least what keeps the step from overshooting through zero slip along the secant
   ``J_s`` (:func:`secant_stiffness`; it binds only near standstill, where a sliding wheel would
   otherwise chatter); then the friction by :func:`coulomb_spin_update`;
-* chassis: ``(M + h C) dv/dt = Q + sum_i G_i^T Rot (Jx r / V h domega_i, 0)`` with ``C`` the 3x3 tire
-  damping matrix ``sum_i G_i^T Rot diag(cx_i, cy_i) Rot^T G_i`` (``cy = Jy dalpha/du_y``, ``Jy`` the secant stiffness :func:`secant_stiffness`; ``cx = -Jx
-  dkappa/du_x I_w / D``, or ``-Jx' dkappa/du_x`` for a held wheel, ``Jx'`` the secant stiffness, so a
-  car held by its wheels settles on the tire's slip damper without overshoot), solved exactly.  This is the
+* chassis: ``(M + h C) dv/dt = Q + sum_i G_i^T Rot (Jx r k_x h domega_i, 0)`` with ``C`` the 3x3 tire
+  damping matrix ``sum_i G_i^T Rot diag(cx_i, cy_i) Rot^T G_i`` (``cy = Jy k_y cos^2(alpha')``, ``Jy`` the
+  secant stiffness :func:`secant_stiffness`; ``cx = cu I_w / D``, or ``cu`` with ``Jx'`` the secant
+  stiffness for a held wheel, so a car held by its wheels settles without overshoot; ``cu = Jx (G f_u + tau)
+  / sigma_x`` with ``f_u = max(1 + sign(u_x) kappa', 0)`` the lag's own dependence on the speed (0 for a
+  locked wheel: its steady slip -1 does not depend on the speed)), solved exactly.  At standstill ``h C``
+  is ``h (h + tau) C_carcass``: backward Euler on the carcass spring and damper.  This is the
   wheels-eliminated (Schur complement) form of the coupled linearly implicit step;
-* back-substitution into the wheel rows: ``domega_i += h r cu_i / D_i du_x,i/dt`` (``cu = -Jx
-  dkappa/du_x``, ``du_x/dt`` the wheel-frame contact acceleration from the solved chassis rates; 0 for a
-  held wheel).  Without it the wheel lagged the chassis by one step's worth of coupling, an O(h) error:
-  the 5 ms braking distances were 1.5-2.4 % short and the coast-down deceleration 1.2-2.4 % low;
+* back-substitution into the wheel rows: ``domega_i += h r cu_i / D_i du_x,i/dt`` (``du_x/dt`` the
+  wheel-frame contact acceleration from the solved chassis rates; 0 for a held wheel).  Without it the
+  wheel lagged the chassis by one step's worth of coupling, an O(h) error: the 5 ms braking distances
+  were 1.5-2.4 % short and the coast-down deceleration 1.2-2.4 % low;
+* the deflections: ``d_x' = e d_x + G (v_s + r h domega - f_u h du_x/dt)``, ``d_y' = e d_y + G (u_y + h
+  du_y/dt)`` (the linearisation the forces used);
 * load-transfer filter, the exact exponential update of the lag (:func:`lag_rate`):
   ``d a_f/dt = (1 - exp(-h / tau)) / h (a - a_f)``.
 
@@ -71,12 +103,12 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxtire._math import safe_norm
-from jaxtire._trig import sincos  # vectorisable float32 sin/cos (XLA:CPU's are scalar libm calls)
+from jaxtire._math import atan, safe_norm
+from jaxtire._trig import cos, sincos  # vectorisable float32 sin/cos (XLA:CPU's are scalar libm calls)
 from jaxtire.constants import GRAVITY
-from jaxtire.slip import V_REG, regularised_speed, slip_angle, slip_ratio
 from jaxtire.surfaces import Surface, ploughing_force
 from jaxtire.tire import get_coefficient, linear_stiffness, model_name, model_options, scale_tire, tire_forces
+from jaxtire.transient import SIGMA_MIN, contact_stiffness, relax_factors
 from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles.params import Chassis, Controls, VehicleParams, VehicleState, init_state
 from sims.vehicles.road import on_road
@@ -84,6 +116,11 @@ from sims.vehicles.road import on_road
 #: Slip ratio and slip angle [rad] below which the secant stiffness blends into the linear one.
 KAPPA_0 = 0.01
 ALPHA_0 = 0.01
+
+#: Damping ratio [-] of the transient tire's low-speed damping (Pacejka 2012 §7.2): the damper
+#: ``c = 2 zeta sqrt(C Fz / g)`` critically damps the corner mass ``Fz / g`` on its carcass spring ``C``, so a
+#: parked car nudged against its brakes returns to rest without oscillating (0.5 left two rebounds).
+LOW_SPEED_DAMPING_RATIO = 1.0
 
 
 class Geometry(NamedTuple):
@@ -114,9 +151,10 @@ class Geometry(NamedTuple):
 
 class Telemetry(NamedTuple):
     """Per wheel state (last axis), at the start of the step: ``fz`` [N] load (per axle for the single
-    track), ``fx``, ``fy`` [N] tire forces in the wheel frame, ``kappa`` [-], ``alpha`` [rad], ``grip``
-    [-] the surface grip in effect, ``steer`` [rad] road-wheel angle; and the CG accelerations ``ax``,
-    ``ay`` [m/s^2] (body frame) of this step."""
+        track), ``fx``, ``fy`` [N] tire forces in the wheel frame, ``kappa`` [-], ``alpha`` [rad] the lagged slips
+    they come from (the transient tire's, with the low-speed damping; module docstring), ``grip``
+        [-] the surface grip in effect, ``steer`` [rad] road-wheel angle; and the CG accelerations ``ax``,
+        ``ay`` [m/s^2] (body frame) of this step."""
 
     fz: Any
     fx: Any
@@ -350,6 +388,8 @@ class _WheelIn(NamedTuple):
     omega: Any
     brake: Any
     side: Any
+    defl_x: Any
+    defl_y: Any
 
 
 class _WheelOut(NamedTuple):
@@ -366,6 +406,61 @@ class _WheelOut(NamedTuple):
     bx: Any
     by: Any
     br: Any
+    ddx: Any
+    ddx_w: Any
+    ddx_x: Any
+    ddx_y: Any
+    ddx_r: Any
+    ddy: Any
+    ddy_x: Any
+    ddy_y: Any
+    ddy_r: Any
+
+
+class Contact(NamedTuple):
+    """One wheel's transient contact over a step (:func:`contact_step`): the lagged slips ``kappa`` [-] and
+    ``tan_alpha`` [-] the tire is evaluated at, the predicted deflections ``dx``, ``dy`` [m] (the exact step
+    with the start-of-step velocities), the gains ``gx``, ``gy`` [s] of the deflections on the slip
+    velocities over the step, the relaxation lengths ``sx``, ``sy`` [m] and the sensitivities ``kx``, ``ky``
+    [s/m] of the lagged slips (with the low-speed damping) to the slip velocities ``omega R - u_x``, ``u_y``."""
+
+    kappa: Any
+    tan_alpha: Any
+    dx: Any
+    dy: Any
+    gx: Any
+    gy: Any
+    sx: Any
+    sy: Any
+    kx: Any
+    ky: Any
+
+
+def contact_step(tire, fz, k_x, k_y, defl_x, defl_y, vsx, vsy, speed, h) -> Contact:
+    """The first-order (stretched-string) contact of one tire over a step ``h`` [s] (module docstring).
+
+    ``fz`` [N] load, ``k_x`` [N], ``k_y`` [N/rad] the slip stiffnesses (:func:`jaxtire.tire.linear_stiffness`),
+    ``defl_x``, ``defl_y`` [m] the deflections at the start of the step, ``vsx = omega R - u_x`` and ``vsy =
+    u_y`` [m/s] the slip velocities driving them (wheel frame), ``speed = u_x`` [m/s].  Relaxation lengths
+    ``sigma = K / C`` (carcass stiffness ``C``: :func:`jaxtire.transient.contact_stiffness`, floored at
+    :data:`jaxtire.transient.SIGMA_MIN`); exact step (:func:`jaxtire.transient.relax_factors`)
+    ``d = e defl + G vs``; low-speed damping time ``tau = w(|u_x|) 2 zeta sqrt(Fz / (g C))``,
+    ``w = 1/2 (1 + cos(pi |u_x| / VXLOW))`` below the tire's :func:`low_speed`, 0 above; lagged slips
+    ``kappa' = (d_x + tau_x vsx) / sigma_x``, ``tan(alpha') = (d_y + tau_y vsy) / sigma_y``."""
+    cx, cy = (jnp.maximum(c, 1.0) for c in contact_stiffness(tire, fz))  # >= 1 N/m whatever the file says
+    sx = jnp.maximum(k_x / cx, SIGMA_MIN)
+    sy = jnp.maximum(k_y / cy, SIGMA_MIN)
+    ex, gx = relax_factors(speed, sx, h)
+    ey, gy = relax_factors(speed, sy, h)
+    dx = ex * defl_x + gx * vsx
+    dy = ey * defl_y + gy * vsy
+    fade = 0.5 + 0.5 * cos(jnp.pi * jnp.minimum(jnp.abs(speed) / low_speed(tire), 1.0))
+    m_c = jnp.maximum(fz, 1.0) / GRAVITY  # corner mass [kg]
+    tx, ty = (fade * (2.0 * LOW_SPEED_DAMPING_RATIO) * jnp.sqrt(m_c / c) for c in (cx, cy))
+    isx, isy = 1.0 / sx, 1.0 / sy
+    return Contact(
+        (dx + tx * vsx) * isx, (dy + ty * vsy) * isy, dx, dy, gx, gy, sx, sy, (gx + tx) * isx, (gy + ty) * isy
+    )
 
 
 def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -> _WheelOut:
@@ -377,12 +472,11 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
     uwx = c * ucx + s * ucy
     uwy = -s * ucx + c * ucy
     R, om, fz = w.radius, w.omega, w.fz
-    kappa = slip_ratio(om, R, uwx)
-    alpha = slip_angle(uwx, uwy)
-    vr = regularised_speed(uwx)
+    kx, ky = linear_stiffness(tire, fz, w.surface)
+    ct = contact_step(tire, fz, kx, ky, w.defl_x, w.defl_y, om * R - uwx, uwy, uwx, h)
+    kappa, alpha = ct.kappa, atan(ct.tan_alpha)
     opts = {"side": w.side} if "side" in model_options(tire) else {}
     out = tire_forces(tire, kappa, alpha, 0.0, fz, uwx, w.surface, **opts)
-    kx, ky = linear_stiffness(tire, fz, w.surface)
     fx, fy = out.fx, out.fy
 
     # wheel spin: drive and tire linearly implicit, brake + rolling resistance as implicit Coulomb friction
@@ -390,12 +484,12 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
     # tangent, but never so soft that the step overshoots through zero slip along the secant (a sliding
     # wheel at standstill would chatter): J >= J_sec - I V / (h r^2)
     js = secant_stiffness(fx, kappa, kx, KAPPA_0)
-    jx = jnp.maximum(tangent_stiffness(kappa, kx, out.mux * fz), js - w.inertia * vr / (h * mult * R * R))
+    jx = jnp.maximum(tangent_stiffness(kappa, kx, out.mux * fz), js - w.inertia / (h * mult * R * R * ct.kx))
     jy = secant_stiffness(-fy, alpha, ky, ALPHA_0)
-    d_wheel = w.inertia + h * (mult * jx * R * R / vr)
+    d_wheel = w.inertia + h * (mult * jx * R * R * ct.kx)
     om_new, held = coulomb_spin_update(om, t_avail * w.drive - mult * fx * R, cap, d_wheel, h)
     domega = (om_new - om) / h
-    fx_gs = fx + jx * R / vr * (h * domega)  # linearised Gauss-Seidel: the chassis sees the new spin
+    fx_gs = fx + jx * R * ct.kx * (h * domega)  # linearised Gauss-Seidel: the chassis sees the new spin
 
     # force on the chassis (body frame): tire + ploughing drag at the contact
     px, py = ploughing_force(w.surface, fz, ucx, ucy)
@@ -408,11 +502,16 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
     # gets it back once the chassis acceleration is known (back-substitution, :func:`rates`)
     # a held wheel leaves the chassis alone on the tire's slip damper: the secant keeps it from overshooting
     j_ch = jnp.where(held, js, jx)
-    cu = mult * j_ch * jnp.maximum(V_REG * V_REG + om * R * uwx, 0.0) / (vr * vr * vr)
+    # d kappa'/du_x: the lag's decay -|u_x| d / sigma adds -sign(u_x) kappa' to the -1 of the slip velocity
+    # (a locked wheel's steady deflection does not depend on the speed), the damper its -tau
+    fu = jnp.maximum(1.0 + jnp.sign(uwx) * ct.dx / ct.sx, 0.0)
+    cu = mult * j_ch * (ct.kx - ct.gx * (1.0 - fu) / ct.sx)
     cx = cu * jnp.where(held, 1.0, w.inertia / d_wheel)
-    cy = mult * jy * vr / (vr * vr + uwy * uwy)
+    cy = mult * jy * ct.ky / (1.0 + ct.tan_alpha * ct.tan_alpha)
     # back-substitution gain: d omega' += h * g * du_x / dt, du_x/dt = c (dvx - y dr) + s (dvy + x dr)
     g = jnp.where(held, 0.0, h * R * cu / d_wheel)
+    # deflections: d' = d_pred + G (R h domega - fu h du_x/dt) and G h du_y/dt, du_y/dt = -s (dvx - y dr) + c (dvy + x dr)
+    gfu = -ct.gx * fu
     return _WheelOut(
         fx,
         fy,
@@ -427,6 +526,15 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
         g * c,
         g * s,
         g * (s * w.x - c * w.y),
+        (ct.dx - w.defl_x) / h,
+        ct.gx * R,
+        gfu * c,
+        gfu * s,
+        gfu * (s * w.x - c * w.y),
+        (ct.dy - w.defl_y) / h,
+        -ct.gy * s,
+        ct.gy * c,
+        ct.gy * (c * w.x + s * w.y),
     )
 
 
@@ -488,6 +596,7 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
     n = len(geom.x)
     nf = geom.n_front
     omega = wheel_list(state.omega, n)
+    defl_x, defl_y = wheel_list(state.defl_x, n), wheel_list(state.defl_y, n)
     mult = float(geom.tires_per_wheel)
     brake_cmd = jnp.asarray(controls.brake)
     brake = wheel_list(brake_cmd, n) if brake_cmd.ndim >= 1 else [brake_cmd] * n
@@ -512,6 +621,8 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
             omega[i],
             brake[i],
             side[i],
+            defl_x[i],
+            defl_y[i],
         )
         for i in range(n)
     ]
@@ -535,13 +646,27 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
     dvx, dvy, dr = _solve3(m + h * C11, h * C12, h * C13, m + h * C22, h * C23, iz + h * C33, qx, qy, qr)
 
     domega = o.domega + o.bx * dvx + o.by * dvy + o.br * dr  # the wheel rows' back-substitution
+    ddx = o.ddx + o.ddx_w * domega + o.ddx_x * dvx + o.ddx_y * dvy + o.ddx_r * dr  # and the deflections'
+    ddy = o.ddy + o.ddy_x * dvx + o.ddy_y * dvy + o.ddy_r * dr
 
     ax_m = dvx - r * vy
     ay_m = dvy + r * vx
     lag = lag_rate(ch.load_transfer_tau, h)
     zero = jnp.zeros_like(dvx)
     last = lambda v: jnp.moveaxis(v, 0, -1)  # noqa: E731
-    deriv = VehicleState(zero, zero, zero, dvx, dvy, dr, last(domega), (ax_m - state.ax) * lag, (ay_m - state.ay) * lag)
+    deriv = VehicleState(
+        zero,
+        zero,
+        zero,
+        dvx,
+        dvy,
+        dr,
+        last(domega),
+        (ax_m - state.ax) * lag,
+        (ay_m - state.ay) * lag,
+        last(ddx),
+        last(ddy),
+    )
     tel = Telemetry(
         mult * last(_stack(geom.fz)),
         mult * last(o.fx),

@@ -1,7 +1,7 @@
 """Fixed-step integrators for the vehicle models: semi-implicit Euler and RK4, with substeps.
 
 A model's ``rates(params, state, controls, h)`` returns the derivatives of the velocity states
-(``vx, vy, yaw_rate, omega, ax, ay``), already linearly implicit for the step ``h`` (see
+(``vx, vy, yaw_rate, omega, ax, ay`` and the tires' contact deflections ``defl_x, defl_y``), already linearly implicit for the step ``h`` (see
 :mod:`sims.vehicles.core`), with zero pose rates.  The pose kinematics (ground frame)::
 
     dX/dt = vx cos(psi) - vy sin(psi),   dY/dt = vx sin(psi) + vy cos(psi),   dpsi/dt = r
@@ -48,14 +48,7 @@ def _axpy(state, deriv, h):
 def semi_implicit_euler(model, params, state: VehicleState, controls, h):
     """One symplectic-Euler step of length ``h`` [s]; returns ``(state, telemetry)``."""
     d, tel = model.rates(params, state, controls, h)
-    v = state._replace(
-        vx=state.vx + h * d.vx,
-        vy=state.vy + h * d.vy,
-        yaw_rate=state.yaw_rate + h * d.yaw_rate,
-        omega=state.omega + h * d.omega,
-        ax=state.ax + h * d.ax,
-        ay=state.ay + h * d.ay,
-    )
+    v = _axpy(state, d, h)  # every velocity-level state (the pose rates of d are zero; set below)
     yaw = state.yaw + h * v.yaw_rate
     mid = state.yaw + 0.5 * h * v.yaw_rate
     s, c = sincos(mid)

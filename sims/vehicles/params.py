@@ -158,7 +158,12 @@ class VehicleState(NamedTuple):
     ``x``, ``y`` [m] CG position and ``yaw`` [rad] heading in the ground frame; ``vx``, ``vy`` [m/s]
     CG velocity and ``yaw_rate`` [rad/s] in the body frame; ``omega`` [rad/s] wheel spin rates
     (positive rolling forward; double track FL, FR, RL, RR, single track front, rear);
-    ``ax``, ``ay`` [m/s^2] filtered body-frame CG accelerations that set the load transfer.
+    ``ax``, ``ay`` [m/s^2] filtered body-frame CG accelerations that set the load transfer;
+    ``defl_x``, ``defl_y`` [m] the tires' contact deflections (the transient tire of
+    :mod:`sims.vehicles.core`, one per wheel state like ``omega``: lagged slips ``kappa' = defl_x /
+    sigma_x``, ``tan(alpha') = defl_y / sigma_y``).  They default to ``0.0`` (broadcast over the wheels) so
+    states built without them keep working; :func:`init_state` gives zeros of ``omega``'s shape, which a
+    ``lax.scan`` carry needs.
     """
 
     x: Any
@@ -170,6 +175,8 @@ class VehicleState(NamedTuple):
     omega: Any
     ax: Any
     ay: Any
+    defl_x: Any = 0.0
+    defl_y: Any = 0.0
 
 
 class Controls(NamedTuple):
@@ -396,7 +403,8 @@ def fleet_axes(params: VehicleParams) -> VehicleParams:
 def init_state(
     params: VehicleParams, n_wheels: int = 4, speed=0.0, *, x=0.0, y=0.0, yaw=0.0, vy=0.0, yaw_rate=0.0
 ) -> VehicleState:
-    """A state rolling straight at ``speed`` [m/s] (wheels spinning at ``speed / r``), zero accelerations."""
+    """A state rolling straight at ``speed`` [m/s] (wheels spinning at ``speed / r``), zero accelerations and
+    zero contact deflections (free rolling: the lagged slips start at the steady ones, 0)."""
     ch = params.chassis
     dtype = jnp.asarray(ch.mass).dtype
     f = lambda v: jnp.asarray(v, dtype)  # noqa: E731
@@ -421,6 +429,8 @@ def init_state(
         omega + zero[..., None],
         zero,
         zero,
+        jnp.zeros_like(omega + zero[..., None]),
+        jnp.zeros_like(omega + zero[..., None]),
     )
 
 

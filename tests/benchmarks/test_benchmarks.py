@@ -27,7 +27,8 @@ def _to64(v):
 def _state_from_jax(state):
     """The reference's state tuple (omega a list of 4 wheels) holding exactly the JAX state's values."""
     f = [np.asarray(v, np.float64) for v in state]
-    return tuple(f[:6]) + ([f[6][:, i] for i in range(4)],) + tuple(f[7:])
+    wheels = lambda a: [a[:, i] for i in range(4)]  # noqa: E731
+    return tuple(f[:6]) + (wheels(f[6]),) + tuple(f[7:9]) + (wheels(f[9]), wheels(f[10]))
 
 
 def test_reference_tire_equals_jaxtire(x64):
@@ -67,6 +68,12 @@ def test_reference_vehicle_step_equals_sims(x64):
 
     n = 64
     params, state, controls = inputs.jax_fleet(n, dtype=jnp.float64)
+    rng = np.random.default_rng(7)  # deflected tires (the transient contact's state), +-5 mm
+    state = state._replace(defl_x=jnp.asarray(rng.uniform(-5e-3, 5e-3, (n, 4))),
+                           defl_y=jnp.asarray(rng.uniform(-5e-3, 5e-3, (n, 4))))
+    # 8 cars with the front-left wheel spinning at 3x free rolling on a 0.5 m deflection (lagged slip ~2, past
+    # the file's KPUMAX = 1.5: the tire clamps it, as jaxtire's default limits="clamp" does)
+    state = state._replace(omega=state.omega.at[:8, 0].multiply(3.0), defl_x=state.defl_x.at[:8, 0].set(0.5))
     fast = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}  # compile time only
     js = jax.jit(inputs.fleet_step_fn(0.005), compiler_options=fast)(params, state, controls)
     ch, tire, table, st, c = inputs.numpy_fleet(n)
@@ -77,12 +84,15 @@ def test_reference_vehicle_step_equals_sims(x64):
     t64 = inputs.reference_tire(np.float64)
     ns = ref.vehicle_step(ref.NP, ch64, t64, t64, inputs.reference_table(np.float64), _state_from_jax(state),
                           _to64(c), 0.005)
-    for name, a, b in zip(("x", "y", "yaw", "vx", "vy", "yaw_rate", "omega", "ax", "ay"), js, ns):
+    names = ("x", "y", "yaw", "vx", "vy", "yaw_rate", "omega", "ax", "ay", "defl_x", "defl_y")
+    for name, a, b in zip(names, js, ns, strict=True):
         b = np.stack(b, -1) if isinstance(b, list) else b
         np.testing.assert_allclose(np.asarray(a), b, rtol=1e-6, atol=1e-7, err_msg=name)
     chs, tpy, tab, sts, cs = inputs.python_fleet(n)
     for i in (0, 5):
-        got = ref.vehicle_step(ref.PY, chs[i], tpy, tpy, tab, sts[i], cs[i], 0.005)
+        defl = tuple([float(v) for v in np.asarray(d)[i]] for d in (state.defl_x, state.defl_y))
+        omega = [float(v) for v in np.asarray(state.omega)[i]]
+        got = ref.vehicle_step(ref.PY, chs[i], tpy, tpy, tab, (*sts[i][:6], omega, *sts[i][7:9], *defl), cs[i], 0.005)
         np.testing.assert_allclose(got[3:6], [np.asarray(v)[i] for v in js[3:6]], rtol=1e-6, atol=1e-7)
 
 

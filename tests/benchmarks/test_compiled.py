@@ -132,7 +132,7 @@ def test_vehicle_step_matches_numpy_float64(vehicle_kernel):
     step = compiled.fleet_stepper(vehicle_kernel, ch, inputs.reference_table())
     ctl32 = tuple(np.asarray(v, np.float32) for v in ctl)
     t64, tab64 = inputs.reference_tire(np.float64), inputs.reference_table(np.float64)
-    names = ("x", "y", "yaw", "vx", "vy", "yaw_rate", "omega", "ax", "ay")
+    names = ("x", "y", "yaw", "vx", "vy", "yaw_rate", "omega", "ax", "ay", "defl_x", "defl_y")
     want = s0
     done = 0
     for n_steps, rtol in ((1, 1e-6), (49, 1e-5)):
@@ -141,10 +141,11 @@ def test_vehicle_step_matches_numpy_float64(vehicle_kernel):
         done += n_steps
         got = compiled.fleet_state(s0)
         step(got, ctl32, 0.005, done)
-        for name, g, w64 in zip(names, got, want[:6] + (np.stack(want[6], -1),) + want[7:], strict=True):
+        wheels = tuple(np.stack(want[k], -1) for k in (6, 9, 10))
+        for name, g, w64 in zip(names, got, want[:6] + wheels[:1] + want[7:9] + wheels[1:], strict=True):
             err = np.max(np.abs(g - w64))
             assert err <= rtol * np.max(np.abs(w64)), (name, done, err, np.max(np.abs(w64)))
-    moved = {k: np.max(np.abs(np.asarray(a) - np.asarray(b))) for k, a, b in zip(names, want, s0, strict=True)}
+    moved = {k: np.max(np.abs(np.asarray(a) - np.asarray(b))) for k, a, b in zip(names[:9], want[:9], s0, strict=True)}
     assert moved["vx"] > 1.0 and moved["omega"] > 10.0 and moved["yaw_rate"] > 0.1, moved
 
 

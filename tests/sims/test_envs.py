@@ -189,10 +189,12 @@ def test_scripted_braking_reaches_known_return(braking):
     ret_90, dist_90 = _first_episode(d, ret, dist)
     assert np.all((ret_90 > -0.3) & (ret_90 < -0.11)), ret_90
     assert np.allclose((1.0 - ret_90) * ideal, dist_90, rtol=2e-2)
-    # margin 0.95, not 1.0: the front tire's peak is mu 1.01 at the braked load, and a step to the full
+    # margin 0.93, not 1.0: the front tire's peak is mu 1.01 at the braked load, and a step to the full
     # margin locks the fronts while the load transfer builds up (as the converged 0.5 ms step does; the
-    # 5 ms step only escaped it before issue 14's wheel-row accuracy fixes)
-    _, d, ret, dist = _rollout(step, reset, params, const(ideal_brake(params, 1.0, 0.95)), 0, 120)
+    # 5 ms step only escaped it before issue 14's wheel-row accuracy fixes); with the transient tire
+    # (issue 14 item 8) the tire force builds over its relaxation length while the brake torque steps, the
+    # wheel-tire mode overshoots its slip and 0.95 locks too (at 0.5 ms as at 5 ms); 0.93 does not
+    _, d, ret, dist = _rollout(step, reset, params, const(ideal_brake(params, 1.0, 0.93)), 0, 120)
     ret_100, _ = _first_episode(d, ret, dist)
     assert np.all((ret_100 > -0.2) & (ret_100 < 0.0)) and np.all(ret_100 > ret_90), ret_100
     _, d, ret, dist = _rollout(step, reset, params, const(jnp.ones(2)), 0, 120)

@@ -202,19 +202,22 @@ def test_3_4_on_a_20pct_grade_the_car_rolls_down_with_brakes_off_at_the_gravity_
     assert 0.93 * a_max * 3.0 < v < a_max * 3.0
 
 
-def test_3_4_on_a_20pct_grade_braked_wheels_are_held_exactly_and_creep_at_the_slip_damper_speed():
-    """Brakes on: the implicit Coulomb brake holds every wheel at exactly omega = 0, and a steady-slip tire
-    at standstill is a slip damper (kappa = -u / V_REG), so the car creeps at the speed u solving, by hand,
-    sum_i Kx_i (-u) / V_REG = m g sin(theta): ~5 mm/s on the hatchback (steady-state tires; the
-    transient tire holds it, test_3_4_transient_...)."""
+def test_3_4_on_a_20pct_grade_braked_wheels_are_held_exactly_and_the_car_does_not_creep():
+    """Brakes on: the implicit Coulomb brake holds every wheel at exactly omega = 0 and the transient tire's
+    carcass springs hold the car (static deflection by hand: test_transient_tires.py).  The steady-slip tire was a
+    slip damper at standstill (kappa = -u / V_REG): the car crept at u = -m g sin(theta) V_REG / sum_i Kx_i,
+    4.9 mm/s here (by hand); now it moves < 1 mm from t = 1 s to 10 s."""
     p = presets.get("hatchback", road_grade=GRADE)
     ch = p.chassis
     s0 = dt.init_state(p, 0.0)
     fz = wheel_loads(p, s0)
     kx = sum(float(linear_stiffness(p.tire_front if i < 2 else p.tire_rear, fz[i])[0]) for i in range(4))
-    u = -float(ch.mass) * GRAVITY * math.sin(GRADE) * V_REG / kx
-    end = _run(p, s0, Controls(brake=1.0), 2000)
-    assert float(end.vx) == pytest.approx(u, rel=0.05)
+    creep = float(ch.mass) * GRAVITY * math.sin(GRADE) * V_REG / kx
+    assert creep > 4e-3  # what the steady-slip tire did: 4 cm in the 9 s below
+    s1 = _run(p, s0, Controls(brake=1.0), 200)
+    end = _run(p, s1, Controls(brake=1.0), 1800)
+    assert abs(float(end.x) - float(s1.x)) < 1e-3
+    assert abs(float(end.vx)) < 1e-6
     np.testing.assert_array_equal(np.asarray(end.omega), 0.0)
 
 

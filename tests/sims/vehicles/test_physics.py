@@ -5,13 +5,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxtire.tire import scale_tire, tire_forces
 from sims.drivers import Constant, StraightBraking
-from sims.vehicles.integrators import make_step_with_telemetry
-from tests.sims.conftest import FAST, roll as rollout
 from sims.vehicles import DOUBLE_TRACK, SINGLE_TRACK, Controls, G, presets
 from sims.vehicles.double_track import wheel_loads
+from sims.vehicles.integrators import make_step_with_telemetry
 from sims.vehicles.params import astype
-from jaxtire.tire import scale_tire, tire_forces
+from tests.sims.conftest import FAST
+from tests.sims.conftest import roll as rollout
 
 MODELS = [DOUBLE_TRACK, SINGLE_TRACK]
 
@@ -36,13 +37,19 @@ def test_rolling_resistance_decelerates_at_the_rate_the_tire_gives(no_rr_table):
     # My of each tire from jaxtire at the static loads; quasi-static wheels: m_eff a = sum My / r
     fz = np.asarray(wheel_loads(p, s0))
     surf = jax.tree.map(lambda f: f[1], p.surfaces)
-    my = [float(tire_forces(scale_tire(t, *sc), 0.0, 0.0, 0.0, float(f), v, surf).my)
-          for t, sc, f in [(p.tire_front, ch.tire_scale_front, fz[0]), (p.tire_front, ch.tire_scale_front, fz[1]),
-                           (p.tire_rear, ch.tire_scale_rear, fz[2]), (p.tire_rear, ch.tire_scale_rear, fz[3])]]
+    my = [
+        float(tire_forces(scale_tire(t, *sc), 0.0, 0.0, 0.0, float(f), v, surf).my)
+        for t, sc, f in [
+            (p.tire_front, ch.tire_scale_front, fz[0]),
+            (p.tire_front, ch.tire_scale_front, fz[1]),
+            (p.tire_rear, ch.tire_scale_rear, fz[2]),
+            (p.tire_rear, ch.tire_scale_rear, fz[3]),
+        ]
+    ]
     r = [float(ch.wheel_radius_front)] * 2 + [float(ch.wheel_radius_rear)] * 2
     inertia = [float(ch.wheel_inertia_front)] * 2 + [float(ch.wheel_inertia_rear)] * 2
-    m_eff = float(ch.mass) + sum(i / ri ** 2 for i, ri in zip(inertia, r))
-    a_expected = sum(m / ri for m, ri in zip(my, r)) / m_eff
+    m_eff = float(ch.mass) + sum(i / ri**2 for i, ri in zip(inertia, r, strict=True))
+    a_expected = sum(m / ri for m, ri in zip(my, r, strict=True)) / m_eff
     assert a_expected < -0.05  # about 0.01 g
     res = rollout(p, s0, Constant(), 2000, dt=0.005)  # 10 s: ~1 m/s slower, My nearly constant
     a_sim = (_speed(res.final_state) - v) / 10.0
@@ -65,7 +72,7 @@ def test_load_transfer_sums_to_weight_and_moves_the_right_way(hatch):
     rc = presets.get("race_car")
     s = DOUBLE_TRACK.init_state(rc, 50.0)
     fz = np.asarray(wheel_loads(rc, s))
-    down = 0.5 * float(rc.chassis.air_density * rc.chassis.lift_area) * 50.0 ** 2
+    down = 0.5 * float(rc.chassis.air_density * rc.chassis.lift_area) * 50.0**2
     assert fz.sum() == pytest.approx(float(rc.chassis.mass) * G + down, rel=1e-5)
 
 
@@ -80,11 +87,15 @@ def test_parked_car_on_gravel_neither_creeps_nor_jitters():
         for f in ("x", "y", "yaw", "vx", "vy", "yaw_rate"):
             assert np.max(np.abs(np.asarray(getattr(tr, f)))) < 1e-6, f
         assert np.max(np.abs(np.asarray(tr.omega))) < 1e-6
-    # a nudged car settles without oscillating (no sign flips of the speed)
+    # a nudged car settles without oscillating: its held tires' carcass springs (transient tire) take the
+    # push and return the car once, critically damped (one sign change of the speed, the return stroke;
+    # the steady-slip tire, a pure slip damper, had none; an oscillation would change sign repeatedly)
     s0 = DOUBLE_TRACK.init_state(p, 0.0)._replace(vx=jnp.float32(0.05), vy=jnp.float32(0.02))
     res = rollout(p, s0, Constant(brake=1.0), 2000, dt=0.005, record="state")
-    vx = np.asarray(res.trajectory.vx)
-    assert np.all(vx >= -1e-6) and abs(float(res.final_state.vx)) < 1e-5
+    vx = np.asarray(res.trajectory.vx, np.float64)
+    moving = vx[np.abs(vx) > 1e-5]
+    assert np.sum(np.diff(np.sign(moving)) != 0) <= 1 and abs(float(res.final_state.vx)) < 1e-5
+    assert np.max(np.abs(np.asarray(res.trajectory.x))) < 1e-3
     assert abs(float(res.final_state.vy)) < 1e-5
 
 
@@ -123,16 +134,17 @@ def test_substeps_converge_towards_the_small_step(hatch):
 
 
 def test_ackermann_inner_wheel_turns_more_and_steady_circle_yaw_rate_is_v_over_r():
-    from sims.scenarios.skidpad import circle_run
     from sims.run.fleet import make_fleet
+    from sims.scenarios.skidpad import circle_run
     from sims.vehicles.double_track import ackermann_angles
 
     dl, dr = ackermann_angles(jnp.float32(0.1), 2.6, 1.5, 1.0)
     assert float(dl) > 0.1 > float(dr) > 0
     assert float(1 / np.tan(dr) - 1 / np.tan(dl)) == pytest.approx(1.5 / 2.6, rel=1e-4)
     p = presets.get("hatchback")
-    pts = circle_run(make_fleet(p, 3), np.array([6.0, 10.0, 14.0]), radius=40.0, duration=16.0, settle=8.0,
-                     compiler_options=FAST)
+    pts = circle_run(
+        make_fleet(p, 3), np.array([6.0, 10.0, 14.0]), radius=40.0, duration=16.0, settle=8.0, compiler_options=FAST
+    )
     assert pts.holds.all()
     np.testing.assert_allclose(pts.yaw_rate, pts.speed / 40.0, rtol=0.01)
 
@@ -148,8 +160,7 @@ def test_gradients_flow_through_braking_rollouts_with_abs(hatch):
         s = s0._replace(vx=v0, omega=s0.omega * v0 / 20.0)
         return rollout(simple, s, StraightBraking(abs_on=1.0, target_slip=slip), 400, dt=0.005).final_state.x
 
-    gv, gs = jax.jit(jax.grad(final_x, argnums=(0, 1)), compiler_options=FAST)(jnp.float32(20.0),
-                                                                                jnp.float32(0.08))
+    gv, gs = jax.jit(jax.grad(final_x, argnums=(0, 1)), compiler_options=FAST)(jnp.float32(20.0), jnp.float32(0.08))
     assert np.isfinite(float(gv)) and np.isfinite(float(gs))
     assert float(gv) > 0.5  # faster start, longer stop
     # ... forward mode through the Magic Formula car, across lock-up and standstill
@@ -161,8 +172,9 @@ def test_gradients_flow_through_braking_rollouts_with_abs(hatch):
     # and through one step of a parked car (the standstill regularisation has finite derivatives)
     step = make_step_with_telemetry(DOUBLE_TRACK, "semi_implicit_euler", 1)
     park = DOUBLE_TRACK.init_state(hatch, 0.0)
-    g = jax.jit(jax.grad(lambda th: step(hatch, park, Controls(0.0, th, 0.0), 0.005)[0].vx),
-                compiler_options=FAST)(jnp.float32(0.2))
+    g = jax.jit(jax.grad(lambda th: step(hatch, park, Controls(0.0, th, 0.0), 0.005)[0].vx), compiler_options=FAST)(
+        jnp.float32(0.2)
+    )
     assert np.isfinite(float(g)) and float(g) > 0
 
 
