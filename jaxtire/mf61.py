@@ -689,6 +689,20 @@ def slip_stiffness(params: MFParams, fz=None, surface=None):
     return _fx0(params, c, 0.0).kxk
 
 
+def clamped_stiffness(params: MFParams, fz, gamma=0.0, surface=None):
+    """``(Kxk, Kya)`` (:func:`slip_stiffness`, :func:`cornering_stiffness` at camber ``gamma``) at the load, camber and
+    pressure that :func:`mf_forces` evaluates with its default ``limits="clamp"``: ``fz`` saturated at ``FZMAX``
+    (and ``FZ_SAT_FACTOR FNOMIN``), ``gamma`` clipped to ``[CAMMIN, CAMMAX]``, ``INFLPRES`` to ``[PRESMIN,
+    PRESMAX]``.  So they are the zero-slip slopes of the forces :func:`mf_forces` returns, and, written as
+    ``mf_forces`` writes them, XLA evaluates them once for both (common subexpressions)."""
+    p = params
+    fz_f = jnp.minimum(jnp.clip(jnp.asarray(fz), 0.0, FZ_SAT_FACTOR * p.FNOMIN), p.FZMAX)
+    gamma = jnp.clip(jnp.asarray(gamma), p.CAMMIN, p.CAMMAX)
+    grip = 1.0 if surface is None else surface.grip
+    c = _common(p, fz_f, gamma, None, grip, 0.0, jnp.clip(p.INFLPRES, p.PRESMIN, p.PRESMAX))
+    return _fx0(p, c, 0.0).kxk, _fy0(p, c, 0.0, c.gs).kya
+
+
 class PeakValues(NamedTuple):
     """Extreme values of the pure-slip curves [N]: ``D + SV`` and ``-D + SV`` per axis."""
 

@@ -44,7 +44,7 @@ import jax.numpy as jnp
 
 from jaxtire._math import materialise
 from jaxtire.forces import TireForces
-from jaxtire.mf61 import cornering_stiffness, mf_forces, slip_stiffness
+from jaxtire.mf61 import clamped_stiffness, mf_forces
 from jaxtire.params import MFParams
 from jaxtire.simple import FIELDS as _SIMPLE_FIELDS
 from jaxtire.simple import SimpleParams, simple_forces
@@ -142,7 +142,7 @@ def _mf_scale(tire: MFParams, mu_x, mu_y, k_x, k_y) -> MFParams:
 
 
 def _mf_stiffness(tire: MFParams, fz, gamma, surface):
-    return slip_stiffness(tire, fz, surface), cornering_stiffness(tire, fz, gamma, surface)
+    return clamped_stiffness(tire, fz, gamma, surface)
 
 
 _MF = TireModel(
@@ -271,7 +271,9 @@ def linear_stiffness(tire, fz=None, surface=None, gamma=0.0):
     """``(Kx, Ky)`` at zero slip: ``Kx = |dFx/dkappa|`` [N], ``Ky = |dFy/dalpha|`` [N/rad], both >= 0.
 
     MF: the analytic :func:`jaxtire.mf61.slip_stiffness` (``Bx Cx Dx``, camber-free) and
-    :func:`jaxtire.mf61.cornering_stiffness` (``Kya`` at camber ``gamma``); other models: a
+    :func:`jaxtire.mf61.cornering_stiffness` (``Kya`` at camber ``gamma``), at the load, camber and pressure
+    that :func:`tire_forces` evaluates under the file's limits (``Fz`` saturated at ``FZMAX``:
+    :func:`jaxtire.mf61.clamped_stiffness`), so XLA computes them once with the forces; other models: a
     forward-mode derivative of their force function at ``kappa = alpha = 0`` and camber ``gamma``
     [rad].  ``fz`` [N] defaults to the nominal load.  With ISO-W signs ``dFy/dalpha = -Ky`` for
     every usual tire.

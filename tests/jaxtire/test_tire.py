@@ -215,3 +215,19 @@ def test_with_nominal_refuses_bad_values(tnop, simple, kw, field):
     for p in (tnop, simple):
         with pytest.raises(jaxtire.validation.ValidationError, match=f"with_nominal: {field} "):
             T.with_nominal(p, **kw)
+
+
+def test_mf_linear_stiffness_saturates_with_the_forces(tnop, x64):
+    # mf_forces (limits="clamp") evaluates its force channels at min(Fz, FZMAX): so do Kx, Ky (the slopes of those
+    # forces; XLA shares them with the force evaluation, benchmarks/PERF_NOTES.md "Fleet step op diet")
+    p = tnop.astype(jnp.float64)
+    fzmax = float(p.FZMAX)
+    f_max, f_hi = mf_forces(p, 0.02, 0.02, 0.0, fzmax), mf_forces(p, 0.02, 0.02, 0.0, 1.5 * fzmax)
+    assert float(f_hi.fx) == float(f_max.fx) and float(f_hi.fy) == float(f_max.fy)
+    k_max, k_hi = T.linear_stiffness(p, fzmax), T.linear_stiffness(p, 1.5 * fzmax)
+    assert [float(k) for k in k_hi] == [float(k) for k in k_max]
+    # inside the range: the analytic Kxk and |Kya| (PKY1 < 0) at the load itself
+    kx, ky = T.linear_stiffness(p, 4000.0)
+    np.testing.assert_allclose(float(kx), float(jaxtire.mf61.slip_stiffness(p, 4000.0)), rtol=1e-12)
+    np.testing.assert_allclose(float(ky), -float(jaxtire.mf61.cornering_stiffness(p, 4000.0)), rtol=1e-12)
+    assert float(T.linear_stiffness(p, 0.9 * fzmax)[0]) < float(k_max[0])  # not saturated below FZMAX
