@@ -65,7 +65,9 @@ class Chassis(NamedTuple):
     ``track_front`` / ``track_rear`` [m], ``roll_stiffness_front`` [-] the front share of the total roll
     stiffness (how the lateral load transfer ``m a_y h`` divides between the axles).
 
-    Wheels: ``wheel_radius_*`` [m] effective rolling radius ``r`` in ``kappa = (omega r - vx) / |vx|``,
+    Wheels: ``wheel_radius_*`` [m] the wheel radius ``r``: the arm of the drive, brake and tire torques
+    (``r Fx``), and the slip radius of tires without a vertical model (an MF tire's slip ``kappa = (omega Re -
+    vx) / |vx|`` uses its effective rolling radius ``Re``, :func:`jaxtire.tire.rolling_radius`),
     ``wheel_inertia_*`` [kg m^2] spin inertia of one wheel incl. its share of brake disc and driveline.
 
     Drive: ``max_drive_torque`` [N m] total wheel torque at full throttle, ``max_power`` [W] (the torque
