@@ -295,6 +295,16 @@ def _relax(speed, sigma, h):
     return ONE + em1, h * ((ONE - HALF * x) if x < RELAX_SMALL else -em1 / x)
 
 
+def _rolling_radius(om, fz, R):
+    """``reference.rolling_radius``: the slip's effective rolling radius (``R`` where the file has no fitted
+    vertical model; ``RE_FITTED``, ``RE_SCALE = FNOMIN / Cz`` compile-time constants of :func:`_build`)."""
+    if not RE_FITTED:
+        return R
+    w = om * R0 / LONGVL
+    n = max(fz, ZERO) / FNOMIN
+    return R0 * (Q_RE0 + Q_V1 * w * w) - RE_SCALE * (DREFF * atan_p(BREFF * n) + FREFF * n)
+
+
 def _contact(om, R, uwx, uwy, fz, lkx, lky, d_x, d_y, h):
     """``reference.vehicle_step``'s transient-contact block: lagged slips ``(kappa, alpha, tan_a)``, predicted
     deflections ``dxp, dyp``, gains ``gx, gy``, ``sigma_x`` and the slip sensitivities ``kxs, kys``."""
@@ -393,7 +403,7 @@ def _fleet(
                 X = a if front else -b
                 Y = side * HALF * (tf if front else tr)
                 cs, ss = (cl, sl) if w == 0 else ((cr, sr) if w == 1 else (ONE, ZERO))
-                R = c.wheel_radius_front if front else c.wheel_radius_rear
+                R = c.wheel_radius_front if front else c.wheel_radius_rear  # the torque arm
                 J = c.wheel_inertia_front if front else c.wheel_inertia_rear
                 drive = HALF * (sf if front else ONE - sf)
                 bshare = HALF * (c.brake_bias_front if front else ONE - c.brake_bias_front)
@@ -407,8 +417,9 @@ def _fleet(
                 uwx = cs * ucx + ss * ucy
                 uwy = -ss * ucx + cs * ucy
                 om = omega[i, w]
+                Re = _rolling_radius(om, fz, R)  # the slip's effective rolling radius
                 kappa, alpha, tan_a, dxp, dyp, gx, gy, sxr, kxs, kys = _contact(
-                    om, R, uwx, uwy, fz, LKX * sc[2], LKY * sc[3], dfx[i, w], dfy[i, w], h
+                    om, Re, uwx, uwy, fz, LKX * sc[2], LKY * sc[3], dfx[i, w], dfy[i, w], h
                 )
                 fx, fy, my, kx, ky, dx = _wheel_tire(
                     kappa, alpha, fz, uwx, LMUX * sc[0] * grip, LMUY * sc[1] * grip, LKX * sc[2], LKY * sc[3], rres
@@ -417,14 +428,14 @@ def _fleet(
                 cap = brk * bshare + abs(my) / min(max(abs(uwx) / VXLOW, SPIN_MIN), ONE)
                 xs = kx * kappa / max(dx, EPSF)
                 jxs = max((kx * KAPPA_0 * KAPPA_0 + fx * kappa) / (kappa * kappa + KAPPA_0 * KAPPA_0), ZERO)
-                jx = max(kx / ((ONE + xs * xs) * (ONE + xs * xs)), jxs - J / (h * R * R * kxs))
+                jx = max(kx / ((ONE + xs * xs) * (ONE + xs * xs)), jxs - J / (h * R * Re * kxs))
                 jy = max((ky * ALPHA_0 * ALPHA_0 - fy * alpha) / (alpha * alpha + ALPHA_0 * ALPHA_0), ZERO)
-                d_wheel = J + h * (jx * R * R * kxs)
+                d_wheel = J + h * (jx * R * Re * kxs)
                 free = om + h * (t_avail * drive - fx * R) / d_wheel
                 lim = h * cap / d_wheel
                 held = abs(free) <= lim
                 domega = (free - min(max(free, -lim), lim) - om) / h
-                fx_gs = fx + jx * R * kxs * (h * domega)
+                fx_gs = fx + jx * Re * kxs * (h * domega)
                 # ploughing drag at the contact
                 pscale = -drag * fz / max(safe_sqrt(ucx * ucx + ucy * ucy), HALF)
                 fbx = cs * fx_gs - ss * fy + pscale * ucx
@@ -440,7 +451,13 @@ def _fleet(
                     g * ss,
                     g * (ss * X - cs * Y),
                 )
-                work[i, w, 4], work[i, w, 5], work[i, w, 6], work[i, w, 7], work[i, w, 8] = dxp, gx, fu, dyp, gy
+                work[i, w, 4], work[i, w, 5], work[i, w, 6], work[i, w, 7], work[i, w, 8] = (
+                    dxp,
+                    gx * Re,
+                    gx * fu,
+                    dyp,
+                    gy,
+                )
                 cyw = jy * kys / (ONE + tan_a * tan_a)
                 cxx, cxy, cyy = cs * cs * cxw + ss * ss * cyw, cs * ss * (cxw - cyw), ss * ss * cxw + cs * cs * cyw
                 qx, qy, qr = qx + fbx, qy + fby, qr + X * fby - Y * fbx
@@ -465,15 +482,14 @@ def _fleet(
             for w in range(4):
                 domega = work[i, w, 0] + work[i, w, 1] * dvx + work[i, w, 2] * dvy + work[i, w, 3] * dyr
                 omega[i, w] = omega[i, w] + h * domega
-                # contact deflections: d' = d_pred + G (R h domega - fu h du_x/dt), d_y' = d_y,pred + G_y h du_y/dt
+                # contact deflections: d' = d_pred + G (Re h domega - fu h du_x/dt), d_y' = d_y,pred + G_y h du_y/dt
                 front = w < 2
                 X = a if front else -b
                 Y = (ONE if w % 2 == 0 else -ONE) * HALF * (tf if front else tr)
                 cs, ss = (cl, sl) if w == 0 else ((cr, sr) if w == 1 else (ONE, ZERO))
-                R = c.wheel_radius_front if front else c.wheel_radius_rear
                 dux = cs * (dvx - Y * dyr) + ss * (dvy + X * dyr)
                 duy = -ss * (dvx - Y * dyr) + cs * (dvy + X * dyr)
-                dfx[i, w] = work[i, w, 4] + work[i, w, 5] * h * (R * domega - work[i, w, 6] * dux)
+                dfx[i, w] = work[i, w, 4] + h * (work[i, w, 5] * domega - work[i, w, 6] * dux)
                 dfy[i, w] = work[i, w, 7] + work[i, w, 8] * h * duy
             dax = (dvx - ri * vyi - axi) * lag
             day = (dvy + ri * vxi - ayi) * lag
@@ -499,6 +515,14 @@ def _build(coefs: dict, radius: float, names: tuple, inline: bool = True):
         PRESSURE_QSY8=f32((coefs["INFLPRES"] / coefs["NOMPRES"]) ** coefs["QSY8"]),
         R0=f32(coefs["UNLOADED_RADIUS"]),
         RADIUS=f32(radius),
+        RE_FITTED=bool(coefs["Q_RE0"] > 0.0 and (coefs["DREFF"] != 0.0 or coefs["FREFF"] != 0.0)),
+        RE_SCALE=f32(
+            coefs["FNOMIN"]
+            / (
+                coefs["VERTICAL_STIFFNESS"]
+                * (1.0 + coefs["PFZ1"] * (coefs["INFLPRES"] - coefs["NOMPRES"]) / coefs["NOMPRES"])
+            )
+        ),
     )
     for name in names:
         opts = dict(parallel=True) if name == names[-1] else dict(inline="always" if inline else "never")
@@ -549,7 +573,10 @@ def vehicle_kernel(coefs: dict):
     defl_y, steer, throttle, brake, h, n_steps, work)``; bind a fleet to it with :func:`fleet_stepper`."""
     # numba-level inlining of the tire into the wheel loop: 50-100 s to compile and no faster (measured)
     return _build(
-        coefs, 0.0, ("_fy0", "_gyk", "_slip", "_combined", "_wheel_tire", "_relax", "_contact", "_fleet"), inline=False
+        coefs,
+        0.0,
+        ("_fy0", "_gyk", "_slip", "_combined", "_wheel_tire", "_relax", "_contact", "_rolling_radius", "_fleet"),
+        inline=False,
     )
 
 

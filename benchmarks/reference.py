@@ -361,6 +361,20 @@ def _carcass(xp, p, fz):
     return cx, cy
 
 
+def rolling_radius(xp, p, fz, omega, default):
+    """Effective rolling radius ``Re`` [m] of the slip (:func:`jaxtire.tire.rolling_radius`; Pacejka 2012 eq.
+    A3.9): ``R_omega - (Fz0 / Cz) (DREFF atan(BREFF Fz / Fz0) + FREFF Fz / Fz0)``, ``R_omega = R0 (Q_RE0 + Q_V1
+    (omega R0 / V0)^2)``, ``Cz = VERTICAL_STIFFNESS (1 + PFZ1 dpi)``; ``default`` where the file's vertical
+    model was not fitted (``Q_RE0 = 0`` or ``DREFF = FREFF = 0``)."""
+    r0 = p.UNLOADED_RADIUS
+    w = omega * r0 / p.LONGVL
+    cz = p.VERTICAL_STIFFNESS * (1.0 + p.PFZ1 * (p.INFLPRES - p.NOMPRES) / p.NOMPRES)
+    n = xp.maximum(fz, 0.0) / p.FNOMIN
+    re = r0 * (p.Q_RE0 + p.Q_V1 * w * w) - p.FNOMIN / cz * (p.DREFF * xp.atan(p.BREFF * n) + p.FREFF * n)
+    fitted = (p.Q_RE0 > 0.0) and (p.DREFF != 0.0 or p.FREFF != 0.0)
+    return re if fitted else default
+
+
 def relax_factors(xp, speed, sigma, h):
     """``(e, G)`` of the exact deflection step ``d' = e d + G V_s`` (:func:`jaxtire.transient.relax_factors`)."""
     x = xp.abs(speed) * h / sigma
@@ -427,14 +441,15 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
         c, s = xp.cos(steers[i]), xp.sin(steers[i])
         uwx = c * ucx + s * ucy
         uwy = -s * ucx + c * ucy
-        R, om, fz = radius[i], omega[i], fzs[i]
+        R, om, fz = radius[i], omega[i], fzs[i]  # R the torque arm, Re the slip's rolling radius
+        Re = rolling_radius(xp, tires[i], fz, om, R)
         # transient contact (sims.vehicles.core.contact_step): relaxation lengths sigma = K / C, exact
         # deflection step d = e d0 + G vs, low-speed damping time tau, lagged slips (d + tau vs) / sigma
         kx, ky = _vehicle_stiffness(xp, tires[i], fz)
         cxs, cys = (xp.maximum(cc, 1.0) for cc in _carcass(xp, tires[i], fz))
         sx, sy = xp.maximum(kx / cxs, SIGMA_MIN), xp.maximum(ky / cys, SIGMA_MIN)
         (ex, gx), (ey, gy) = relax_factors(xp, uwx, sx, h), relax_factors(xp, uwx, sy, h)
-        vsx = om * R - uwx
+        vsx = om * Re - uwx
         dxp, dyp = ex * defl_x[i] + gx * vsx, ey * defl_y[i] + gy * uwy
         fade = 0.5 + 0.5 * xp.cos(xp.pi * xp.minimum(xp.abs(uwx) / tires[i].VXLOW, 1.0))
         corner = fade * 2.0 * LOW_SPEED_DAMPING_RATIO * xp.sqrt(xp.maximum(fz, 1.0) / G)
@@ -450,14 +465,14 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
         cap = cap + xp.abs(my) / xp.clip(xp.abs(uwx) / tires[i].VXLOW, 1e-3, 1.0)
         xs = kx * kappa / xp.maximum(dx, 1e-6)
         jxs = xp.maximum((kx * KAPPA_0 * KAPPA_0 + fx * kappa) / (kappa * kappa + KAPPA_0 * KAPPA_0), 0.0)
-        jx = xp.maximum(kx / (1.0 + xs * xs) ** 2, jxs - inertia[i] / (h * R * R * kxs))
+        jx = xp.maximum(kx / (1.0 + xs * xs) ** 2, jxs - inertia[i] / (h * R * Re * kxs))
         jy = xp.maximum((ky * ALPHA_0 * ALPHA_0 - fy * alpha) / (alpha * alpha + ALPHA_0 * ALPHA_0), 0.0)
-        d_wheel = inertia[i] + h * (jx * R * R * kxs)
+        d_wheel = inertia[i] + h * (jx * R * Re * kxs)
         free = om + h * (t_avail * drive[i] - fx * R) / d_wheel
         lim = h * cap / d_wheel
         held = xp.abs(free) <= lim
         domega = (free - xp.clip(free, -lim, lim) - om) / h
-        fx_gs = fx + jx * R * kxs * (h * domega)
+        fx_gs = fx + jx * Re * kxs * (h * domega)
         # ploughing drag on the chassis at the contact
         fzp = xp.maximum(fz, 0.0)
         speed = safe_sqrt(xp, ucx * ucx + ucy * ucy)
@@ -471,7 +486,7 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
         g = xp.where(held, 0.0, h * R * cu / d_wheel)  # back-substitution of the chassis rates
         backs.append((g * c, g * s, g * (s * X[i] - c * Y[i])))
         cy = jy * kys / (1.0 + tan_a * tan_a)
-        defls.append((dxp, gx, fu, dyp, gy, c, s, X[i], Y[i], R))  # deflections' back-substitution, below
+        defls.append((dxp, gx, fu, dyp, gy, c, s, X[i], Y[i], Re))  # deflections' back-substitution, below
         cxx, cxy, cyy = c * c * cx + s * s * cy, c * s * (cx - cy), s * s * cx + c * c * cy
         qx, qy, qr = qx + fbx, qy + fby, qr + X[i] * fby - Y[i] * fbx
         c11, c12, c22 = c11 + cxx, c12 + cxy, c22 + cyy
@@ -496,12 +511,12 @@ def vehicle_step(xp, ch, tire_f, tire_r, table, state, controls, h):
     dvy = (k12 * qx + k22 * qy + k23 * qr) * inv
     dyr = (k13 * qx + k23 * qy + k33 * qr) * inv
     domegas = [d + bx * dvx + by * dvy + br * dyr for d, (bx, by, br) in zip(domegas, backs, strict=True)]
-    # contact deflections: d' = d_pred + G (R h domega - fu h du_x/dt), d_y' = d_y,pred + G_y h du_y/dt
+    # contact deflections: d' = d_pred + G (Re h domega - fu h du_x/dt), d_y' = d_y,pred + G_y h du_y/dt
     defl_x2, defl_y2 = [], []
-    for (dxp, gx, fu, dyp, gy, c, s, xi, yi, R), dom in zip(defls, domegas, strict=True):
+    for (dxp, gx, fu, dyp, gy, c, s, xi, yi, Re), dom in zip(defls, domegas, strict=True):
         dux = c * (dvx - yi * dyr) + s * (dvy + xi * dyr)
         duy = -s * (dvx - yi * dyr) + c * (dvy + xi * dyr)
-        defl_x2.append(dxp + gx * h * (R * dom - fu * dux))
+        defl_x2.append(dxp + gx * h * (Re * dom - fu * dux))
         defl_y2.append(dyp + gy * h * duy)
     lag = (1.0 - xp.exp(-xp.minimum(h / xp.maximum(ch.load_transfer_tau, 1e-30), 80.0))) / h  # exact lag
     dax = (dvx - r * vy - ax) * lag

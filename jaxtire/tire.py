@@ -50,6 +50,7 @@ from jaxtire.simple import FIELDS as _SIMPLE_FIELDS
 from jaxtire.simple import SimpleParams, simple_forces
 from jaxtire.surfaces import check_surface
 from jaxtire.validation import check_range
+from jaxtire.vertical import effective_rolling_radius
 
 __all__ = [
     "MODELS",
@@ -65,6 +66,7 @@ __all__ = [
     "model_options",
     "nominal_load",
     "replace_coefficients",
+    "rolling_radius",
     "scale_tire",
     "tire_forces",
     "unloaded_radius",
@@ -100,7 +102,8 @@ class TireModel(NamedTuple):
     ``coefficient_names(tire)``; ``get(tire, name)``; ``replace(tire, changes)`` (jit-safe,
     unknown names raise); ``label(tire)`` a short description for plots and reports;
     ``nominal_fields``: the coefficient names of the nominal load and the unloaded radius (what
-    :func:`with_nominal` replaces).
+    :func:`with_nominal` replaces); ``rolling_radius(tire, fz, omega, default)`` the effective rolling
+    radius [m], or ``None``: the model has no vertical model (:func:`rolling_radius` returns ``default``).
     """
 
     name: str
@@ -115,6 +118,7 @@ class TireModel(NamedTuple):
     replace: Callable[[Any, Mapping[str, Any]], Any]
     label: Callable[[Any], str]
     nominal_fields: tuple[str, str] = ("", "")
+    rolling_radius: Callable[..., Any] | None = None
 
     @property
     def options(self) -> frozenset:
@@ -141,6 +145,14 @@ def _mf_scale(tire: MFParams, mu_x, mu_y, k_x, k_y) -> MFParams:
     return tire.replace(LMUX=tire.LMUX * mu_x, LMUY=tire.LMUY * mu_y, LKX=tire.LKX * k_x, LKY=tire.LKY * k_y)
 
 
+def _mf_rolling_radius(tire: MFParams, fz, omega, default):
+    # the vertical model counts as fitted where the free radius ratio Q_RE0 > 0 and DREFF or FREFF is given
+    # (MFTyreLibrary files leave Q_RE0 = 0, files without the e.r.r. fields read DREFF = FREFF = 0)
+    fitted = (tire.Q_RE0 > 0.0) & ((tire.DREFF != 0.0) | (tire.FREFF != 0.0))
+    re = effective_rolling_radius(tire, fz, omega)
+    return jnp.where(fitted, re, jnp.asarray(default, jnp.result_type(re)))
+
+
 def _mf_stiffness(tire: MFParams, fz, gamma, surface):
     return clamped_stiffness(tire, fz, gamma, surface)
 
@@ -158,6 +170,7 @@ _MF = TireModel(
     replace=lambda t, changes: t.replace(**changes),
     label=lambda t: f"MF FITTYP {t.fittyp}",
     nominal_fields=("FNOMIN", "UNLOADED_RADIUS"),
+    rolling_radius=_mf_rolling_radius,
 )
 
 
@@ -292,6 +305,30 @@ def linear_stiffness(tire, fz=None, surface=None, gamma=0.0):
 def unloaded_radius(tire):
     """The tire's unloaded radius [m] (MF ``UNLOADED_RADIUS``, simple ``radius``)."""
     return model_of(tire).unloaded_radius(tire)
+
+
+def rolling_radius(tire, fz, omega, default):
+    """Effective rolling radius ``Re`` [m] of the tire at load ``fz`` [N] and spin ``omega`` [rad/s]: the radius
+    of the slip definition (TYDEX, MF-Tyre), ``V_sx = V_x - omega Re``, ``kappa = -V_sx / |V_x|``.
+
+    MF 6.1 / 6.2 and MF 5.2 / PAC2002 (Pacejka 2012 eq. A3.9, Besselink et al. 2010;
+    :func:`jaxtire.vertical.effective_rolling_radius`)::
+
+        Re = R_omega - (Fz0 / Cz) (DREFF atan(BREFF Fz / Fz0) + FREFF Fz / Fz0),
+        R_omega = R0 (Q_RE0 + Q_V1 (omega R0 / V0)^2)
+
+    (the bundled TNO 205/60 R15, ``R0`` = 0.3135 m: 0.3054 / 0.3041 / 0.3032 m at 2 / 4 / 6 kN standing,
+    0.3061 / 0.3048 / 0.3039 m rolling at 100 km/h).
+    A file whose vertical model was not fitted (``Q_RE0 = 0``, or ``DREFF = FREFF = 0``) and the models
+    without a vertical model (simple) return ``default`` [m] (e.g. the vehicle's wheel radius).  Elementwise,
+    arrays broadcast; jit- and grad-safe (a ``where`` on the static fields, both branches finite).
+    """
+    model = model_of(tire)
+    if model.rolling_radius is None:
+        return jnp.broadcast_to(
+            jnp.asarray(default), jnp.broadcast_shapes(jnp.shape(fz), jnp.shape(omega), jnp.shape(default))
+        )
+    return model.rolling_radius(tire, fz, omega, default)
 
 
 def nominal_load(tire):

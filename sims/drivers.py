@@ -36,7 +36,7 @@ import numpy as np
 from jaxtire.constants import wrap_angle
 from jaxtire.tire import scale_tire
 from jaxtire.validation import ValidationError, check_finite, check_range, is_concrete
-from sims.vehicles.core import axle_loads
+from sims.vehicles.core import axle_loads, rolling_radii
 from sims.vehicles.grip import peak_braking
 from sims.vehicles.params import Controls, per_wheel_array, wheel_layout, wheel_radii
 from sims.vehicles.road import on_road
@@ -356,11 +356,13 @@ class StraightBraking(Driver):
     wheel's brake command, initially 0, and the peak tables)::
 
         u_i     = vx - r y_i                               the wheel's own ground speed [m/s]
-        sigma_i = u_i - omega_i R_i                        slip velocity [m/s]
+        sigma_i = u_i - omega_i Re_i                       slip velocity [m/s]
         k*_i    = max((1 - target_slip) kappa_peak,i, min_slip)
         e_i     = sigma_i - (k*_i |u_i| + slip_offset)
         b_i     = clip(F_peak,i R_i / T_i + b_I,i - k_p,i e_i, 0, brake),  db_I,i/dt = -k_i,i e_i  (|b_I| <= brake)
         k_p,i   = 2 zeta w I_i / (R_i T_i),  k_i,i = w^2 I_i / (R_i T_i)
+        (Re_i the tire's effective rolling radius at the static load, :func:`sims.vehicles.core.rolling_radii`,
+        as the model's slip uses it; R_i the wheel radius, the brake's torque arm)
         F_peak,i = F_peak,i(static load) Fz_axle(vx, a_x) / Fz_axle(0, 0)     (load_ratio)
 
     ``kappa_peak,i`` and ``F_peak,i`` are the slip at which the wheel's tire (with the vehicle's tire
@@ -429,7 +431,8 @@ class StraightBraking(Driver):
         ki = self.bandwidth**2 * gain
         u = state.vx[..., None] - state.yaw_rate[..., None] * y
         k_star = jnp.maximum((1.0 - self.target_slip) * k_peak * self.rear_scale(state, ch, n), self.min_slip)
-        err = (u - state.omega * r) - (k_star * jnp.abs(u) + self.slip_offset)
+        re = rolling_radii(params, n, state.omega)  # the slip's radius (a calibrated ECU constant), not the arm r
+        err = (u - state.omega * re) - (k_star * jnp.abs(u) + self.slip_offset)
         b_int = jnp.clip(b_prev - ki * err * dt, -self.brake, self.brake)
         b_abs = jnp.clip(f_peak * r / torque + b_int - kp * err, 0.0, self.brake)
         if n == 4:  # select-low on the rear axle: both rear wheels get the lower command

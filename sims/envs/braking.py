@@ -9,7 +9,7 @@ friction scales of :class:`~sims.envs.base.Physics`.  The car (the front-wheel-d
 * **Action** (2,) in [-1, 1]: front and rear brake pedal, each mapped to ``(a + 1) / 2`` in [0, 1]
   (per wheel: FL, FR get the front value, RL, RR the rear one; the chassis' brake bias still applies).
 * **Observation** (13,): ``vx / 30``, ``vx / v0`` (the fraction of the initial speed left), ``ax / g``
-  (the filtered deceleration), wheel speeds ``omega r / 30`` (4, FL FR RL RR), slip ratios ``kappa``
+  (the filtered deceleration), wheel speeds ``omega Re / 30`` (``Re``: :func:`sims.vehicles.core.rolling_radii`) (4, FL FR RL RR), slip ratios ``kappa``
   (4), the previous action (2); with ``privileged=True`` also the surface grip, the friction scale and
   the mass scale (16,).
 * **Reward** per step ``((v^2 - v'^2) / (2 mu g) - dx) / d_ideal``: the distance lost in the step
@@ -38,7 +38,8 @@ from jaxtire.constants import GRAVITY as G
 from jaxtire.surfaces import surface_id
 from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
 from sims.vehicles import double_track
-from sims.vehicles.params import Controls, VehicleParams, VehicleState, wheel_radii
+from sims.vehicles.core import rolling_radii
+from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
 DEFAULT_SURFACES = ("asphalt_dry", "concrete", "asphalt_wet", "cobbles", "gravel", "dirt", "grass", "snow")
 
@@ -144,8 +145,7 @@ class Braking(Environment):
 
     def get_obs(self, state: BrakingState, params: BrakingParams):
         vs = state.vehicle
-        ch = params.vehicle.chassis
-        radii = wheel_radii(ch, 4)
+        radii = rolling_radii(params.vehicle, 4, vs.omega)  # wheel speed on the model's slip radius
         return self.finish_obs(
             [vs.vx / 30.0, vs.vx / state.v0, vs.ax / G, vs.omega * radii / 30.0, state.kappa, state.last_action],
             state,

@@ -12,7 +12,7 @@ of :class:`~sims.envs.base.Physics`.
 * **Action** (2,) in [-1, 1]: ``steer`` (times ``max_steer``) and ``pedal`` (throttle if positive,
   brake on all wheels if negative).
 * **Observation** (24,): ``vx / 20``, ``vy / 10``, ``yaw_rate / 2``, ``beta``, ``beta - target_beta``,
-  ``yaw_rate - r*``, wheel speeds ``omega r / 20`` (4), slip ratios (4), slip angles ``5 alpha`` (4),
+  ``yaw_rate - r*``, wheel speeds ``omega Re / 20`` (4), slip ratios (4), slip angles ``5 alpha`` (4),
   radial error ``(|p| - radius) / 5``, ``sin`` / ``cos`` of the course error (velocity direction minus
   the circle's tangent), ``(speed - target_speed) / 5``, the previous action (2); ``privileged=True``
   appends grip, friction and mass scales (27,).
@@ -38,7 +38,8 @@ from jaxtire.surfaces import surface_id
 from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
 from sims.envs.race import SteerPedal
 from sims.vehicles import double_track
-from sims.vehicles.params import VehicleParams, VehicleState, wheel_radii
+from sims.vehicles.core import rolling_radii
+from sims.vehicles.params import VehicleParams, VehicleState
 
 
 class DriftParams(NamedTuple):
@@ -169,8 +170,7 @@ class Drift(SteerPedal):
 
     def get_obs(self, state: DriftState, params: DriftParams):
         vs = state.vehicle
-        ch = params.vehicle.chassis
-        radii = wheel_radii(ch, 4)
+        radii = rolling_radii(params.vehicle, 4, vs.omega)  # wheel speed on the model's slip radius
         beta, eb, er, radial, course, speed = self.errors(vs, params)
         return self.finish_obs(
             [

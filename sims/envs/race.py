@@ -9,7 +9,7 @@ speed drawn from ``params.speed`` (5-15 m/s); the vehicle is the front-wheel-dri
 
 * **Action** (2,) in [-1, 1]: ``steer`` (times ``max_steer``, positive left) and ``pedal`` (positive:
   throttle ``a``; negative: brake ``-a`` on all four wheels).
-* **Observation** (26,): ``vx / 20``, ``vy / 5``, ``yaw_rate / 2``, wheel speeds ``omega r / 20``
+* **Observation** (26,): ``vx / 20``, ``vy / 5``, ``yaw_rate / 2``, wheel speeds ``omega Re / 20`` (``Re``: :func:`sims.vehicles.core.rolling_radii`)
   (4), slip ratios ``kappa`` (4), slip angles ``5 alpha`` (4), track-relative pose (lateral offset /
   half width, ``sin`` and ``cos`` of the heading error), the centreline curvature ``20 kappa_c`` at
   ``params.lookahead`` (6 distances, 5-75 m ahead of the car's projection), the previous action (2);
@@ -32,7 +32,8 @@ import jax.numpy as jnp
 from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
 from sims.envs.tracks import Track, TrackPose, curvature_at, get_track, point_at, progress_delta, track_pose
 from sims.vehicles import double_track
-from sims.vehicles.params import Controls, VehicleParams, VehicleState, wheel_radii
+from sims.vehicles.core import rolling_radii
+from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
 LOOKAHEAD = (5.0, 10.0, 20.0, 35.0, 50.0, 75.0)
 
@@ -181,9 +182,8 @@ class Race(SteerPedal):
 
     def get_obs(self, state: RaceState, params: RaceParams):
         vs = state.vehicle
-        ch = params.vehicle.chassis
         tr = params.track
-        radii = wheel_radii(ch, 4)
+        radii = rolling_radii(params.vehicle, 4, vs.omega)  # wheel speed on the model's slip radius
         he = state.pose.heading_error
         preview = curvature_at(tr, state.pose.s + params.lookahead)
         return self.finish_obs(

@@ -29,24 +29,38 @@ this friction torque, which can stop and hold the wheel).  Coulomb friction is s
 chatter, at any step.  So a car nudged to 0.05 m/s stops in ``v^2 / (2 a)``, ``a = sum T_rr / r / m``
 (~2 cm), and a braked car is held by its tires alone.
 
+Two radii.  The wheel's torque arm ``r`` (:attr:`~sims.vehicles.params.Chassis.wheel_radius_front` /
+``_rear``, the :class:`Geometry` ``radius``) carries the drive, brake and tire torques (``r Fx`` above,
+unchanged); the slip uses the tire's *effective rolling radius* ``Re`` (TYDEX / MF-Tyre slip definition,
+:func:`jaxtire.tire.rolling_radius`, one call per wheel and step)::
+
+    Re = R_omega - (Fz0 / Cz) (DREFF atan(BREFF Fz / Fz0) + FREFF Fz / Fz0),   R_omega = R0 (Q_RE0 + Q_V1 (omega R0 / V0)^2)
+
+at the wheel's load ``Fz`` and spin ``omega`` (MF files with a fitted vertical model; 0.3041 m at 4 kN for
+the bundled TNO tire, ``R0`` = 0.3135 m), ``Re = r`` for tires without one (simple model).  Every
+``omega``-derivative of the slip below (wheel row, Gauss-Seidel force, deflection update) uses the same
+``Re``, held constant over the step (its ``Q_V1`` speed term changes it by ~0.2 % at 100 km/h).
+:meth:`Model.init_state` starts each wheel at ``omega = V / Re`` at its static load (free rolling, zero
+slip), and :func:`rolling_radii` gives the same radii to the slip estimates of drivers and observations.
+
 Tire inputs (per wheel, wheel frame ``u = Rot(-delta) (vx - r_z y_i, vy + r_z x_i)``): the transient
 tire, Pacejka 2012 §7.2's first-order (stretched-string) contact model (:func:`contact_step`).  Each tire
 carries its contact deflections ``d_x``, ``d_y`` [m] (``VehicleState.defl_x``, ``defl_y``)::
 
-    d(d_x)/dt = (omega R - u_x) - |u_x| d_x / sigma_x,     d(d_y)/dt = u_y - |u_x| d_y / sigma_y
+    d(d_x)/dt = (omega Re - u_x) - |u_x| d_x / sigma_x,     d(d_y)/dt = u_y - |u_x| d_y / sigma_y
 
 with the relaxation lengths ``sigma = K / C`` [m]: the tire's slip stiffnesses ``Kx`` [N], ``Ky`` [N/rad]
 (:func:`jaxtire.tire.linear_stiffness`) over its carcass stiffnesses ``Cx``, ``Cy`` [N/m]
 (:func:`jaxtire.transient.contact_stiffness`: the MF file's, or 95.5 / 39.4 N/m per N of load for the
 simple model), floored at :data:`jaxtire.transient.SIGMA_MIN`; so at small slip the force is ``C d``, the
 carcass spring, at any speed.  The lagged slips ``kappa' = d_x / sigma_x``, ``tan(alpha') = d_y /
-sigma_y`` settle at speed on the steady slips ``(omega R - u_x) / |u_x|``, ``u_y / |u_x|`` (the steady
+sigma_y`` settle at speed on the steady slips ``(omega Re - u_x) / |u_x|``, ``u_y / |u_x|`` (the steady
 tire's, exactly), with the time constant ``sigma / |u_x|`` (~20 ms at 20 m/s); at standstill the
 deflection integrates the slip velocity, so a held car rests on its carcass springs (``m g sin(theta) /
 sum C_i``, 1.8 mm on a 20 % grade) instead of creeping on a slip damper.  Below the tire's low speed
 ``VXLOW`` (:func:`low_speed`) the low-speed damping of MF-Tyre (Pacejka 2012 §7.2) is added to the slips::
 
-    kappa' = (d_x + tau_x (omega R - u_x)) / sigma_x,   tan(alpha') = (d_y + tau_y u_y) / sigma_y,
+    kappa' = (d_x + tau_x (omega Re - u_x)) / sigma_x,   tan(alpha') = (d_y + tau_y u_y) / sigma_y,
     tau = w(u_x) 2 zeta sqrt(Fz / (g C)),   w = 1/2 (1 + cos(pi |u_x| / VXLOW)) (0 above VXLOW)
 
 i.e. a damper ``c = 2 zeta sqrt(C Fz / g)`` [N s/m] in parallel with the carcass spring, ``zeta`` =
@@ -60,19 +74,19 @@ inputs (:func:`jaxtire.transient.relax_factors`)::
 
 Stiffness and standstill.  The lagged slip responds to the slip velocity ``v_s`` through ``k = dkappa'/dv_s
 = (G + tau) / sigma`` [s/m]: ``~ 1 / |u_x|`` at speed (the steady tire's ``1 / V``, a stiff damper,
-``K r^2 / (I_w V)`` ~1e4 1/s on a car wheel at low speed), ``(h + tau) / sigma`` at standstill (the
+``K r Re / (I_w V)`` ~1e4 1/s on a car wheel at low speed), ``(h + tau) / sigma`` at standstill (the
 carcass spring and the damper over one step).  The returned derivatives are therefore *linearly
 implicit* for the step ``h`` (a Rosenbrock-Euler / W-method preconditioning, which leaves every steady
 state unchanged), with the forces at the predicted deflections ``e d + G v_s`` (start-of-step velocities)
 and these corrections for the step's velocity changes:
 
-* wheel spin, frictionless part: ``D domega/dt = T_drive - r Fx`` with ``D = I_w + h J_w``, ``J_w = r^2 Jx
-  k_x``, ``Jx = max(J_t, J_s - I_w / (h r^2 k_x))``: the tangent slip stiffness ``J_t`` estimated by
+* wheel spin, frictionless part: ``D domega/dt = T_drive - r Fx`` with ``D = I_w + h J_w``, ``J_w = r Re Jx
+  k_x``, ``Jx = max(J_t, J_s - I_w / (h r Re k_x))``: the tangent slip stiffness ``J_t`` estimated by
   :func:`tangent_stiffness` (``Kx``, :func:`jaxtire.tire.linear_stiffness`, at small slip, ~0 past the
   peak), but at least what keeps the step from overshooting through zero slip along the secant
   ``J_s`` (:func:`secant_stiffness`; it binds only near standstill, where a sliding wheel would
   otherwise chatter); then the friction by :func:`coulomb_spin_update`;
-* chassis: ``(M + h C) dv/dt = Q + sum_i G_i^T Rot (Jx r k_x h domega_i, 0)`` with ``C`` the 3x3 tire
+* chassis: ``(M + h C) dv/dt = Q + sum_i G_i^T Rot (Jx Re k_x h domega_i, 0)`` with ``C`` the 3x3 tire
   damping matrix ``sum_i G_i^T Rot diag(cx_i, cy_i) Rot^T G_i`` (``cy = Jy k_y cos^2(alpha')``, ``Jy`` the
   secant stiffness :func:`secant_stiffness`; ``cx = cu I_w / D``, or ``cu`` with ``Jx'`` the secant
   stiffness for a held wheel, so a car held by its wheels settles without overshoot; ``cu = Jx (G f_u + tau)
@@ -84,7 +98,7 @@ and these corrections for the step's velocity changes:
   wheel-frame contact acceleration from the solved chassis rates; 0 for a held wheel).  Without it the
   wheel lagged the chassis by one step's worth of coupling, an O(h) error: the 5 ms braking distances
   were 1.5-2.4 % short and the coast-down deceleration 1.2-2.4 % low;
-* the deflections: ``d_x' = e d_x + G (v_s + r h domega - f_u h du_x/dt)``, ``d_y' = e d_y + G (u_y + h
+* the deflections: ``d_x' = e d_x + G (v_s + Re h domega - f_u h du_x/dt)``, ``d_y' = e d_y + G (u_y + h
   du_y/dt)`` (the linearisation the forces used);
 * load-transfer filter, the exact exponential update of the lag (:func:`lag_rate`):
   ``d a_f/dt = (1 - exp(-h / tau)) / h (a - a_f)``.
@@ -107,10 +121,26 @@ from jaxtire._math import atan, safe_norm
 from jaxtire._trig import cos, sincos  # vectorisable float32 sin/cos (XLA:CPU's are scalar libm calls)
 from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import Surface, ploughing_force
-from jaxtire.tire import get_coefficient, linear_stiffness, model_name, model_options, scale_tire, tire_forces
+from jaxtire.tire import (
+    get_coefficient,
+    linear_stiffness,
+    model_name,
+    model_options,
+    rolling_radius,
+    scale_tire,
+    tire_forces,
+)
 from jaxtire.transient import SIGMA_MIN, contact_stiffness, relax_factors
 from sims.vehicles.integrators import semi_implicit_euler
-from sims.vehicles.params import Chassis, Controls, VehicleParams, VehicleState, init_state
+from sims.vehicles.params import (
+    Chassis,
+    Controls,
+    VehicleParams,
+    VehicleState,
+    init_state,
+    per_wheel_array,
+    wheel_layout,
+)
 from sims.vehicles.road import on_road
 
 #: Slip ratio and slip angle [rad] below which the secant stiffness blends into the linear one.
@@ -175,11 +205,24 @@ class Model:
     name: str
     n_wheels: int
     rates: Callable
+    geometry: Callable | None = None
 
     def init_state(self, params: VehicleParams, speed=0.0, **kw) -> VehicleState:
-        """State rolling straight at ``speed`` [m/s]; keywords ``x, y, yaw, vy, yaw_rate``
-        (:func:`sims.vehicles.params.init_state`)."""
-        return init_state(params, self.n_wheels, speed, **kw)
+        """State rolling straight and free at ``speed`` [m/s]; keywords ``x, y, yaw, vy, yaw_rate``
+        (:func:`sims.vehicles.params.init_state`).  Each wheel spins at ``omega = speed / Re``, ``Re`` its
+        tire's effective rolling radius (:func:`rolling_radii`) at the load the model's geometry gives it in
+        that state (zero accelerations, downforce at ``speed``, the road under it) and at that spin (a fixed
+        point, contracting by ~``2 Q_V1 (omega R0 / V0)^2`` < 1 %: three passes), so the slips start at 0."""
+        state = init_state(params, self.n_wheels, speed, **kw)
+        if self.geometry is None:
+            return state
+        p = on_road(params, state)
+        loads = self.geometry(p, state, Controls()).fz
+        v = state.vx[..., None]
+        omega = state.omega
+        for _ in range(3):
+            omega = v / rolling_radii(p, self.n_wheels, omega, loads)
+        return state._replace(omega=omega)
 
     def step(self, params: VehicleParams, state: VehicleState, controls: Controls, dt) -> VehicleState:
         """One semi-implicit Euler step of length ``dt`` [s] (:func:`sims.vehicles.integrators.semi_implicit_euler`)."""
@@ -195,7 +238,7 @@ def make_model(name: str, n_wheels: int, geometry: Callable) -> Model:
         return rates(params, state, controls, h, geometry(params, state, controls))
 
     model_rates.__doc__ = f"Linearly implicit derivatives of the {name} model for a step ``h`` and its Telemetry."
-    return Model(name, n_wheels, model_rates)
+    return Model(name, n_wheels, model_rates, geometry)
 
 
 def gravity(ch: Chassis):
@@ -276,6 +319,29 @@ def corner_loads(ch: Chassis, vx, ax, ay):
     c_hi = jnp.minimum(f2 * tf, f3 * tr)
     c = jnp.minimum(jnp.maximum(0.0, c_lo), c_hi)
     return [f1 + c / tf, f2 - c / tf, f3 - c / tr, f4 + c / tr]
+
+
+def rolling_radii(params: VehicleParams, n_wheels: int, omega=0.0, loads=None):
+    """Effective rolling radii ``Re`` [m] of the wheel states (last axis: 4 FL, FR, RL, RR or 2 front, rear):
+    :func:`jaxtire.tire.rolling_radius` of each axle's tire at spin ``omega`` [rad/s] (scalar or per wheel)
+    and ``loads`` [N] (a list, one per wheel state, per tire), or with ``loads=None`` at the static loads
+    ``Ff / 2``, ``Fr / 2`` of the standing car (:func:`clamped_axle_loads` at zero speed and acceleration,
+    the chassis' grade); the chassis radius where the tire has no vertical model.
+
+    The one source of the slip radius outside the step: :meth:`Model.init_state` (free rolling start) and
+    the slip estimates of drivers (ABS) and observations (a real ECU's calibrated rolling radius), so that
+    their ``omega Re`` is the model's at the static load.  In the chassis dtype."""
+    ch = params.chassis
+    dtype = jnp.asarray(ch.mass).dtype
+    radius = wheel_layout(ch, n_wheels).radius
+    nf = n_wheels // 2
+    if loads is None:
+        ff, fr = clamped_axle_loads(ch, 0.0, 0.0)
+        loads = [0.5 * ff] * nf + [0.5 * fr] * nf
+    omega = wheel_list(omega, n_wheels)
+    tires = [params.tire_front] * nf + [params.tire_rear] * nf
+    re = [rolling_radius(t, fz, om, r) for t, fz, om, r in zip(tires, loads, omega, radius, strict=True)]
+    return per_wheel_array([jnp.asarray(v, dtype) for v in re])
 
 
 def secant_stiffness(force, slip, k_lin, slip0):
@@ -422,7 +488,7 @@ class Contact(NamedTuple):
     ``tan_alpha`` [-] the tire is evaluated at, the predicted deflections ``dx``, ``dy`` [m] (the exact step
     with the start-of-step velocities), the gains ``gx``, ``gy`` [s] of the deflections on the slip
     velocities over the step, the relaxation lengths ``sx``, ``sy`` [m] and the sensitivities ``kx``, ``ky``
-    [s/m] of the lagged slips (with the low-speed damping) to the slip velocities ``omega R - u_x``, ``u_y``."""
+    [s/m] of the lagged slips (with the low-speed damping) to the slip velocities ``omega Re - u_x``, ``u_y``."""
 
     kappa: Any
     tan_alpha: Any
@@ -440,7 +506,7 @@ def contact_step(tire, fz, k_x, k_y, defl_x, defl_y, vsx, vsy, speed, h) -> Cont
     """The first-order (stretched-string) contact of one tire over a step ``h`` [s] (module docstring).
 
     ``fz`` [N] load, ``k_x`` [N], ``k_y`` [N/rad] the slip stiffnesses (:func:`jaxtire.tire.linear_stiffness`),
-    ``defl_x``, ``defl_y`` [m] the deflections at the start of the step, ``vsx = omega R - u_x`` and ``vsy =
+    ``defl_x``, ``defl_y`` [m] the deflections at the start of the step, ``vsx = omega Re - u_x`` and ``vsy =
     u_y`` [m/s] the slip velocities driving them (wheel frame), ``speed = u_x`` [m/s].  Relaxation lengths
     ``sigma = K / C`` (carcass stiffness ``C``: :func:`jaxtire.transient.contact_stiffness`, floored at
     :data:`jaxtire.transient.SIGMA_MIN`); exact step (:func:`jaxtire.transient.relax_factors`)
@@ -471,25 +537,27 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
     s, c = sincos(w.steer)
     uwx = c * ucx + s * ucy
     uwy = -s * ucx + c * ucy
-    R, om, fz = w.radius, w.omega, w.fz
+    R, om, fz = w.radius, w.omega, w.fz  # R: the torque arm (chassis radius)
+    Re = rolling_radius(tire, fz, om, R)  # the slip's effective rolling radius
     kx, ky = linear_stiffness(tire, fz, w.surface)
-    ct = contact_step(tire, fz, kx, ky, w.defl_x, w.defl_y, om * R - uwx, uwy, uwx, h)
+    ct = contact_step(tire, fz, kx, ky, w.defl_x, w.defl_y, om * Re - uwx, uwy, uwx, h)
     kappa, alpha = ct.kappa, atan(ct.tan_alpha)
     opts = {"side": w.side} if "side" in model_options(tire) else {}
     out = tire_forces(tire, kappa, alpha, 0.0, fz, uwx, w.surface, **opts)
     fx, fy = out.fx, out.fy
 
-    # wheel spin: drive and tire linearly implicit, brake + rolling resistance as implicit Coulomb friction
+    # wheel spin: drive and tire linearly implicit, brake + rolling resistance as implicit Coulomb friction;
+    # the tire torque R Fx responds to the spin through the slip velocity omega Re: dT/domega = R Re Jx k_x
     cap = jnp.clip(w.brake, 0.0, 1.0) * ch.max_brake_torque * w.brake_share + mult * rolling_torque(tire, out.my, uwx)
     # tangent, but never so soft that the step overshoots through zero slip along the secant (a sliding
-    # wheel at standstill would chatter): J >= J_sec - I V / (h r^2)
+    # wheel at standstill would chatter): J >= J_sec - I V / (h r Re)
     js = secant_stiffness(fx, kappa, kx, KAPPA_0)
-    jx = jnp.maximum(tangent_stiffness(kappa, kx, out.mux * fz), js - w.inertia / (h * mult * R * R * ct.kx))
+    jx = jnp.maximum(tangent_stiffness(kappa, kx, out.mux * fz), js - w.inertia / (h * mult * R * Re * ct.kx))
     jy = secant_stiffness(-fy, alpha, ky, ALPHA_0)
-    d_wheel = w.inertia + h * (mult * jx * R * R * ct.kx)
+    d_wheel = w.inertia + h * (mult * jx * R * Re * ct.kx)
     om_new, held = coulomb_spin_update(om, t_avail * w.drive - mult * fx * R, cap, d_wheel, h)
     domega = (om_new - om) / h
-    fx_gs = fx + jx * R * ct.kx * (h * domega)  # linearised Gauss-Seidel: the chassis sees the new spin
+    fx_gs = fx + jx * Re * ct.kx * (h * domega)  # linearised Gauss-Seidel: the chassis sees the new spin
 
     # force on the chassis (body frame): tire + ploughing drag at the contact
     px, py = ploughing_force(w.surface, fz, ucx, ucy)
@@ -510,7 +578,7 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
     cy = mult * jy * ct.ky / (1.0 + ct.tan_alpha * ct.tan_alpha)
     # back-substitution gain: d omega' += h * g * du_x / dt, du_x/dt = c (dvx - y dr) + s (dvy + x dr)
     g = jnp.where(held, 0.0, h * R * cu / d_wheel)
-    # deflections: d' = d_pred + G (R h domega - fu h du_x/dt) and G h du_y/dt, du_y/dt = -s (dvx - y dr) + c (dvy + x dr)
+    # deflections: d' = d_pred + G (Re h domega - fu h du_x/dt) and G h du_y/dt, du_y/dt = -s (dvx - y dr) + c (dvy + x dr)
     gfu = -ct.gx * fu
     return _WheelOut(
         fx,
@@ -527,7 +595,7 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
         g * s,
         g * (s * w.x - c * w.y),
         (ct.dx - w.defl_x) / h,
-        ct.gx * R,
+        ct.gx * Re,
         gfu * c,
         gfu * s,
         gfu * (s * w.x - c * w.y),

@@ -65,7 +65,9 @@ class Chassis(NamedTuple):
     ``track_front`` / ``track_rear`` [m], ``roll_stiffness_front`` [-] the front share of the total roll
     stiffness (how the lateral load transfer ``m a_y h`` divides between the axles).
 
-    Wheels: ``wheel_radius_*`` [m] effective rolling radius ``r`` in ``kappa = (omega r - vx) / |vx|``,
+    Wheels: ``wheel_radius_*`` [m] the wheel radius ``r``: the arm of the drive, brake and tire torques
+    (``r Fx``), and the slip radius of tires without a vertical model (an MF tire's slip ``kappa = (omega Re -
+    vx) / |vx|`` uses its effective rolling radius ``Re``, :func:`jaxtire.tire.rolling_radius`),
     ``wheel_inertia_*`` [kg m^2] spin inertia of one wheel incl. its share of brake disc and driveline.
 
     Drive: ``max_drive_torque`` [N m] total wheel torque at full throttle, ``max_power`` [W] (the torque
@@ -401,22 +403,29 @@ def fleet_axes(params: VehicleParams) -> VehicleParams:
 
 
 def init_state(
-    params: VehicleParams, n_wheels: int = 4, speed=0.0, *, x=0.0, y=0.0, yaw=0.0, vy=0.0, yaw_rate=0.0
+    params: VehicleParams,
+    n_wheels: int = 4,
+    speed=0.0,
+    *,
+    x=0.0,
+    y=0.0,
+    yaw=0.0,
+    vy=0.0,
+    yaw_rate=0.0,
+    radii=None,
 ) -> VehicleState:
-    """A state rolling straight at ``speed`` [m/s] (wheels spinning at ``speed / r``), zero accelerations and
-    zero contact deflections (free rolling: the lagged slips start at the steady ones, 0)."""
+    """A state rolling straight at ``speed`` [m/s] (wheels spinning at ``speed / radii``), zero accelerations
+    and zero contact deflections (the lagged slips start at 0).  ``radii`` [m] (per wheel state, last axis):
+    the slip's rolling radii; ``None``: the chassis radii (:func:`wheel_radii`).  The models'
+    :meth:`sims.vehicles.core.Model.init_state` passes the tires' effective rolling radii at the static
+    loads, so that the wheels roll free (zero slip, no force transient at the start)."""
     ch = params.chassis
     dtype = jnp.asarray(ch.mass).dtype
     f = lambda v: jnp.asarray(v, dtype)  # noqa: E731
     speed = f(speed)
-    if n_wheels == 4:
-        radii = jnp.stack(
-            [ch.wheel_radius_front, ch.wheel_radius_front, ch.wheel_radius_rear, ch.wheel_radius_rear], axis=-1
-        )
-    elif n_wheels == 2:
-        radii = jnp.stack([ch.wheel_radius_front, ch.wheel_radius_rear], axis=-1)
-    else:
+    if n_wheels not in (2, 4):
         raise ValueError(f"init_state: n_wheels must be 2 or 4, got {n_wheels}")
+    radii = wheel_radii(ch, n_wheels) if radii is None else f(radii)
     omega = speed[..., None] / radii
     zero = jnp.zeros_like(speed + jnp.zeros_like(ch.mass))
     return VehicleState(

@@ -231,3 +231,34 @@ def test_mf_linear_stiffness_saturates_with_the_forces(tnop, x64):
     np.testing.assert_allclose(float(kx), float(jaxtire.mf61.slip_stiffness(p, 4000.0)), rtol=1e-12)
     np.testing.assert_allclose(float(ky), -float(jaxtire.mf61.cornering_stiffness(p, 4000.0)), rtol=1e-12)
     assert float(T.linear_stiffness(p, 0.9 * fzmax)[0]) < float(k_max[0])  # not saturated below FZMAX
+
+
+# ---------------------------------------------------------------- effective rolling radius
+
+
+def _re_by_hand(p, fz, omega):
+    """Pacejka 2012 eq. A3.9 in numpy float64 from the file's coefficients (independent of jaxtire.vertical)."""
+    c = {k: float(p.coef[k]) for k in p.coef}
+    r0, fz0, v0 = c["UNLOADED_RADIUS"], c["FNOMIN"], c["LONGVL"]
+    r_omega = r0 * (c["Q_RE0"] + c["Q_V1"] * (omega * r0 / v0) ** 2)
+    cz = c["VERTICAL_STIFFNESS"] * (1.0 + c["PFZ1"] * (c["INFLPRES"] - c["NOMPRES"]) / c["NOMPRES"])
+    n = fz / fz0
+    return r_omega - fz0 / cz * (c["DREFF"] * np.arctan(c["BREFF"] * n) + c["FREFF"] * n)
+
+
+def test_rolling_radius_mf_by_hand_and_fallbacks(tnop, simple, x64):
+    p = tnop.astype(jnp.float64)
+    fz = np.array([2000.0, 4000.0, 6000.0])
+    for omega in (0.0, 90.0):
+        np.testing.assert_allclose(
+            np.asarray(T.rolling_radius(p, fz, omega, 0.31)), _re_by_hand(p, fz, omega), rtol=1e-12
+        )
+    # the figures quoted in the docstring (bundled TNO 205/60 R15, R0 = 0.3135 m), standing wheel
+    np.testing.assert_allclose(np.asarray(T.rolling_radius(p, fz, 0.0, 0.31)), [0.3054, 0.3041, 0.3032], atol=6e-5)
+    # no vertical model: the default, broadcast like the inputs
+    np.testing.assert_array_equal(np.asarray(T.rolling_radius(simple, fz, 0.0, 0.31)), [0.31] * 3)
+    for unfitted in (dict(Q_RE0=0.0), dict(DREFF=0.0, FREFF=0.0)):
+        np.testing.assert_array_equal(np.asarray(T.rolling_radius(p.replace(**unfitted), fz, 0.0, 0.31)), [0.31] * 3)
+    # differentiable in load and spin (finite, and Re falls with load)
+    g = jax.grad(lambda f: T.rolling_radius(p, f, 50.0, 0.31))(4000.0)
+    assert np.isfinite(float(g)) and float(g) < 0.0

@@ -29,6 +29,37 @@ def test_coasting_without_drag_or_rolling_resistance_keeps_its_speed(no_rr_table
     assert _speed(res.final_state) == pytest.approx(20.0, rel=2e-4)
 
 
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.name)
+def test_a_car_started_at_100kmh_rolls_free_on_the_effective_rolling_radius(no_rr_table, model):
+    """init_state spins each wheel at V / Re (the tire's effective rolling radius at its static load, not the
+    chassis radius): the tires start at zero slip (|Fx| < 1e-3 Fz at t = 0) and the coasting car keeps its speed."""
+    from jaxtire.tire import rolling_radius
+    from sims.vehicles.core import rolling_radii
+
+    p = presets.get("hatchback", surfaces=no_rr_table, drag_area=0.0, surface_ids=0)
+    v = 100.0 / 3.6
+    s0 = model.init_state(p, v)
+    # Re by hand: the axle's static tire load (m g b / L / 2, no downforce on the hatchback) at the spin V / Re
+    ch = p.chassis
+    fz = float(ch.mass * G * ch.cg_to_rear / (ch.cg_to_front + ch.cg_to_rear) / 2)
+    re = float(ch.wheel_radius_front)
+    for _ in range(4):
+        re = float(rolling_radius(p.tire_front, fz, v / re, 0.0))
+    assert 0.29 < re < float(ch.wheel_radius_front)  # the tire's, not the chassis' 0.31 m
+    np.testing.assert_allclose(float(s0.omega[0]), v / re, rtol=2e-6)
+    # the one function the drivers use: the same radii at the spin of the start (static loads)
+    np.testing.assert_allclose(
+        np.asarray(rolling_radii(p, model.n_wheels, s0.omega)), v / np.asarray(s0.omega), rtol=2e-6
+    )
+    _, tel = make_step_with_telemetry(model, "semi_implicit_euler", 1)(p, s0, Controls(), 0.005)
+    # zero slip: Fx within Kx |kappa| < 0.1 N (<< 1e-3 Fz) of the tire's own force at zero slip (its SHx, SVx
+    # shifts: ~0.5 % Fz); started on the chassis radius 0.31 m the slip would be ~2 % (~1.5 kN per tire)
+    assert np.all(np.abs(np.asarray(tel.kappa)) < 1e-6)
+    assert np.all(np.abs(np.asarray(tel.fx)) < 1e-2 * np.asarray(tel.fz))
+    res = rollout(p, s0, Constant(), 400, dt=0.005, model=model)  # 2 s
+    assert _speed(res.final_state) == pytest.approx(v, rel=1e-4)
+
+
 def test_rolling_resistance_decelerates_at_the_rate_the_tire_gives(no_rr_table):
     p = presets.get("hatchback", surfaces=no_rr_table, drag_area=0.0, surface_ids=1)
     ch = p.chassis
