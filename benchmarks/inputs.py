@@ -167,6 +167,14 @@ def _chassis_dict(n: int, seed: int) -> dict:
     return d, arrs
 
 
+def free_rolling_omega(n: int, seed: int = 0) -> list:
+    """The four wheel speeds [rad/s] (a list of ``(n,)`` float32 arrays) of :func:`jax_fleet`'s start state: each
+    wheel rolling free on its tire's effective rolling radius at the static load (``Model.init_state``), so the
+    NumPy, Python and numba baselines start from exactly the JAX fleet's state."""
+    omega = np.asarray(jax_fleet(n, seed)[1].omega, np.float32)
+    return [omega[:, i] for i in range(4)]
+
+
 def numpy_fleet(n: int, seed: int = 0):
     """``(chassis, tire, table, state, controls)`` for :func:`benchmarks.reference.vehicle_step` on NumPy arrays."""
     d, arrs = _chassis_dict(n, seed)
@@ -178,12 +186,7 @@ def numpy_fleet(n: int, seed: int = 0):
     ctl = fleet_controls(n, seed + 1)
     z = np.zeros(n, np.float32)
     speed = ctl["speed"]
-    omega = [
-        speed / ch.wheel_radius_front,
-        speed / ch.wheel_radius_front,
-        speed / ch.wheel_radius_rear,
-        speed / ch.wheel_radius_rear,
-    ]
+    omega = [w.copy() for w in free_rolling_omega(n, seed)]
     state = (z, z.copy(), z.copy(), speed.copy(), z.copy(), ctl["yaw_rate"].copy(), omega, z.copy(), z.copy())
     return ch, reference_tire(), reference_table(), state, (ctl["steer"], ctl["throttle"], ctl["brake"])
 
@@ -194,6 +197,7 @@ def python_fleet(n: int, seed: int = 0):
     ctl = fleet_controls(n, seed + 1)
     tire = reference_tire(float)
     table = reference_table(float)
+    omega = free_rolling_omega(n, seed)
     chs, states, ctls = [], [], []
     for i in range(n):
         ch = ref.chassis_values({k: v[i] for k, v in d.items()}, float)
@@ -210,7 +214,7 @@ def python_fleet(n: int, seed: int = 0):
                 v,
                 0.0,
                 float(ctl["yaw_rate"][i]),
-                [v / ch.wheel_radius_front] * 2 + [v / ch.wheel_radius_rear] * 2,
+                [float(w[i]) for w in omega],
                 0.0,
                 0.0,
             )
