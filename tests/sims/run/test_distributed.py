@@ -94,7 +94,11 @@ def test_two_processes_merge_equals_single_process(tmp_path):
     assert set(a) == set(b) and "final_state.vx" in a and "reduced.distance" in a
     np.testing.assert_array_equal(a["vehicle"], np.arange(7))
     for k in a:
-        np.testing.assert_allclose(a[k], b[k], rtol=2e-6, atol=1e-6, err_msg=k)
+        # the batches differ (4 + 3 padded rows vs 7): XLA:CPU contracts multiply-adds in its vector loops but
+        # not in their scalar tails, so a car can see 1-ulp differences; the ABS's PI integrator (driver_state)
+        # carries them over the 60 steps (measured 8.6e-6 relative), the physical states stay within 2e-6
+        rtol = 2e-5 if k.startswith("driver_state") else 2e-6
+        np.testing.assert_allclose(a[k], b[k], rtol=rtol, atol=1e-6, err_msg=k)
     assert np.all(np.isfinite(a["reduced.distance"])) and np.all(a["reduced.distance"] > 0)
 
 
