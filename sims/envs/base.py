@@ -58,6 +58,7 @@ from jaxtire.surfaces import preset_table
 from sims.run.chunked import chunked as _chunked
 from sims.run.fleet import scale_chassis
 from sims.vehicles import double_track, presets
+from sims.vehicles.core import rolling_radii
 from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
@@ -214,6 +215,12 @@ class Environment:
     def controls(self, action, params):  # pragma: no cover - abstract
         """The vehicle :class:`~sims.vehicles.params.Controls` of a (clipped) action."""
         raise NotImplementedError
+
+    @staticmethod
+    def wheel_speeds(vehicle: VehicleParams, vs: VehicleState):
+        """Circumferential wheel speeds ``omega Re`` [m/s] (4,) of the vehicle state: on the tires' effective rolling
+        radii at the static load (:func:`sims.vehicles.core.rolling_radii`), the radius the model's slip uses."""
+        return vs.omega * rolling_radii(vehicle, 4, vs.omega)
 
     @staticmethod
     def per_wheel(*names: str) -> tuple:

@@ -38,7 +38,6 @@ from jaxtire.constants import GRAVITY as G
 from jaxtire.surfaces import surface_id
 from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
 from sims.vehicles import double_track
-from sims.vehicles.core import rolling_radii
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
 DEFAULT_SURFACES = ("asphalt_dry", "concrete", "asphalt_wet", "cobbles", "gravel", "dirt", "grass", "snow")
@@ -145,9 +144,15 @@ class Braking(Environment):
 
     def get_obs(self, state: BrakingState, params: BrakingParams):
         vs = state.vehicle
-        radii = rolling_radii(params.vehicle, 4, vs.omega)  # wheel speed on the model's slip radius
         return self.finish_obs(
-            [vs.vx / 30.0, vs.vx / state.v0, vs.ax / G, vs.omega * radii / 30.0, state.kappa, state.last_action],
+            [
+                vs.vx / 30.0,
+                vs.vx / state.v0,
+                vs.ax / G,
+                self.wheel_speeds(params.vehicle, vs) / 30.0,
+                state.kappa,
+                state.last_action,
+            ],
             state,
             params,
         )

@@ -38,7 +38,6 @@ from jaxtire.surfaces import surface_id
 from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
 from sims.envs.race import SteerPedal
 from sims.vehicles import double_track
-from sims.vehicles.core import rolling_radii
 from sims.vehicles.params import VehicleParams, VehicleState
 
 
@@ -170,7 +169,6 @@ class Drift(SteerPedal):
 
     def get_obs(self, state: DriftState, params: DriftParams):
         vs = state.vehicle
-        radii = rolling_radii(params.vehicle, 4, vs.omega)  # wheel speed on the model's slip radius
         beta, eb, er, radial, course, speed = self.errors(vs, params)
         return self.finish_obs(
             [
@@ -180,7 +178,7 @@ class Drift(SteerPedal):
                 beta,
                 eb,
                 er,
-                vs.omega * radii / 20.0,
+                self.wheel_speeds(params.vehicle, vs) / 20.0,
                 state.kappa,
                 5.0 * state.alpha,
                 radial / 5.0,

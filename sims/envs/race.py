@@ -32,7 +32,6 @@ import jax.numpy as jnp
 from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
 from sims.envs.tracks import Track, TrackPose, curvature_at, get_track, point_at, progress_delta, track_pose
 from sims.vehicles import double_track
-from sims.vehicles.core import rolling_radii
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
 LOOKAHEAD = (5.0, 10.0, 20.0, 35.0, 50.0, 75.0)
@@ -183,7 +182,6 @@ class Race(SteerPedal):
     def get_obs(self, state: RaceState, params: RaceParams):
         vs = state.vehicle
         tr = params.track
-        radii = rolling_radii(params.vehicle, 4, vs.omega)  # wheel speed on the model's slip radius
         he = state.pose.heading_error
         preview = curvature_at(tr, state.pose.s + params.lookahead)
         return self.finish_obs(
@@ -191,7 +189,7 @@ class Race(SteerPedal):
                 vs.vx / 20.0,
                 vs.vy / 5.0,
                 vs.yaw_rate / 2.0,
-                vs.omega * radii / 20.0,
+                self.wheel_speeds(params.vehicle, vs) / 20.0,
                 state.kappa,
                 5.0 * state.alpha,
                 state.pose.lateral / tr.half_width,

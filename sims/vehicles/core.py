@@ -181,10 +181,10 @@ class Geometry(NamedTuple):
 
 class Telemetry(NamedTuple):
     """Per wheel state (last axis), at the start of the step: ``fz`` [N] load (per axle for the single
-        track), ``fx``, ``fy`` [N] tire forces in the wheel frame, ``kappa`` [-], ``alpha`` [rad] the lagged slips
-    they come from (the transient tire's, with the low-speed damping; module docstring), ``grip``
-        [-] the surface grip in effect, ``steer`` [rad] road-wheel angle; and the CG accelerations ``ax``,
-        ``ay`` [m/s^2] (body frame) of this step."""
+    track), ``fx``, ``fy`` [N] tire forces in the wheel frame, ``kappa`` [-], ``alpha`` [rad] the lagged slips
+    they come from (the transient tire's, with the low-speed damping; module docstring), ``grip`` [-] the
+    surface grip in effect, ``steer`` [rad] road-wheel angle; and the CG accelerations ``ax``, ``ay``
+    [m/s^2] (body frame) of this step."""
 
     fz: Any
     fx: Any

@@ -426,8 +426,8 @@ def init_state(
     if n_wheels not in (2, 4):
         raise ValueError(f"init_state: n_wheels must be 2 or 4, got {n_wheels}")
     radii = wheel_radii(ch, n_wheels) if radii is None else f(radii)
-    omega = speed[..., None] / radii
     zero = jnp.zeros_like(speed + jnp.zeros_like(ch.mass))
+    omega = speed[..., None] / radii + zero[..., None]
     return VehicleState(
         f(x) + zero,
         f(y) + zero,
@@ -435,11 +435,11 @@ def init_state(
         speed + zero,
         f(vy) + zero,
         f(yaw_rate) + zero,
-        omega + zero[..., None],
+        omega,
         zero,
         zero,
-        jnp.zeros_like(omega + zero[..., None]),
-        jnp.zeros_like(omega + zero[..., None]),
+        jnp.zeros_like(omega),
+        jnp.zeros_like(omega),
     )
 
 
