@@ -11,6 +11,9 @@ Rules every number in ``RESULTS.md`` follows:
 * NumPy: the same sample / median scheme on the plain function (first call also excluded).
 * Pure Python: a loop over ``n`` elements (or vehicles) calling the scalar function, timed for a
   subset and reported per element; the subset size is recorded.
+* Every timed case starts after a :data:`SETTLE_S` pause: the previous case's worker threads (numba's
+  OpenMP team, XLA's pool) spin for milliseconds after their last call and would share the cores with
+  this case's first calls (``benchmarks/PERF_NOTES.md``, "Spinning neighbours").
 * Wall-clock time (``time.perf_counter``) is the measure; the process CPU time of each sample is
   recorded too, so a measurement on a loaded machine can be recognised (CPU time per call much
   below wall time x cores means the process was waiting for a CPU).
@@ -48,9 +51,13 @@ class Timing:
         return dataclasses.asdict(self)
 
 
+SETTLE_S = 0.1  # s of idle before each timed case (module docstring): > libgomp's default spin of ~5 ms
+
+
 def _samples(
     call: Callable[[], Any], finish: Callable[[Any], Any], repeats: int, target_s: float, max_inner: int
 ) -> tuple[list, list, int]:
+    time.sleep(SETTLE_S)
     # calibrate: how many calls fill target_s (the first, warm-up call is not counted)
     finish(call())
     t0 = time.perf_counter()
