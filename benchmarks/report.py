@@ -264,7 +264,7 @@ def markdown(results: dict, s: dict) -> str:
         L.append(
             "`benchmarks/compiled.py`: `@njit(parallel=True, fastmath=True)`, one `prange` loop, float32, the "
             "same `atan` / `sin` / `cos` polynomials as jaxtire, tire coefficients as compile-time constants; "
-            "timed in the same run right after jaxtire on the same inputs. Ratio = baseline time / jaxtire time "
+            "timed in the same run right after jaxtire on the same inputs, each timed case after a 0.1 s idle pause (`benchmarks.harness.SETTLE_S`: the other implementation's spinning worker threads go idle first). Ratio = baseline time / jaxtire time "
             "(> 1: jaxtire faster). CPU/wall = process CPU time / wall time (cores in use).\n"
         )
         L.append(
