@@ -150,3 +150,15 @@ def test_gpu_mode_dry_run_on_cpu(tmp_path):
     assert any(t["target"] == 1e9 for t in res["summary"]["targets"])
     assert all(r["bytes_per_vehicle_state"] > 0 for r in res["scaling"] if r["impl"].startswith("jaxtire"))
     assert "--gpu" in (tmp_path / "RESULTS.md").read_text()
+
+
+def test_every_timed_case_starts_after_the_settle_pause(monkeypatch):
+    """Each timed case idles SETTLE_S before its first call, longer than libgomp's default spin (~5 ms), so the
+    previous implementation's spinning workers do not share the cores with it (PERF_NOTES "Spinning neighbours")."""
+    from benchmarks import harness
+
+    events = []
+    monkeypatch.setattr(harness.time, "sleep", lambda s: events.append(("sleep", s)))
+    harness.time_call(lambda: events.append(("call", None)), (), repeats=2, target_s=0.0, max_inner=1)
+    assert events[0] == ("sleep", harness.SETTLE_S) and harness.SETTLE_S >= 0.05
+    assert all(kind == "call" for kind, _ in events[1:]) and len(events) == 1 + 2 + 2  # warm-up, calibrate, 2 samples
