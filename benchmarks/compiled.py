@@ -79,8 +79,12 @@ def atan_p(x):
     t = abs(x)
     big = t > ONE
     z = ONE / max(t, ONE) if big else t
-    z2 = z * z
-    p = (((((((A8 * z2 + A7) * z2 + A6) * z2 + A5) * z2 + A4) * z2 + A3) * z2 + A2) * z2 + A1) * z2 + A0
+    w = z * z  # the polynomial in w by Estrin's scheme, as jaxtire._math._estrin evaluates it
+    w2 = w * w
+    w4 = w2 * w2
+    q0 = (A0 + A1 * w) + (A2 + A3 * w) * w2
+    q1 = (A4 + A5 * w) + (A6 + A7 * w) * w2
+    p = (q0 + q1 * w4) + A8 * (w4 * w4)
     r = p * z
     r = PIO2 - r if big else r
     return r if x >= ZERO else -r

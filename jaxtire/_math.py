@@ -77,6 +77,21 @@ _ATAN_COEFFS = (
 )
 
 
+def _estrin(w, coeffs):
+    """``sum_k coeffs[k] w^k`` by Estrin's scheme: pairs ``c_2j + c_2j+1 w``, then ``w^2``, ``w^4``, ... levels.
+
+    The same polynomial as Horner's rule with a dependency chain of ``~2 log2(len)`` operations instead of
+    ``len``: the tire loops are latency-bound (``benchmarks/PERF_NOTES.md``, "Estrin"), so the shorter
+    chain evaluates faster; the rounding differs from Horner's by a few float32 ulp.
+    """
+    terms = [jnp.float32(c) for c in coeffs]
+    power = w
+    while len(terms) > 1:
+        terms = [terms[i] + terms[i + 1] * power if i + 1 < len(terms) else terms[i] for i in range(0, len(terms), 2)]
+        power = power * power
+    return terms[0]
+
+
 @jax.custom_jvp
 def atan(x):
     """``arctan(x)``; in float32 a fused-friendly polynomial (a few ulp), in float64 ``jnp.arctan``.
@@ -91,11 +106,7 @@ def atan(x):
     t = jnp.abs(x)
     big = t > 1.0
     z = jnp.where(big, 1.0 / jnp.maximum(t, 1.0), t)
-    z2 = z * z
-    p = jnp.float32(_ATAN_COEFFS[-1])
-    for c in _ATAN_COEFFS[-2::-1]:
-        p = p * z2 + jnp.float32(c)
-    r = p * z
+    r = _estrin(z * z, _ATAN_COEFFS) * z
     r = jnp.where(big, jnp.float32(np.pi / 2) - r, r)
     return jnp.copysign(r, x)
 
