@@ -1,0 +1,123 @@
+"""sims.studies.statistics: the intervals cover what they claim (many synthetic studies with known answers),
+shrink as 1/sqrt(n), stream exactly, and the statistics of a million vehicles take seconds."""
+
+import math
+import time
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from sims.studies import statistics as st
+
+
+def _binom_consistent(hits: int, trials: int, p: float) -> float:
+    return sps.binomtest(hits, trials, p).pvalue
+
+
+@pytest.mark.parametrize("q", [0.05, 0.5, 0.95])
+def test_percentile_interval_coverage(q):
+    """4000 independent studies of 150 lognormal runs: the order-statistic interval of the q-quantile holds
+    the true quantile as often as its exact coverage says (binomial test), and that coverage is >= 95 %."""
+    rng = np.random.default_rng(1)
+    n, studies = 150, 4000
+    x = np.sort(rng.lognormal(0.3, 0.8, (studies, n)), axis=1)
+    truth = sps.lognorm(0.8, scale=math.exp(0.3)).ppf(q)
+    lo, hi, cover = st.quantile_ranks(n, q)
+    assert 1 <= lo < hi <= n and cover >= 0.95
+    hits = int(np.count_nonzero((x[:, lo - 1] <= truth) & (truth < x[:, hi - 1])))
+    assert _binom_consistent(hits, studies, cover) > 1e-3, (hits / studies, cover)
+    # the function the summaries use agrees with the ranks on one study
+    d = st.quantile_interval(x[0], q)
+    assert (d["low"], d["high"]) == (x[0, lo - 1], x[0, hi - 1])
+    assert d["value"] == pytest.approx(np.quantile(x[0], q))
+
+
+def test_rate_interval_coverage():
+    """Clopper-Pearson over 4000 binomial studies (n = 60, p = 0.07): observed coverage consistent with the
+    exact coverage sum_k pmf(k) [p in CI(k)], which is >= 95 %; the zero-event bound is 1 - 0.05^(1/n)."""
+    rng = np.random.default_rng(2)
+    n, p, studies = 60, 0.07, 4000
+    ci = [st.rate_interval(k, n) for k in range(n + 1)]
+    inside = np.array([c["low"] <= p <= c["high"] for c in ci])
+    exact = float(np.sum(sps.binom(n, p).pmf(np.arange(n + 1))[inside]))
+    assert exact >= 0.95
+    ks = rng.binomial(n, p, studies)
+    hits = int(np.count_nonzero(inside[ks]))
+    assert _binom_consistent(hits, studies, exact) > 1e-3, (hits / studies, exact)
+    # Clopper-Pearson against scipy's own implementation; the rule of three
+    ref = sps.binomtest(3, n).proportion_ci(0.95, method="exact")
+    assert (ci[3]["low"], ci[3]["high"]) == pytest.approx((ref.low, ref.high), rel=1e-9)
+    assert ci[0]["upper_one_sided"] == pytest.approx(1 - 0.05 ** (1 / n))
+    assert ci[0]["upper_one_sided"] == pytest.approx(3 / n, rel=0.05)
+    # the one-sided bound covers at 95 %: P(0 events | p = bound) = 0.05
+    assert (1 - ci[0]["upper_one_sided"]) ** n == pytest.approx(0.05)
+
+
+def test_widths_shrink_as_one_over_sqrt_n():
+    """16x the runs: the mean's, the median's, the p95's and a rate's intervals are ~4x narrower."""
+    rng = np.random.default_rng(3)
+    small, big = 1000, 16000
+    x = rng.normal(10.0, 2.0, big)
+    f = rng.random(big) < 0.2
+
+    def widths(m):
+        s = st.summarise({"x": x[:m], "f": f[:m]}, {"x": "value", "f": "flag"})
+        pc = s["x"]["percentiles"]
+        return np.array(
+            [
+                s["x"]["mean_high"] - s["x"]["mean_low"],
+                pc["p50"]["high"] - pc["p50"]["low"],
+                pc["p95"]["high"] - pc["p95"]["low"],
+                s["f"]["high"] - s["f"]["low"],
+            ]
+        )
+
+    ratio = widths(small) / widths(big)
+    np.testing.assert_allclose(ratio, 4.0, rtol=0.2)
+
+
+def test_streaming_equals_one_chunk_and_flags():
+    rng = np.random.default_rng(4)
+    x = rng.gamma(2.0, 3.0, 10_000)
+    x[17] = np.inf  # a vehicle that never stopped
+    f = rng.random(10_000) < 0.01
+    kinds = {"x": "value", "f": "flag"}
+    whole = st.summarise({"x": x, "f": f}, kinds)
+    acc = st.Accumulator(kinds)
+    parts = [st.Accumulator(kinds).add({"x": x[i : i + 3000], "f": f[i : i + 3000]}) for i in range(0, 10_000, 3000)]
+    for a in parts:
+        acc.merge(a)
+    s = acc.summary()
+    assert s["x"]["n"] == 10_000 and s["x"]["n_nonfinite"] == 1
+    fin = x[np.isfinite(x)]
+    assert s["x"]["mean"] == pytest.approx(fin.mean(), rel=1e-12)
+    assert s["x"]["std"] == pytest.approx(fin.std(ddof=1), rel=1e-10)
+    assert s["x"]["percentiles"] == whole["x"]["percentiles"]
+    assert s["f"] == whole["f"]
+    # too few runs are flagged, not printed as if exact: 71 runs cannot bound p5 from below, 72 can
+    few = st.summarise_value(x[:71][np.isfinite(x[:71])][:71])
+    assert few["percentiles"]["p5"]["flag"] == "too_few_runs" and few["percentiles"]["p5"]["low"] == -math.inf
+    assert st.summarise_value(fin[:72])["percentiles"]["p5"]["flag"] is None
+    assert any("fewer than" in m or "only" in m for m in st.summarise_value(fin[:5])["flags"])
+
+
+def test_statistics_of_a_million_vehicles_under_10_s():
+    """The statistics only (synthetic metrics of 1e6 vehicles, 4 value and 2 flag metrics, streamed in 10
+    chunks): under 10 s on the 2-core CI machine."""
+    rng = np.random.default_rng(5)
+    n = 1_000_000
+    metrics = {f"v{i}": rng.normal(40.0, 5.0, n).astype(np.float32) for i in range(4)}
+    metrics.update({f"f{i}": rng.random(n) < 0.01 for i in range(2)})
+    kinds = {k: ("value" if k[0] == "v" else "flag") for k in metrics}
+    t = time.perf_counter()
+    acc = st.Accumulator(kinds, percentiles=(1, 5, 50, 95, 99))
+    for i in range(0, n, n // 10):
+        acc.add({k: v[i : i + n // 10] for k, v in metrics.items()})
+    s = acc.summary()
+    for k in kinds:
+        if kinds[k] == "value":
+            st.convergence(acc.values(k), "value")
+    elapsed = time.perf_counter() - t
+    assert s["v0"]["n"] == n and s["v0"]["percentiles"]["p50"]["flag"] is None
+    assert elapsed < 10.0, elapsed
