@@ -1,0 +1,398 @@
+"""Parameter variation: any numeric leaf of the vehicle, the tire scales, the driver, the road and the
+scenario settings, named by a dotted path and drawn from a distribution.
+
+Paths (each validated against the range table of its field):
+
+* ``vehicle.chassis.<field>``: a :class:`~sims.vehicles.params.Chassis` field
+  (:data:`~sims.vehicles.params.CHASSIS_RANGES`), e.g. ``vehicle.chassis.brake_bias_front``;
+* ``vehicle.chassis.tire_scale_front.<f>`` / ``tire_scale_rear.<f>`` (``f`` in ``mu_x, mu_y, k_x, k_y``,
+  :data:`~sims.vehicles.params.TIRE_SCALE_RANGE`), and ``vehicle.tire_scale.<f>``: both axles at once;
+* ``vehicle.surface`` (alias ``road.surface``): the surface under all four wheels, by name or id (a
+  ``choice`` or ``grid``); ``road.grade`` / ``road.bank``: aliases of the chassis' ``road_grade`` /
+  ``road_bank``;
+* ``driver.<field>``: a field of the scenario's driver (:data:`sims.drivers.DRIVER_RANGES`);
+* ``scenario.<setting>``: a key of the scenario's ``settings`` (validated by
+  :data:`sims.scenarios._config.SCENARIO_RANGES` where it names one, and by the scenario's own setup).
+
+``by = "value"`` draws the value itself; ``by = "factor"`` draws a factor on the nominal value (the
+base vehicle's, the scenario driver's, the scenario setting's default).
+
+Distributions (:class:`Variation`), each mapped from a unit value ``u`` in [0, 1) of the design
+(:mod:`sims.studies.designs`) by its inverse distribution function, truncated to ``[low, high]`` as
+``x = F^{-1}(F(low) + u (F(high) - F(low)))``:
+
+* ``uniform``: ``low``, ``high``;
+* ``normal``: ``mean``, ``sd``, optional ``low`` / ``high`` (default: the field's range for values,
+  ``(0, inf)`` for factors);
+* ``lognormal``: ``median`` and ``sigma`` (the standard deviation of ``ln x``), optional bounds;
+* ``choice``: ``values`` with optional ``weights`` (normalised; names accepted for surfaces);
+* ``grid``: ``values``, deterministic: the study runs the cross product of every grid variation's values
+  (as OpenSCENARIO's deterministic distributions), each cell with the same draws of the random factors
+  (common random numbers).
+
+Correlation (optional): a Gaussian copula over the continuous random factors, ``z = Phi^{-1}(u) L^T``
+with ``L L^T = C`` the given correlation matrix and ``u' = Phi(z)`` (rank correlation close to ``C``;
+with a Sobol' or Latin hypercube design the stratification of each factor is kept, of pairs not).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy import special
+from scipy import stats as sps
+
+from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
+from jaxtire.surfaces import surface_id
+from jaxtire.validation import ValidationError, check_choice, check_range
+from sims.drivers import DRIVER_RANGES
+from sims.scenarios._config import SCENARIO_RANGES
+from sims.studies.designs import saltelli, unit_design
+from sims.run.fleet import broadcast
+from sims.vehicles.params import CHASSIS_RANGES, TIRE_SCALE_RANGE, TireScale, VehicleParams, validate_params
+
+DISTRIBUTIONS = ("uniform", "normal", "lognormal", "choice", "grid")
+_ALIASES = {
+    "road.surface": "vehicle.surface",
+    "road.grade": "vehicle.chassis.road_grade",
+    "road.bank": "vehicle.chassis.road_bank",
+}
+_ANY = (-math.inf, math.inf, True, True)
+
+
+class Variation(NamedTuple):
+    """One varied quantity: ``path`` (module docstring), ``dist`` (one of :data:`DISTRIBUTIONS`), ``by``
+    (``"value"`` or ``"factor"``) and the distribution's parameters (``low``, ``high``, ``mean``, ``sd``,
+    ``median``, ``sigma``, ``values``, ``weights``; unused ones ``None`` / empty)."""
+
+    path: str
+    dist: str = "uniform"
+    by: str = "value"
+    low: float | None = None
+    high: float | None = None
+    mean: float | None = None
+    sd: float | None = None
+    median: float | None = None
+    sigma: float | None = None
+    values: tuple = ()
+    weights: tuple = ()
+
+    @property
+    def random(self) -> bool:
+        """Drawn from the design (every distribution but ``grid``)."""
+        return self.dist != "grid"
+
+
+class Target(NamedTuple):
+    """Where a path points: ``kind`` (``chassis``, ``tire_scale``, ``surface``, ``driver``, ``setting``),
+    ``field`` (chassis field, ``"front.mu_x"`` / ``"both.mu_x"``, driver field, setting key) and the allowed
+    range of the value ``(low, high, low incl., high incl.)``."""
+
+    kind: str
+    field: str
+    range: tuple
+
+
+def resolve(path: str, settings: Mapping[str, Any] | None = None) -> Target:
+    """The :class:`Target` of a dotted ``path``; a ``ValidationError`` listing the allowed paths otherwise.
+    ``settings``: the scenario's settings (to check ``scenario.<key>``; ``None``: not checked)."""
+    p = _ALIASES.get(path, path)
+    parts = p.split(".")
+    src = "Variation"
+    if p == "vehicle.surface":
+        return Target("surface", "surface_ids", (0, len(SURFACE_NAMES) - 1, True, True))
+    if len(parts) == 3 and parts[:2] == ["vehicle", "chassis"] and parts[2] in CHASSIS_RANGES:
+        return Target("chassis", parts[2], CHASSIS_RANGES[parts[2]])
+    if len(parts) == 4 and parts[:2] == ["vehicle", "chassis"] and parts[2] in ("tire_scale_front", "tire_scale_rear"):
+        check_choice(f"{path}: tire scale", parts[3], TireScale._fields, source=src)
+        return Target("tire_scale", f"{parts[2][len('tire_scale_') :]}.{parts[3]}", TIRE_SCALE_RANGE)
+    if len(parts) == 3 and parts[:2] == ["vehicle", "tire_scale"]:
+        check_choice(f"{path}: tire scale", parts[2], TireScale._fields, source=src)
+        return Target("tire_scale", f"both.{parts[2]}", TIRE_SCALE_RANGE)
+    if len(parts) == 2 and parts[0] == "driver" and parts[1] in DRIVER_RANGES:
+        return Target("driver", parts[1], DRIVER_RANGES[parts[1]])
+    if len(parts) == 2 and parts[0] == "scenario":
+        if settings is not None and parts[1] not in settings:
+            raise ValidationError(
+                f"{src}: path {path!r}: the scenario has no setting {parts[1]!r}; its settings: {', '.join(settings)}"
+            )
+        return Target("setting", parts[1], SCENARIO_RANGES.get(parts[1], _ANY))
+    raise ValidationError(
+        f"{src}: path {path!r} names nothing that can be varied; allowed: vehicle.chassis.<field> "
+        f"({', '.join(CHASSIS_RANGES)}), vehicle.chassis.tire_scale_front.<f> / tire_scale_rear.<f> / "
+        f"vehicle.tire_scale.<f> (f: {', '.join(TireScale._fields)}), vehicle.surface, road.grade, road.bank, "
+        f"driver.<field> ({', '.join(DRIVER_RANGES)}), scenario.<setting>"
+    )
+
+
+def _surface(v) -> int:
+    return surface_id(v) if isinstance(v, str) else int(v)
+
+
+def check_variation(v: Variation, settings: Mapping[str, Any] | None = None) -> Variation:
+    """``v`` with its parameters checked (and surface names turned into ids); a ``ValidationError`` naming
+    the path, the parameter, the value and what is allowed otherwise."""
+    src = f"Variation {v.path!r}"
+    tgt = resolve(v.path, settings)
+    check_choice("dist", v.dist, DISTRIBUTIONS, source=src)
+    check_choice("by", v.by, ("value", "factor"), source=src)
+    if tgt.kind == "surface":
+        if v.dist not in ("choice", "grid") or v.by != "value":
+            raise ValidationError(f"{src}: a surface is chosen by name: dist = 'choice' or 'grid', by = 'value'")
+        try:
+            ids = tuple(_surface(s) for s in v.values)
+        except (ValueError, TypeError) as e:
+            raise ValidationError(f"{src}: {e}") from None
+        v = v._replace(values=ids)
+    bounds = tgt.range if v.by == "value" else (0.0, math.inf, False, True)
+    if v.dist in ("choice", "grid"):
+        if not v.values:
+            raise ValidationError(f"{src}: dist = {v.dist!r} needs a non-empty list 'values'")
+        check_range("values", [float(x) for x in v.values], *bounds, source=src)
+        if v.weights:
+            if len(v.weights) != len(v.values):
+                raise ValidationError(
+                    f"{src}: {len(v.weights)} weights for {len(v.values)} values (give one weight per value)"
+                )
+            w = check_range("weights", [float(x) for x in v.weights], 0.0, math.inf, source=src)
+            if w.sum() <= 0:
+                raise ValidationError(f"{src}: weights sum to 0 (give at least one positive weight)")
+        return v
+    if v.dist == "uniform":
+        if v.low is None or v.high is None:
+            raise ValidationError(f"{src}: dist = 'uniform' needs 'low' and 'high'")
+    elif v.dist == "normal":
+        if v.mean is None or v.sd is None:
+            raise ValidationError(f"{src}: dist = 'normal' needs 'mean' and 'sd'")
+        check_range("sd", float(v.sd), 0.0, math.inf, lo_incl=False, source=src)
+    else:
+        if v.median is None or v.sigma is None:
+            raise ValidationError(f"{src}: dist = 'lognormal' needs 'median' and 'sigma' (sd of ln x)")
+        check_range("median", float(v.median), 0.0, math.inf, lo_incl=False, source=src)
+        check_range("sigma", float(v.sigma), 0.0, math.inf, lo_incl=False, source=src)
+    for name in ("low", "high"):
+        if getattr(v, name) is not None:
+            check_range(name, float(getattr(v, name)), *bounds, source=src)
+    lo, hi = _bounds(v, bounds)
+    if not lo < hi:
+        raise ValidationError(f"{src}: low = {lo:g} must be below high = {hi:g} (swap them?)")
+    return v
+
+
+def _bounds(v: Variation, bounds: tuple) -> tuple[float, float]:
+    lo = bounds[0] if v.low is None else float(v.low)
+    hi = bounds[1] if v.high is None else float(v.high)
+    if v.dist == "lognormal":
+        lo = max(lo, 0.0)
+    return lo, hi
+
+
+def from_unit(v: Variation, u: np.ndarray, settings: Mapping[str, Any] | None = None) -> np.ndarray:
+    """The draws of the random variation ``v`` (float64) at the unit values ``u`` (module docstring)."""
+    tgt = resolve(v.path, settings)
+    bounds = tgt.range if v.by == "value" else (0.0, math.inf, False, True)
+    if v.dist == "choice":
+        w = np.asarray(v.weights if v.weights else [1.0] * len(v.values), float)
+        edges = np.cumsum(w) / w.sum()
+        idx = np.minimum(np.searchsorted(edges, u, side="right"), len(v.values) - 1)
+        return np.asarray(v.values, float)[idx]
+    lo, hi = _bounds(v, bounds)
+    if v.dist == "uniform":
+        return lo + u * (hi - lo)
+    if v.dist == "normal":
+        mu, s = float(v.mean), float(v.sd)
+        cdf = lambda x: special.ndtr((x - mu) / s)  # noqa: E731
+        return mu + s * special.ndtri(cdf(lo) + u * (cdf(hi) - cdf(lo)))
+    m, s = math.log(float(v.median)), float(v.sigma)
+    cdf = lambda x: special.ndtr((math.log(x) - m) / s) if x > 0 else 0.0  # noqa: E731
+    return np.exp(m + s * special.ndtri(cdf(lo) + u * (cdf(hi) - cdf(lo))))
+
+
+def copula(u: np.ndarray, corr: np.ndarray) -> np.ndarray:
+    """Gaussian copula: ``Phi(Phi^{-1}(u) L^T)`` with ``L`` the Cholesky factor of the correlation matrix
+    ``corr`` (must be symmetric positive definite with a unit diagonal)."""
+    corr = np.asarray(corr, float)
+    if corr.shape != (u.shape[1],) * 2 or not np.allclose(corr, corr.T) or not np.allclose(np.diag(corr), 1.0):
+        raise ValidationError(f"correlation: a symmetric {u.shape[1]}x{u.shape[1]} matrix with a unit diagonal needed")
+    try:
+        chol = np.linalg.cholesky(corr)
+    except np.linalg.LinAlgError:
+        raise ValidationError("correlation: the matrix is not positive definite (lower some |rho|)") from None
+    z = special.ndtri(np.clip(u, 1e-12, 1 - 1e-12))
+    return special.ndtr(z @ chol.T)
+
+
+def correlation_matrix(variations: Sequence[Variation], pairs: Sequence[Sequence[Any]]) -> np.ndarray | None:
+    """The correlation matrix over the *random* variations from ``pairs`` ``[path_a, path_b, rho]``
+    (``None`` without pairs); ``choice`` factors cannot be correlated."""
+    if not pairs:
+        return None
+    rnd = [v.path for v in variations if v.random]
+    choice = {v.path for v in variations if v.dist == "choice"}
+    corr = np.eye(len(rnd))
+    for pair in pairs:
+        if len(pair) != 3:
+            raise ValidationError(f"correlation: each entry is [path_a, path_b, rho], got {pair!r}")
+        a, b, rho = pair
+        for p in (a, b):
+            if p not in rnd:
+                raise ValidationError(f"correlation: {p!r} is not a random variation of the study ({', '.join(rnd)})")
+            if p in choice:
+                raise ValidationError(f"correlation: {p!r} is a 'choice'; only continuous distributions can be correlated")
+        r = float(check_range(f"rho({a}, {b})", float(rho), -1.0, 1.0, False, False, source="correlation"))
+        i, j = rnd.index(a), rnd.index(b)
+        corr[i, j] = corr[j, i] = r
+    return corr
+
+
+class Draws(NamedTuple):
+    """The factors of every run: ``columns`` path -> ``(n,)`` float64 (surface ids as floats), ``n`` runs,
+    ``grid_cells`` (cells of the deterministic grid), ``runs`` per cell, ``design``."""
+
+    columns: dict[str, np.ndarray]
+    n: int
+    grid_cells: int
+    runs: int
+    design: str
+
+
+def draw(
+    variations: Sequence[Variation],
+    runs: int,
+    seed: int,
+    design: str = "random",
+    correlation: Sequence[Sequence[Any]] = (),
+    settings: Mapping[str, Any] | None = None,
+) -> Draws:
+    """Every run's factors: the design's unit points (``runs`` per grid cell; ``"saltelli"``: ``runs (d +
+    2)`` rows, no grid) mapped through each variation's distribution, correlated by the copula when
+    ``correlation`` pairs are given, the grid's cross product outermost."""
+    vs = [check_variation(v, settings) for v in variations]
+    paths = [v.path for v in vs]
+    dup = {p for p in paths if paths.count(p) > 1}
+    if dup:
+        raise ValidationError(f"variations: {sorted(dup)} varied twice (give each path once)")
+    rnd = [v for v in vs if v.random]
+    grid = [v for v in vs if not v.random]
+    if design == "saltelli":
+        if grid:
+            raise ValidationError("variations: a 'saltelli' design cannot be combined with 'grid' variations")
+        u = saltelli(runs, len(rnd), seed)
+    else:
+        u = unit_design(design, runs, len(rnd), seed)
+    corr = correlation_matrix(rnd, correlation)
+    if corr is not None:
+        u = copula(u, corr)
+    base = {v.path: from_unit(v, u[:, i], settings) for i, v in enumerate(rnd)}
+    cells = list(itertools.product(*(v.values for v in grid))) or [()]
+    m = u.shape[0]
+    cols = {p: np.tile(x, len(cells)) for p, x in base.items()}
+    for j, v in enumerate(grid):
+        cols[v.path] = np.repeat(np.asarray([float(c[j]) for c in cells]), m)
+    ordered = {p: cols[p] for p in paths}
+    return Draws(ordered, m * len(cells), len(cells), m, design)
+
+
+def _set(old, x, by: str):
+    """The new per-vehicle value: ``old x`` (factor) or ``x`` (value), in ``old``'s dtype and shape."""
+    old = jnp.asarray(old)
+    x = jnp.asarray(x, old.dtype)
+    return old * x if by == "factor" else jnp.broadcast_to(x, old.shape)
+
+
+def vary_vehicle(base: VehicleParams, n: int, values: Mapping[str, Any], by: Mapping[str, str]) -> VehicleParams:
+    """The fleet of ``n`` copies of the single vehicle ``base`` with the vehicle paths of ``values`` (each
+    ``(n,)``) applied (``by[path]``: ``"value"`` or ``"factor"``).  Pure JAX in ``values`` (the studies
+    differentiate through it); validated (:func:`~sims.vehicles.params.validate_params`) when concrete."""
+    ch = broadcast(base.chassis, n)
+    rep: dict[str, Any] = {}
+    scales = {"front": ch.tire_scale_front, "rear": ch.tire_scale_rear}
+    for path, x in values.items():
+        tgt = resolve(path)
+        if tgt.kind == "chassis":
+            rep[tgt.field] = _set(rep.get(tgt.field, getattr(ch, tgt.field)), x, by[path])
+        elif tgt.kind == "tire_scale":
+            axle, f = tgt.field.split(".")
+            for a in ("front", "rear") if axle == "both" else (axle,):
+                scales[a] = scales[a]._replace(**{f: _set(getattr(scales[a], f), x, by[path])})
+        elif tgt.kind == "surface":
+            ids = jnp.round(jnp.asarray(x)).astype(jnp.int32)
+            rep["surface_ids"] = jnp.broadcast_to(ids[:, None], (n, 4))
+    ch = ch._replace(**rep, tire_scale_front=scales["front"], tire_scale_rear=scales["rear"])
+    fleet = base._replace(chassis=ch)
+    if all(not isinstance(x, jax.core.Tracer) for x in values.values()):
+        validate_params(fleet, source="study vehicle")
+    return fleet
+
+
+@dataclasses.dataclass(frozen=True)
+class Varied:
+    """A scenario whose driver fields ``driver`` (``((field, by), ...)``) are set per vehicle from the
+    settings ``"driver.<field>"`` (a value or a factor on the scenario driver's own field); every other
+    setting, the metrics, ``evaluate`` and ``done`` are the wrapped ``scenario``'s (the scenario protocol
+    of :mod:`sims.scenarios.base`).  The driver's own validation (``DRIVER_RANGES``) checks concrete values."""
+
+    scenario: Any
+    driver: tuple = ()
+
+    @property
+    def name(self) -> str:
+        return self.scenario.name
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        extra = {f"driver.{f}": 1.0 for f, _ in self.driver}
+        return {**self.scenario.settings, **extra}
+
+    @property
+    def metrics(self):
+        return self.scenario.metrics
+
+    def _own(self, settings: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in settings.items() if not k.startswith("driver.")}
+
+    def setup(self, params, settings):
+        s = self.scenario.setup(params, self._own(settings))
+        drv = s.driver
+        if self.driver:
+            fields = {g.name for g in dataclasses.fields(drv)} if dataclasses.is_dataclass(drv) else set()
+            missing = [f for f, _ in self.driver if f not in fields]
+            if missing:
+                raise ValidationError(
+                    f"study: the driver of {self.name!r} ({type(drv).__name__}) has no field(s) {missing}; "
+                    f"its fields: {', '.join(sorted(fields))}"
+                )
+            drv = dataclasses.replace(
+                drv, **{f: _set(getattr(drv, f), settings[f"driver.{f}"], by) for f, by in self.driver}
+            )
+        return s._replace(driver=drv)
+
+    def evaluate(self, acc, setup, settings):
+        return self.scenario.evaluate(acc, setup, self._own(settings))
+
+    def done(self, acc):
+        fn = getattr(self.scenario, "done", None)
+        return None if fn is None else fn(acc)
+
+
+__all__ = [
+    "DISTRIBUTIONS",
+    "Varied",
+    "vary_vehicle",
+    "Draws",
+    "Target",
+    "Variation",
+    "check_variation",
+    "copula",
+    "correlation_matrix",
+    "draw",
+    "from_unit",
+    "resolve",
+]
