@@ -1,0 +1,388 @@
+"""A Monte Carlo study: one model (:class:`Study`) behind the study file (TOML) and the Python API.
+
+A study names the scenario (:mod:`sims.scenarios.catalog`), the vehicle (a preset and optionally a tire
+file), the fixed scenario settings, the variations (:class:`~sims.studies.variation.Variation`), the
+number of runs, the seed and the design, the metrics and percentiles.  :func:`run` draws the factors,
+runs the fleet (:func:`sims.scenarios.base.run_scenario`: every local device; in chunks of ``chunk``
+vehicles when given, the statistics accumulated as it goes), and returns a :class:`StudyResult`
+(results table, ``summary`` dict, sensitivities); :func:`sims.studies.report.write_folder` writes the run
+folder.  A study file (every key optional but ``scenario``)::
+
+    name = "wet-braking"
+    scenario = "braking"
+    runs = 256              # per grid cell; with design = "saltelli" the base rows (n (d + 2) runs)
+    seed = 1
+    design = "sobol"        # random, sobol, lhs, saltelli
+    metrics = ["distance", "passed"]     # default: every metric of the scenario
+    percentiles = [5, 50, 95]
+    gradients = 16          # pathwise gradients of the smooth metrics on the first 16 vehicles
+    chunk = 0               # vehicles per chunk (0: the whole fleet at once)
+
+    [vehicle]
+    preset = "hatchback"    # or sports_car, kart, race_car
+    tire = "path/to/file.tir"            # optional: both axles (default: the preset's tire)
+
+    [settings]              # fixed scenario settings (SI units)
+    speed = 27.78
+
+    [[vary]]
+    path = "vehicle.tire_scale.mu_x"
+    dist = "uniform"
+    by = "factor"
+    low = 0.8
+    high = 1.1
+
+``correlation = [["path_a", "path_b", 0.5]]`` correlates two random factors (Gaussian copula).  Unknown
+keys are errors naming the key and listing the allowed ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxtire
+from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
+from jaxtire.tir import load_tir
+from jaxtire.validation import ValidationError, check_choice, check_int
+from sims.run import distributed
+from sims.scenarios import catalog
+from sims.scenarios._config import SCENARIO_RANGES, check_config
+from sims.scenarios.base import run_scenario, scenario_metrics
+from sims.studies import designs, sensitivity, table
+from sims.studies import statistics as stats
+from sims.studies.variation import Draws, Variation, Varied, draw, resolve, vary_vehicle
+from sims.vehicles import presets
+
+_VEHICLE_KEYS = ("preset", "tire", "model")
+
+
+@dataclasses.dataclass(frozen=True)
+class Study:
+    """A study (module docstring).  ``preset``, ``tire`` (a ``.tir`` path, ``None``: the preset's own tire,
+    ``"simple"``: the simple tire model), ``model`` (``double_track`` / ``single_track``) describe the
+    vehicle; ``settings`` fixes scenario settings; ``vary`` the variations; ``runs``, ``seed``,
+    ``design``; ``metrics`` (empty: all), ``percentiles`` [%]; ``gradients``: vehicles whose pathwise
+    gradients are taken (0: none); ``chunk``: vehicles per chunk (0: one fleet); ``name`` of the run
+    folder."""
+
+    scenario: str = "braking"
+    preset: str = "hatchback"
+    tire: str | None = None
+    model: str = "double_track"
+    settings: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    vary: tuple[Variation, ...] = ()
+    correlation: tuple = ()
+    runs: int = 256
+    seed: int = 0
+    design: str = "random"
+    metrics: tuple[str, ...] = ()
+    percentiles: tuple[float, ...] = stats.PERCENTILES
+    gradients: int = 0
+    chunk: int = 0
+    name: str = "study"
+
+    def __post_init__(self):
+        src = "Study"
+        set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (normalising a frozen dataclass)
+        set_("vary", tuple(v if isinstance(v, Variation) else _variation(v) for v in self.vary))
+        set_("correlation", tuple(tuple(c) for c in self.correlation))
+        set_("metrics", tuple(self.metrics))
+        set_("percentiles", stats.check_percentiles(self.percentiles, source=f"{src}: percentiles"))
+        set_("settings", {str(k): float(v) for k, v in dict(self.settings).items()})
+        check_int("runs", self.runs, 1, 100_000_000, source=src)
+        check_int("seed", self.seed, 0, 2**63 - 1, source=src)
+        check_int("gradients", self.gradients, 0, 1_000_000, source=src)
+        check_int("chunk", self.chunk, 0, 100_000_000, source=src)
+        check_choice("design", self.design, designs.DESIGNS, source=src)
+        check_choice("model", self.model, ("double_track", "single_track"), source=src)
+        try:
+            presets.check_name(self.preset)
+        except ValueError as e:
+            raise ValidationError(f"{src}: preset: {e}") from None
+        if self.tire is not None and self.tire not in presets.TIRE_MODELS and not Path(self.tire).is_file():
+            raise ValidationError(f"{src}: tire = {self.tire!r}: no such file (give a .tir path, 'mf' or 'simple')")
+        if not self.name or any(c in self.name for c in "/\\\0"):
+            raise ValidationError(f"{src}: name = {self.name!r} must be a plain folder name")
+
+    # ---- the study file ----
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Study:
+        """A study from the dict of a study file (module docstring)."""
+        d = dict(d)
+        fields = {f.name for f in dataclasses.fields(cls)} - set(_VEHICLE_KEYS)
+        veh = d.pop("vehicle", {})
+        if not isinstance(veh, Mapping):
+            raise ValidationError("study file: [vehicle] must be a table (preset, tire, model)")
+        unknown = set(veh) - set(_VEHICLE_KEYS)
+        if unknown:
+            raise ValidationError(f"study file: unknown key(s) {sorted(unknown)} in [vehicle]; allowed {list(_VEHICLE_KEYS)}")
+        unknown = set(d) - fields
+        if unknown:
+            raise ValidationError(f"study file: unknown key(s) {sorted(unknown)}; allowed {sorted(fields | {'vehicle'})}")
+        if "scenario" not in d:
+            raise ValidationError("study file: 'scenario' is required (e.g. scenario = \"braking\")")
+        return cls(**d, **veh)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The study as a study-file dict (every value resolved, defaults included)."""
+        d: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name in _VEHICLE_KEYS:
+                continue
+            v = getattr(self, f.name)
+            if f.name == "vary":
+                v = [{k: x for k, x in var._asdict().items() if x not in (None, ())} for var in v]
+            d[f.name] = v
+        d["vehicle"] = {k: getattr(self, k) for k in _VEHICLE_KEYS if getattr(self, k) is not None}
+        return d
+
+
+def _variation(d: Mapping[str, Any]) -> Variation:
+    if not isinstance(d, Mapping) or "path" not in d:
+        raise ValidationError(f"study: each [[vary]] entry needs a 'path', got {d!r}")
+    unknown = set(d) - set(Variation._fields)
+    if unknown:
+        raise ValidationError(f"study: [[vary]] {d['path']!r}: unknown key(s) {sorted(unknown)}; allowed {list(Variation._fields)}")
+    d = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items()}
+    return Variation(**d)
+
+
+def load(path) -> Study:
+    """The :class:`Study` of a TOML study file."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            d = tomllib.load(f)
+    except OSError as e:
+        raise ValidationError(f"study file {path}: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ValidationError(f"study file {path}: not valid TOML: {e}") from None
+    return Study.from_dict(d)
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        return repr(f) if math.isfinite(f) else ("inf" if f > 0 else "-inf" if f < 0 else "nan")
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {type(v).__name__} to TOML")
+
+
+def dumps(study: Study) -> str:
+    """The study file (TOML) of ``study``: :func:`load` of it gives back an equal study (floats in their
+    shortest round-trip form)."""
+    d = study.to_dict()
+    lines = [f"{k} = {_toml_value(v)}" for k, v in d.items() if not isinstance(v, (dict, list)) or k in ("metrics", "percentiles", "correlation")]
+    for table_name in ("vehicle", "settings"):
+        lines += ["", f"[{table_name}]"] + [f"{k} = {_toml_value(v)}" for k, v in d[table_name].items()]
+    for var in d["vary"]:
+        lines += ["", "[[vary]]"] + [f"{k} = {_toml_value(v)}" for k, v in var.items()]
+    return "\n".join(lines) + "\n"
+
+
+# ---- running ----
+class StudyResult:
+    """What :func:`run` returns: ``study``, ``columns`` (the results table as a column dict; :meth:`frame`
+    the :class:`pandas.DataFrame`), ``summary`` (JSON-ready: statistics, sensitivities, timings, version),
+    ``accumulator`` (:class:`~sims.studies.statistics.Accumulator`), ``gradients`` (per-vehicle pathwise
+    derivatives ``{metric: {path: (k,)}}`` or ``{}``) and ``folder`` (set by :func:`sims.studies.report.write_folder`)."""
+
+    def __init__(self, study, columns, summary, accumulator, gradients, kinds):
+        self.study, self.columns, self.summary = study, columns, summary
+        self.accumulator, self.gradients, self.kinds = accumulator, gradients, kinds
+        self.folder: Path | None = None
+
+    def frame(self):
+        """The results table as a :class:`pandas.DataFrame` (one row per vehicle)."""
+        return table.to_frame(self.columns)
+
+
+def _vehicle(study: Study):
+    tire: Any = study.tire
+    if tire is not None and tire not in presets.TIRE_MODELS:
+        tire = load_tir(tire)
+    return presets.get(study.preset, tire=tire)
+
+
+def _inputs(study: Study, scenario, base, cols: Mapping[str, Any], n: int):
+    """``(fleet params, settings)`` of ``n`` vehicles from the drawn columns ``cols`` (path -> (n,)): pure JAX
+    in the column values (differentiated by the pathwise gradients)."""
+    by = {v.path: v.by for v in study.vary}
+    veh = {p: x for p, x in cols.items() if resolve(p).kind in ("chassis", "tire_scale", "surface")}
+    params = vary_vehicle(base, n, veh, by)
+    dtype = jnp.asarray(params.chassis.mass).dtype
+    nominal = {**scenario.settings, **study.settings}
+    settings: dict[str, Any] = {k: jnp.full((n,), v, dtype) for k, v in nominal.items()}
+    for p, x in cols.items():
+        tgt = resolve(p)
+        if tgt.kind == "setting":
+            x = jnp.asarray(x, dtype)
+            settings[tgt.field] = settings[tgt.field] * x if by[p] == "factor" else x
+        elif tgt.kind == "driver":
+            settings[f"driver.{tgt.field}"] = jnp.asarray(x, dtype)
+    return params, settings
+
+
+def _prepare(study: Study):
+    inner = catalog.get(study.scenario)
+    drv = tuple((resolve(v.path).field, v.by) for v in study.vary if v.path.startswith("driver."))
+    scenario = Varied(inner, drv)
+    unknown = set(study.settings) - set(inner.settings)
+    if unknown:
+        raise ValidationError(
+            f"Study: settings {sorted(unknown)} are not settings of {inner.name!r}; its settings: {', '.join(inner.settings)}"
+        )
+    check_config("Study", **{k: v for k, v in study.settings.items() if k in SCENARIO_RANGES})
+    metrics = {m.name: m for m in inner.metrics}
+    names = study.metrics or tuple(metrics)
+    for m in names:
+        if m not in metrics:
+            raise ValidationError(f"Study: metric {m!r} is not one of {inner.name!r}'s: {', '.join(metrics)}")
+    draws = draw(study.vary, study.runs, study.seed, study.design, study.correlation, settings=inner.settings)
+    return scenario, {m: metrics[m] for m in names}, draws
+
+
+def _rows(draws: Draws, lo: int, hi: int) -> dict[str, np.ndarray]:
+    return {p: x[lo:hi] for p, x in draws.columns.items()}
+
+
+def _table_columns(draws_cols, metrics, lo, hi, names) -> dict[str, np.ndarray]:
+    cols: dict[str, np.ndarray] = {"run": np.arange(lo, hi)}
+    for p, x in draws_cols.items():
+        cols[p] = x
+        if resolve(p).kind == "surface":
+            cols["vehicle.surface_name"] = np.asarray(SURFACE_NAMES, object)[np.round(x).astype(int)]
+    for m in names:
+        cols[m] = np.asarray(metrics[m])
+    return cols
+
+
+def run(study: Study | Mapping[str, Any] | str | Path, *, devices=None, progress=None) -> StudyResult:
+    """Run ``study`` (a :class:`Study`, a study-file dict or a path to a TOML study file) and return its
+    :class:`StudyResult` (module docstring).  ``devices``: as :func:`sims.scenarios.base.run_scenario`
+    (``None``: every local device).  Under ``jax.distributed`` with several processes each process runs
+    its own block of rows (:func:`sims.run.distributed.process_rows`) and every process gets the one
+    merged table (the rows are exchanged through the shared file system folder of ``share_dir``)."""
+    if isinstance(study, (str, Path)):
+        study = load(study)
+    elif isinstance(study, Mapping):
+        study = Study.from_dict(study)
+    scenario, metrics, draws = _prepare(study)
+    kinds = {m: metrics[m].kind for m in metrics}
+    names = tuple(metrics)
+    base = _vehicle(study)
+    acc = stats.Accumulator(kinds, study.percentiles)
+    n = draws.n
+    start, stop = 0, n
+    if jax.process_count() > 1:  # multi-host: this process's block of rows
+        start, stop, _ = distributed.process_rows(n)
+        stop = min(stop, n)
+    chunk = study.chunk or max(stop - start, 1)
+    parts, compile_s, run_s = [], 0.0, 0.0
+    t0 = time.perf_counter()
+    for lo in range(start, stop, chunk):
+        hi = min(lo + chunk, stop)
+        cols = _rows(draws, lo, hi)
+        params, settings = _inputs(study, scenario, base, cols, hi - lo)
+        out, rs = run_scenario(scenario, params, settings, devices=devices, progress=progress)
+        compile_s += float(rs.compile_s)
+        run_s += float(rs.run_s)
+        acc.add({m: out[m] for m in names})
+        parts.append(_table_columns(cols, out, lo, hi, names))
+    columns = table.concat(parts)
+    if jax.process_count() > 1:
+        columns, acc = _gather(columns, kinds, study.percentiles, distributed.process_rows(n))
+    wall = time.perf_counter() - t0
+    summary: dict[str, Any] = dict(
+        study=study.name,
+        scenario=study.scenario,
+        version=jaxtire.__version__,
+        seed=study.seed,
+        design=study.design,
+        runs=n,
+        grid_cells=draws.grid_cells,
+        dtype=str(jnp.asarray(base.chassis.mass).dtype),
+        backend=jax.default_backend(),
+        devices=jax.device_count() if devices is None else devices,
+        timing=dict(compile_s=compile_s, run_s=run_s, wall_s=wall, vehicles_per_s=n / max(run_s, 1e-9)),
+        metrics={m: dict(unit=metrics[m].unit, kind=metrics[m].kind, smooth=bool(metrics[m].smooth), doc=metrics[m].doc) for m in names},
+        statistics=acc.summary(),
+        sensitivity={},
+    )
+    if study.design == "saltelli":
+        factors = [v.path for v in study.vary]
+        summary["sensitivity"]["sobol"] = {
+            m: sensitivity.sobol(columns[m], study.runs, factors, seed=study.seed) for m in names
+        }
+    grads: dict = {}
+    if study.gradients:
+        grads = gradients(study, min(study.gradients, n), scenario=scenario, base=base, draws=draws, metrics=metrics)
+        summary["sensitivity"]["gradients"] = sensitivity.summarise_gradients(grads)
+    return StudyResult(study, columns, summary, acc, grads, kinds)
+
+
+def gradients(study: Study, k: int, *, scenario=None, base=None, draws=None, metrics=None, n_steps=None) -> dict:
+    """Pathwise gradients ``{metric: {path: (k,)}}`` of the smooth metrics with respect to every varied
+    continuous path (surfaces excluded) for the first ``k`` vehicles of the study, by ``jax.vjp`` through
+    :func:`sims.scenarios.base.scenario_metrics` (:func:`sims.studies.sensitivity.pathwise`)."""
+    if scenario is None:
+        scenario, metrics, draws = _prepare(study)
+    base = _vehicle(study) if base is None else base
+    smooth = [m for m, meta in metrics.items() if meta.smooth]
+    cols = _rows(draws, 0, k)
+    cont = {p: x for p, x in cols.items() if resolve(p).kind != "surface"}
+    fixed = {p: x for p, x in cols.items() if p not in cont}
+    if not smooth or not cont:
+        return {}
+    dtype = jnp.asarray(base.chassis.mass).dtype
+
+    def fn(vals):
+        params, settings = _inputs(study, scenario, base, {**fixed, **vals}, k)
+        out = scenario_metrics(scenario, params, settings, n_steps=n_steps)
+        return {m: out[m] for m in smooth}
+
+    return sensitivity.pathwise(fn, {p: jnp.asarray(x, dtype) for p, x in cont.items()}, smooth)
+
+
+def _gather(columns, kinds, percentiles, rows):
+    """Every process's rows, in row order, on every process (multi-host: ``process_allgather`` of each
+    column, padded to the equal block size of :func:`~sims.run.distributed.process_rows`)."""
+    from jax.experimental import multihost_utils  # only under jax.distributed
+
+    start, stop, _ = rows
+    merged = {}
+    for k, x in columns.items():
+        if x.dtype == object:
+            continue
+        x = np.asarray(x)
+        pad = stop - start - x.shape[0]
+        fill = -1 if k == "run" else 0
+        x = np.concatenate([x, np.full((pad,) + x.shape[1:], fill, x.dtype)]) if pad > 0 else x
+        merged[k] = np.asarray(multihost_utils.process_allgather(x, tiled=True))
+    keep = merged["run"] >= 0
+    order = np.argsort(merged["run"][keep], kind="stable")
+    merged = {k: v[keep][order] for k, v in merged.items()}
+    if "vehicle.surface" in merged:
+        merged["vehicle.surface_name"] = np.asarray(SURFACE_NAMES, object)[np.round(merged["vehicle.surface"]).astype(int)]
+    acc = stats.Accumulator(kinds, percentiles).add({m: merged[m] for m in kinds})
+    return merged, acc
+
+
+__all__ = ["Study", "StudyResult", "dumps", "gradients", "load", "run"]
