@@ -4,7 +4,8 @@
 * ``python -m sims [flags]``: the fleet CLI (:mod:`sims.cli.fleet`: the braking Monte Carlo and the
   table and throughput scenarios);
 * ``python -m sims identify [flags]``: vehicle identification (:mod:`sims.cli.identify`);
-* ``python -m sims tune [flags]``: controller tuning (:mod:`sims.cli.tune`).
+* ``python -m sims tune [flags]``: controller tuning (:mod:`sims.cli.tune`);
+* ``python -m sims study STUDY.toml``: a Monte Carlo study (:mod:`sims.cli.study`).
 
 Every one takes ``--tir PATH`` (any tire file) or ``--tire mf|simple``; the bundled tire is the default.
 """
@@ -13,9 +14,9 @@ from __future__ import annotations
 
 import sys
 
-from sims.cli import fleet, identify, tune
+from sims.cli import fleet, identify, study, tune
 
-COMMANDS = {"identify": identify.main, "tune": tune.main}
+COMMANDS = {"identify": identify.main, "study": study.main, "tune": tune.main}
 
 
 def main(argv=None):

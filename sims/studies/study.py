@@ -21,9 +21,14 @@ folder.  A study file (every key optional but ``scenario``)::
     [vehicle]
     preset = "hatchback"    # or sports_car, kart, race_car
     tire = "path/to/file.tir"            # optional: both axles (default: the preset's tire)
+    surface = "asphalt_wet"              # optional: under all four wheels
 
     [settings]              # fixed scenario settings (SI units)
     speed = 27.78
+
+    [options]               # static options of the scenario (its dataclass fields)
+    max_time = 10.0
+    model = "double_track"  # or single_track
 
     [[vary]]
     path = "vehicle.tire_scale.mu_x"
@@ -52,34 +57,36 @@ import numpy as np
 
 import jaxtire
 from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
+from jaxtire.surfaces import surface_id
 from jaxtire.tir import load_tir
 from jaxtire.validation import ValidationError, check_choice, check_int
 from sims.run import distributed
 from sims.scenarios import catalog
-from sims.scenarios._config import SCENARIO_RANGES, check_config
 from sims.scenarios.base import run_scenario, scenario_metrics
 from sims.studies import designs, sensitivity, table
 from sims.studies import statistics as stats
 from sims.studies.variation import Draws, Variation, Varied, draw, resolve, vary_vehicle
 from sims.vehicles import presets
 
-_VEHICLE_KEYS = ("preset", "tire", "model")
+_VEHICLE_KEYS = ("preset", "tire", "surface")
 
 
 @dataclasses.dataclass(frozen=True)
 class Study:
     """A study (module docstring).  ``preset``, ``tire`` (a ``.tir`` path, ``None``: the preset's own tire,
-    ``"simple"``: the simple tire model), ``model`` (``double_track`` / ``single_track``) describe the
-    vehicle; ``settings`` fixes scenario settings; ``vary`` the variations; ``runs``, ``seed``,
-    ``design``; ``metrics`` (empty: all), ``percentiles`` [%]; ``gradients``: vehicles whose pathwise
+    ``"simple"``: the simple tire model) and ``surface`` (a surface name under all four wheels, default the
+    preset's) describe the vehicle; ``settings`` fixes scenario settings; ``vary`` the variations; ``runs``, ``seed``,
+    ``design``; ``options``: the scenario's static options (``dt``, ``max_time``, ...: its dataclass
+    fields); ``metrics`` (empty: all), ``percentiles`` [%]; ``gradients``: vehicles whose pathwise
     gradients are taken (0: none); ``chunk``: vehicles per chunk (0: one fleet); ``name`` of the run
     folder."""
 
     scenario: str = "braking"
     preset: str = "hatchback"
     tire: str | None = None
-    model: str = "double_track"
+    surface: str | None = None
     settings: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     vary: tuple[Variation, ...] = ()
     correlation: tuple = ()
     runs: int = 256
@@ -99,18 +106,20 @@ class Study:
         set_("metrics", tuple(self.metrics))
         set_("percentiles", stats.check_percentiles(self.percentiles, source=f"{src}: percentiles"))
         set_("settings", {str(k): float(v) for k, v in dict(self.settings).items()})
+        set_("options", dict(self.options))
         check_int("runs", self.runs, 1, 100_000_000, source=src)
         check_int("seed", self.seed, 0, 2**63 - 1, source=src)
         check_int("gradients", self.gradients, 0, 1_000_000, source=src)
         check_int("chunk", self.chunk, 0, 100_000_000, source=src)
         check_choice("design", self.design, designs.DESIGNS, source=src)
-        check_choice("model", self.model, ("double_track", "single_track"), source=src)
         try:
             presets.check_name(self.preset)
         except ValueError as e:
             raise ValidationError(f"{src}: preset: {e}") from None
         if self.tire is not None and self.tire not in presets.TIRE_MODELS and not Path(self.tire).is_file():
             raise ValidationError(f"{src}: tire = {self.tire!r}: no such file (give a .tir path, 'mf' or 'simple')")
+        if self.surface is not None:
+            check_choice("surface", self.surface, SURFACE_NAMES, source=src)
         if not self.name or any(c in self.name for c in "/\\\0"):
             raise ValidationError(f"{src}: name = {self.name!r} must be a plain folder name")
 
@@ -122,7 +131,7 @@ class Study:
         fields = {f.name for f in dataclasses.fields(cls)} - set(_VEHICLE_KEYS)
         veh = d.pop("vehicle", {})
         if not isinstance(veh, Mapping):
-            raise ValidationError("study file: [vehicle] must be a table (preset, tire, model)")
+            raise ValidationError("study file: [vehicle] must be a table (preset, tire, surface)")
         unknown = set(veh) - set(_VEHICLE_KEYS)
         if unknown:
             raise ValidationError(f"study file: unknown key(s) {sorted(unknown)} in [vehicle]; allowed {list(_VEHICLE_KEYS)}")
@@ -190,7 +199,7 @@ def dumps(study: Study) -> str:
     shortest round-trip form)."""
     d = study.to_dict()
     lines = [f"{k} = {_toml_value(v)}" for k, v in d.items() if not isinstance(v, (dict, list)) or k in ("metrics", "percentiles", "correlation")]
-    for table_name in ("vehicle", "settings"):
+    for table_name in ("vehicle", "settings", "options"):
         lines += ["", f"[{table_name}]"] + [f"{k} = {_toml_value(v)}" for k, v in d[table_name].items()]
     for var in d["vary"]:
         lines += ["", "[[vary]]"] + [f"{k} = {_toml_value(v)}" for k, v in var.items()]
@@ -218,7 +227,8 @@ def _vehicle(study: Study):
     tire: Any = study.tire
     if tire is not None and tire not in presets.TIRE_MODELS:
         tire = load_tir(tire)
-    return presets.get(study.preset, tire=tire)
+    ids = None if study.surface is None else surface_id(study.surface)
+    return presets.get(study.preset, tire=tire, surface_ids=ids)
 
 
 def _inputs(study: Study, scenario, base, cols: Mapping[str, Any], n: int):
@@ -226,7 +236,7 @@ def _inputs(study: Study, scenario, base, cols: Mapping[str, Any], n: int):
     in the column values (differentiated by the pathwise gradients)."""
     by = {v.path: v.by for v in study.vary}
     veh = {p: x for p, x in cols.items() if resolve(p).kind in ("chassis", "tire_scale", "surface")}
-    params = vary_vehicle(base, n, veh, by)
+    params = vary_vehicle(base, n, veh, by, {v.path: v.also for v in study.vary})
     dtype = jnp.asarray(params.chassis.mass).dtype
     nominal = {**scenario.settings, **study.settings}
     settings: dict[str, Any] = {k: jnp.full((n,), v, dtype) for k, v in nominal.items()}
@@ -242,6 +252,14 @@ def _inputs(study: Study, scenario, base, cols: Mapping[str, Any], n: int):
 
 def _prepare(study: Study):
     inner = catalog.get(study.scenario)
+    if study.options:
+        fields = {f.name for f in dataclasses.fields(inner)} - {"name", "settings", "metrics", "ranges"}
+        unknown = set(study.options) - fields
+        if unknown:
+            raise ValidationError(
+                f"Study: options {sorted(unknown)} are not static options of {inner.name!r}; its options: {', '.join(sorted(fields))}"
+            )
+        inner = dataclasses.replace(inner, **study.options)
     drv = tuple((resolve(v.path).field, v.by) for v in study.vary if v.path.startswith("driver."))
     scenario = Varied(inner, drv)
     unknown = set(study.settings) - set(inner.settings)
@@ -249,7 +267,6 @@ def _prepare(study: Study):
         raise ValidationError(
             f"Study: settings {sorted(unknown)} are not settings of {inner.name!r}; its settings: {', '.join(inner.settings)}"
         )
-    check_config("Study", **{k: v for k, v in study.settings.items() if k in SCENARIO_RANGES})
     metrics = {m.name: m for m in inner.metrics}
     names = study.metrics or tuple(metrics)
     for m in names:
@@ -274,10 +291,12 @@ def _table_columns(draws_cols, metrics, lo, hi, names) -> dict[str, np.ndarray]:
     return cols
 
 
-def run(study: Study | Mapping[str, Any] | str | Path, *, devices=None, progress=None) -> StudyResult:
+def run(
+    study: Study | Mapping[str, Any] | str | Path, *, devices=None, progress=None, compiler_options=None
+) -> StudyResult:
     """Run ``study`` (a :class:`Study`, a study-file dict or a path to a TOML study file) and return its
     :class:`StudyResult` (module docstring).  ``devices``: as :func:`sims.scenarios.base.run_scenario`
-    (``None``: every local device).  Under ``jax.distributed`` with several processes each process runs
+    (``None``: every local device); ``compiler_options``: XLA options of the fleet program.  Under ``jax.distributed`` with several processes each process runs
     its own block of rows (:func:`sims.run.distributed.process_rows`) and every process gets the one
     merged table (the rows are exchanged through the shared file system folder of ``share_dir``)."""
     if isinstance(study, (str, Path)):
@@ -301,7 +320,9 @@ def run(study: Study | Mapping[str, Any] | str | Path, *, devices=None, progress
         hi = min(lo + chunk, stop)
         cols = _rows(draws, lo, hi)
         params, settings = _inputs(study, scenario, base, cols, hi - lo)
-        out, rs = run_scenario(scenario, params, settings, devices=devices, progress=progress)
+        out, rs = run_scenario(
+            scenario, params, settings, devices=devices, progress=progress, compiler_options=compiler_options
+        )
         compile_s += float(rs.compile_s)
         run_s += float(rs.run_s)
         acc.add({m: out[m] for m in names})

@@ -70,7 +70,9 @@ _ANY = (-math.inf, math.inf, True, True)
 class Variation(NamedTuple):
     """One varied quantity: ``path`` (module docstring), ``dist`` (one of :data:`DISTRIBUTIONS`), ``by``
     (``"value"`` or ``"factor"``) and the distribution's parameters (``low``, ``high``, ``mean``, ``sd``,
-    ``median``, ``sigma``, ``values``, ``weights``; unused ones ``None`` / empty)."""
+    ``median``, ``sigma``, ``values``, ``weights``; unused ones ``None`` / empty); ``also``: further vehicle
+    paths that take the same draw (e.g. ``mass`` with ``also = ["vehicle.chassis.yaw_inertia"]`` for a
+    payload factor, ``tire_scale.mu_x`` with ``mu_y``)."""
 
     path: str
     dist: str = "uniform"
@@ -83,6 +85,7 @@ class Variation(NamedTuple):
     sigma: float | None = None
     values: tuple = ()
     weights: tuple = ()
+    also: tuple = ()
 
     @property
     def random(self) -> bool:
@@ -143,6 +146,9 @@ def check_variation(v: Variation, settings: Mapping[str, Any] | None = None) -> 
     tgt = resolve(v.path, settings)
     check_choice("dist", v.dist, DISTRIBUTIONS, source=src)
     check_choice("by", v.by, ("value", "factor"), source=src)
+    for q in v.also:
+        if tgt.kind not in ("chassis", "tire_scale") or resolve(q).kind not in ("chassis", "tire_scale"):
+            raise ValidationError(f"{src}: also = {q!r}: only vehicle chassis / tire scale paths can share a draw")
     if tgt.kind == "surface":
         if v.dist not in ("choice", "grid") or v.by != "value":
             raise ValidationError(f"{src}: a surface is chosen by name: dist = 'choice' or 'grid', by = 'value'")
@@ -307,15 +313,20 @@ def _set(old, x, by: str):
     return old * x if by == "factor" else jnp.broadcast_to(x, old.shape)
 
 
-def vary_vehicle(base: VehicleParams, n: int, values: Mapping[str, Any], by: Mapping[str, str]) -> VehicleParams:
+def vary_vehicle(
+    base: VehicleParams, n: int, values: Mapping[str, Any], by: Mapping[str, str], also: Mapping[str, tuple] | None = None
+) -> VehicleParams:
     """The fleet of ``n`` copies of the single vehicle ``base`` with the vehicle paths of ``values`` (each
-    ``(n,)``) applied (``by[path]``: ``"value"`` or ``"factor"``).  Pure JAX in ``values`` (the studies
+    ``(n,)``) applied (``by[path]``: ``"value"`` or ``"factor"``; ``also[path]``: further paths the same
+    draw applies to).  Pure JAX in ``values`` (the studies
     differentiate through it); validated (:func:`~sims.vehicles.params.validate_params`) when concrete."""
     ch = broadcast(base.chassis, n)
+    also = also or {}
     rep: dict[str, Any] = {}
     scales = {"front": ch.tire_scale_front, "rear": ch.tire_scale_rear}
-    for path, x in values.items():
-        tgt = resolve(path)
+    targets = [(p, q, x) for p, x in values.items() for q in (p, *also.get(p, ()))]
+    for path, q, x in targets:
+        tgt = resolve(q)
         if tgt.kind == "chassis":
             rep[tgt.field] = _set(rep.get(tgt.field, getattr(ch, tgt.field)), x, by[path])
         elif tgt.kind == "tire_scale":
@@ -354,6 +365,10 @@ class Varied:
     @property
     def metrics(self):
         return self.scenario.metrics
+
+    @property
+    def ranges(self) -> Mapping[str, Any]:
+        return getattr(self.scenario, "ranges", {})
 
     def _own(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in settings.items() if not k.startswith("driver.")}

@@ -117,6 +117,12 @@ def test_sobol_indices_of_ishigami_match_analytic():
         assert r["first_low"] - 0.02 <= first[i] <= r["first_high"] + 0.02, (i, r, first[i])
         assert r["total_low"] - 0.02 <= total[i] <= r["total_high"] + 0.02, (i, r, total[i])
         assert r["first"] == pytest.approx(first[i], abs=0.05) and r["total"] == pytest.approx(total[i], abs=0.05)
+    # the estimators are scipy's (an independent implementation of the same formulas)
+    f_a, f_b, f_ab = designs.split_saltelli(_ishigami(x, a, b), n, 3)
+    ref = sps.sobol_indices(func=dict(f_A=f_a[None], f_B=f_b[None], f_AB=f_ab[:, None]), n=n)
+    s1, st = sensitivity.indices(f_a, f_b, f_ab)
+    np.testing.assert_allclose(s1, np.ravel(ref.first_order), rtol=1e-10)
+    np.testing.assert_allclose(st, np.ravel(ref.total_order), rtol=1e-10)
 
 
 def test_pathwise_gradients_of_a_known_function():

@@ -1,0 +1,42 @@
+"""``python -m sims study STUDY.toml``: run a Monte Carlo study file (:mod:`sims.studies`) and write its run
+folder (resolved study file, results table, ``summary.json``, plots, ``report.html``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from jaxtire.validation import ValidationError
+from sims.cli._checks import OneLineParser
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = OneLineParser(prog="python -m sims study", description=__doc__.split("\n\n")[0].split(": ", 1)[1])
+    ap.add_argument("file", help="the study file (TOML; see docs/studies.md)")
+    ap.add_argument("--out", default="studies", help="parent folder of the run folder (default: studies)")
+    ap.add_argument("--folder", default=None, help="exactly this run folder instead of <out>/<name>-<seed>-<time>")
+    ap.add_argument("--format", default="auto", choices=("auto", "parquet", "csv"), help="results table format")
+    ap.add_argument("--devices", type=int, default=None, help="local devices to use (default: all)")
+    return ap
+
+
+def main(argv=None) -> int:
+    """Parse ``argv``, run the study, print where its folder is and the headline numbers; exit status."""
+    ap = _parser()
+    args = ap.parse_args(argv)
+    from sims import studies  # after parsing: --help answers without importing JAX
+
+    try:
+        res = studies.run(args.file, out=args.out, folder=args.folder, fmt=args.format, devices=args.devices)
+    except (ValidationError, KeyError) as e:
+        sys.stderr.write(f"{ap.prog}: error: {e}\n")
+        return 2
+    print(f"study {res.study.name!r}: {res.summary['runs']} runs -> {res.folder}")
+    for m, d in res.summary["statistics"].items():
+        if d["kind"] == "flag":
+            print(f"  {m}: rate {d['rate']:.4g} [{d['low']:.4g}, {d['high']:.4g}]")
+        else:
+            p = {k: round(v["value"], 4) for k, v in d["percentiles"].items()}
+            print(f"  {m}: mean {d['mean']:.4g} +- {d['sem']:.2g}  {json.dumps(p)}")
+    return 0

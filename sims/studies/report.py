@@ -1,0 +1,239 @@
+"""The run folder of a study and its self-contained ``report.html``.
+
+:func:`write_folder` writes, in a folder of its own (``<out>/<name>-<seed>-<YYYYmmdd-HHMMSS>`` by default,
+as Hydra does):
+
+* ``study.toml``: the resolved study file (every default filled in): ``python -m sims study study.toml``
+  reproduces the run bitwise on the same machine and package version;
+* ``results.parquet`` (``results.csv`` without pyarrow): the results table, one row per vehicle
+  (:mod:`sims.studies.table`);
+* ``summary.json``: the package version, seed, timings, every statistic with its interval and flags
+  (:mod:`sims.studies.statistics`) and the sensitivities (:mod:`sims.studies.sensitivity`);
+* ``plots/*.png``: a histogram per value metric (with its percentiles and their intervals), the rates with
+  their Clopper-Pearson intervals, the convergence of every metric's estimate and interval against the
+  number of runs, the Sobol' indices and the pathwise gradients when computed;
+* ``report.html``: one page with the tables and every plot embedded (base64 PNG), to open in a browser.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sims.studies import statistics as stats
+from sims.studies import table
+from sims.studies.study import StudyResult, dumps
+
+
+def _plain(x):
+    """JSON-ready: numpy scalars and arrays as Python numbers and lists; non-finite floats as strings."""
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in (x.tolist() if isinstance(x, np.ndarray) else x)]
+    if isinstance(x, (np.floating, float)):
+        f = float(x)
+        return f if math.isfinite(f) else ("inf" if f > 0 else "-inf" if f < 0 else "nan")
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    return x
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # optional dependency: only the plots need it
+
+    return plt
+
+
+def plots(result: StudyResult, folder: Path) -> list[Path]:
+    """Write the PNG plots of ``result`` under ``folder``; returns their paths."""
+    plt = _pyplot()
+    folder.mkdir(parents=True, exist_ok=True)
+    s = result.summary
+    paths: list[Path] = []
+    st = s["statistics"]
+    values = [m for m, k in result.kinds.items() if k == "value"]
+    flags = [m for m, k in result.kinds.items() if k == "flag"]
+    for m in values:
+        x = np.asarray(result.columns[m], float)
+        fin = x[np.isfinite(x)]
+        fig, ax = plt.subplots(figsize=(6, 3.6))
+        if fin.size:
+            ax.hist(fin, bins=min(60, max(5, int(math.sqrt(fin.size)))), color="#4c72b0", alpha=0.8)
+        for name, d in st[m]["percentiles"].items():
+            if math.isfinite(d["value"]):
+                ax.axvline(d["value"], color="k", lw=1)
+                lo, hi = (v if math.isfinite(v) else d["value"] for v in (d["low"], d["high"]))
+                ax.axvspan(lo, hi, color="orange", alpha=0.25)
+                ax.text(d["value"], ax.get_ylim()[1] * 0.95, name, ha="center", va="top", fontsize=8)
+        unit = s["metrics"][m]["unit"]
+        ax.set_xlabel(f"{m} [{unit}]")
+        ax.set_ylabel("vehicles")
+        ax.set_title(f"{m}: n = {x.size}, percentiles with 95 % intervals (orange)")
+        paths.append(_save(fig, folder / f"hist_{m}.png", plt))
+    if flags:
+        fig, ax = plt.subplots(figsize=(6, 0.6 + 0.5 * len(flags)))
+        for i, m in enumerate(flags):
+            r = st[m]
+            ax.errorbar(r["rate"], i, xerr=[[r["rate"] - r["low"]], [r["high"] - r["rate"]]], fmt="o", capsize=4)
+        ax.set_yticks(range(len(flags)), flags)
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_xlabel("rate (Clopper-Pearson 95 % interval)")
+        paths.append(_save(fig, folder / "rates.png", plt))
+    fig, axes = plt.subplots(len(result.kinds), 1, figsize=(6, 2.4 * len(result.kinds)), squeeze=False)
+    for ax, (m, kind) in zip(axes[:, 0], result.kinds.items(), strict=True):
+        c = stats.convergence(result.columns[m], kind)
+        ax.plot(c["n"], c["estimate"], "o-", label="rate" if kind == "flag" else "mean")
+        ax.fill_between(c["n"], c["low"], c["high"], alpha=0.3)
+        if kind == "value":
+            ax.plot(c["n"], c["quantile"], "s--", label="median")
+            ql = [v if math.isfinite(v) else np.nan for v in c["q_low"]]
+            qh = [v if math.isfinite(v) else np.nan for v in c["q_high"]]
+            ax.fill_between(c["n"], ql, qh, alpha=0.2)
+        ax.set_xscale("log")
+        ax.set_ylabel(m)
+        ax.legend(fontsize=8)
+    axes[-1, 0].set_xlabel("runs n (estimate and 95 % interval of the first n runs)")
+    paths.append(_save(fig, folder / "convergence.png", plt))
+    sob = s["sensitivity"].get("sobol", {})
+    for m, res in sob.items():
+        names = [k for k in res if k != "flags"]
+        if not names:
+            continue
+        fig, ax = plt.subplots(figsize=(6, 0.8 + 0.5 * len(names)))
+        y = np.arange(len(names))
+        for off, key, lab in ((-0.18, "first", "first order S_i"), (0.18, "total", "total S_Ti")):
+            v = np.array([res[k][key] for k in names])
+            err = np.array([[res[k][key] - res[k][f"{key}_low"], res[k][f"{key}_high"] - res[k][key]] for k in names]).T
+            ax.barh(y + off, v, height=0.34, xerr=np.clip(err, 0, None), label=lab, capsize=3)
+        ax.set_yticks(y, names)
+        ax.set_xlabel(f"Sobol' index of {m} (95 % bootstrap interval)")
+        ax.legend(fontsize=8)
+        paths.append(_save(fig, folder / f"sobol_{m}.png", plt))
+    for m, per in result.gradients.items():
+        fig, ax = plt.subplots(figsize=(6, 0.8 + 0.6 * len(per)))
+        ax.boxplot([np.asarray(g, float) for g in per.values()], vert=False)
+        ax.set_yticks(range(1, len(per) + 1), list(per))
+        ax.set_xlabel(f"d {m} / d parameter, per vehicle (pathwise, jax.grad)")
+        paths.append(_save(fig, folder / f"gradients_{m}.png", plt))
+    return paths
+
+
+def _save(fig, path: Path, plt) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}" if math.isfinite(v) else ("&infin;" if v > 0 else "-&infin;" if v < 0 else "nan")
+    return html.escape(str(v))
+
+
+def html_page(result: StudyResult, images: list[Path]) -> str:
+    """The self-contained HTML report (plots as base64 ``data:`` URIs)."""
+    s = result.summary
+    esc = html.escape
+    rows = []
+    for m, d in s["statistics"].items():
+        unit = esc(s["metrics"][m]["unit"])
+        if d["kind"] == "flag":
+            extra = f" (one-sided 95 % upper bound {_fmt(d['upper_one_sided'])})" if d["upper_one_sided"] is not None else ""
+            rows.append(
+                f"<tr><td>{esc(m)}</td><td>rate</td><td>{d['n']}</td><td>{_fmt(d['rate'])} "
+                f"[{_fmt(d['low'])}, {_fmt(d['high'])}]{extra}</td><td></td></tr>"
+            )
+            continue
+        pct = "; ".join(
+            f"{esc(k)} {_fmt(p['value'])} [{_fmt(p['low'])}, {_fmt(p['high'])}]" + (" <b>too few runs</b>" if p["flag"] else "")
+            for k, p in d["percentiles"].items()
+        )
+        rows.append(
+            f"<tr><td>{esc(m)} [{unit}]</td><td>value</td><td>{d['n']}</td><td>mean {_fmt(d['mean'])} "
+            f"&plusmn; {_fmt(d['sem'])} (s.e.)</td><td>{pct}</td></tr>"
+        )
+    flags = [f"<li>{esc(m)}: {esc(f)}</li>" for m, d in s["statistics"].items() for f in d.get("flags") or []]
+    imgs = []
+    for p in images:
+        data = base64.b64encode(p.read_bytes()).decode("ascii")
+        imgs.append(f'<figure><img alt="{esc(p.stem)}" src="data:image/png;base64,{data}"><figcaption>{esc(p.stem)}</figcaption></figure>')
+    t = s["timing"]
+    head = (
+        f"<p>scenario <b>{esc(s['scenario'])}</b>, {s['runs']} runs ({s['grid_cells']} grid cells), design "
+        f"{esc(s['design'])}, seed {s['seed']}, jaxtire {esc(s['version'])}, {esc(s['dtype'])} on "
+        f"{esc(str(s['backend']))} ({esc(str(s['devices']))} devices); compile {t['compile_s']:.2f} s, "
+        f"run {t['run_s']:.2f} s.</p>"
+    )
+    sob = s["sensitivity"].get("sobol", {})
+    sob_rows = [
+        f"<tr><td>{esc(m)}</td><td>{esc(k)}</td><td>{_fmt(v['first'])} [{_fmt(v['first_low'])}, {_fmt(v['first_high'])}]</td>"
+        f"<td>{_fmt(v['total'])} [{_fmt(v['total_low'])}, {_fmt(v['total_high'])}]</td></tr>"
+        for m, res in sob.items()
+        for k, v in res.items()
+        if k != "flags"
+    ]
+    sob_html = (
+        "<h2>Sobol' indices (95 % bootstrap intervals)</h2><table><tr><th>metric</th><th>factor</th><th>first order</th>"
+        "<th>total</th></tr>" + "".join(sob_rows) + "</table>"
+        if sob_rows
+        else ""
+    )
+    study_file = esc(dumps(result.study))
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{esc(result.study.name)}: Monte Carlo study</title>
+<style>body{{font-family:sans-serif;max-width:70em;margin:1em auto}}table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:3px 6px;font-size:90%}}img{{max-width:100%}}pre{{background:#f4f4f4;padding:6px}}</style>
+</head><body>
+<h1>{esc(result.study.name)}</h1>
+{head}
+<h2>Statistics (95 % intervals; percentile intervals from order statistics, distribution-free)</h2>
+<table><tr><th>metric</th><th>kind</th><th>n</th><th>estimate</th><th>percentiles [interval]</th></tr>
+{"".join(rows)}</table>
+<h2>Flags</h2><ul>{"".join(flags) or "<li>none</li>"}</ul>
+{sob_html}
+<h2>Plots</h2>
+{"".join(imgs)}
+<h2>Study file</h2><pre>{study_file}</pre>
+</body></html>
+"""
+
+
+def write_folder(result: StudyResult, out="studies", folder=None, fmt: str = "auto") -> Path:
+    """Write the run folder of ``result`` (module docstring) under ``out`` (or exactly ``folder``); returns it
+    and sets ``result.folder``."""
+    if folder is None:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        folder = Path(out) / f"{result.study.name}-{result.study.seed}-{stamp}"
+        k = 1
+        while folder.exists():
+            folder = Path(out) / f"{result.study.name}-{result.study.seed}-{stamp}-{k}"
+            k += 1
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "study.toml").write_text(dumps(result.study))
+    path = table.write(result.columns, folder / "results", fmt)
+    summary: dict[str, Any] = dict(result.summary, results=path.name)
+    (folder / "summary.json").write_text(json.dumps(_plain(summary), indent=1))
+    images = plots(result, folder / "plots")
+    (folder / "report.html").write_text(html_page(result, images))
+    result.folder = folder
+    return folder
+
+
+__all__ = ["html_page", "plots", "write_folder"]
