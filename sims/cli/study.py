@@ -18,6 +18,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--folder", default=None, help="exactly this run folder instead of <out>/<name>-<seed>-<time>")
     ap.add_argument("--format", default="auto", choices=("auto", "parquet", "csv"), help="results table format")
     ap.add_argument("--devices", type=int, default=None, help="local devices to use (default: all)")
+    ap.add_argument("--fast-compile", action="store_true", help="XLA options that compile about 2x faster")
     return ap
 
 
@@ -26,9 +27,13 @@ def main(argv=None) -> int:
     ap = _parser()
     args = ap.parse_args(argv)
     from sims import studies  # after parsing: --help answers without importing JAX
+    from sims.run.rollout import fast_compile_options  # (the same)
 
     try:
-        res = studies.run(args.file, out=args.out, folder=args.folder, fmt=args.format, devices=args.devices)
+        opts = fast_compile_options() if args.fast_compile else None
+        res = studies.run(
+            args.file, out=args.out, folder=args.folder, fmt=args.format, devices=args.devices, compiler_options=opts
+        )
     except (ValidationError, KeyError) as e:
         sys.stderr.write(f"{ap.prog}: error: {e}\n")
         return 2

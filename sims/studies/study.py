@@ -354,12 +354,22 @@ def run(
         }
     grads: dict = {}
     if study.gradients:
-        grads = gradients(study, min(study.gradients, n), scenario=scenario, base=base, draws=draws, metrics=metrics)
+        grads = gradients(
+            study,
+            min(study.gradients, n),
+            scenario=scenario,
+            base=base,
+            draws=draws,
+            metrics=metrics,
+            compiler_options=compiler_options,
+        )
         summary["sensitivity"]["gradients"] = sensitivity.summarise_gradients(grads)
     return StudyResult(study, columns, summary, acc, grads, kinds)
 
 
-def gradients(study: Study, k: int, *, scenario=None, base=None, draws=None, metrics=None, n_steps=None) -> dict:
+def gradients(
+    study: Study, k: int, *, scenario=None, base=None, draws=None, metrics=None, n_steps=None, compiler_options=None
+) -> dict:
     """Pathwise gradients ``{metric: {path: (k,)}}`` of the smooth metrics with respect to every varied
     continuous path (surfaces excluded) for the first ``k`` vehicles of the study, by ``jax.vjp`` through
     :func:`sims.scenarios.base.scenario_metrics` (:func:`sims.studies.sensitivity.pathwise`)."""
@@ -376,7 +386,7 @@ def gradients(study: Study, k: int, *, scenario=None, base=None, draws=None, met
 
     def fn(vals):
         params, settings = _inputs(study, scenario, base, {**fixed, **vals}, k)
-        out = scenario_metrics(scenario, params, settings, n_steps=n_steps)
+        out = scenario_metrics(scenario, params, settings, n_steps=n_steps, compiler_options=compiler_options)
         return {m: out[m] for m in smooth}
 
     return sensitivity.pathwise(fn, {p: jnp.asarray(x, dtype) for p, x in cont.items()}, smooth)

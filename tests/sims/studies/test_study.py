@@ -141,13 +141,14 @@ def test_pathwise_gradients_match_finite_differences(x64):
     )
     scenario, metrics, draws = sm._prepare(st)
     base = sm._vehicle(st)
-    g = sm.gradients(st, 4, scenario=scenario, base=base, draws=draws, metrics=metrics)["distance"]
+    g = sm.gradients(st, 4, scenario=scenario, base=base, draws=draws, metrics=metrics, compiler_options=FAST)
+    g = g["distance"]
     cols = sm._rows(draws, 0, 4)
 
     @jax.jit
     def dist(c):
         p, s = sm._inputs(st, scenario, base, c, 4)
-        return scenario_metrics(scenario, p, s)["distance"]
+        return scenario_metrics(scenario, p, s, compiler_options=FAST)["distance"]
 
     for path in (MU, MASS, "scenario.speed"):
         h = 1e-5 * np.abs(cols[path])
@@ -160,16 +161,16 @@ def test_pathwise_gradients_match_finite_differences(x64):
     assert jnp.asarray(base.chassis.mass).dtype == jnp.float64
 
 
-def test_cli_study_and_errors(tmp_path, capsys):
+def test_cli_study_and_errors(wet, tmp_path, capsys):
     from sims import cli
 
     path = tmp_path / "s.toml"
-    path.write_text(sm.dumps(sm.Study.from_dict({**WET, "design": "random", "runs": 8, "name": "cli"})))
-    assert cli.main(["study", str(path), "--folder", str(tmp_path / "run"), "--format", "csv"]) == 0
+    path.write_text(sm.dumps(sm.Study.from_dict({**WET, "name": "cli"})))  # the fixture's fleet: compiled already
+    assert cli.main(["study", str(path), "--folder", str(tmp_path / "run"), "--format", "csv", "--fast-compile"]) == 0
     out = capsys.readouterr().out
     assert "distance" in out and (tmp_path / "run" / "results.csv").is_file()
     csv = table.read(tmp_path / "run" / "results.csv")
-    assert len(csv["distance"]) == 8
+    assert len(csv["distance"]) == 64
     bad = tmp_path / "bad.toml"
     bad.write_text('scenario = "braking"\n[[vary]]\npath = "vehicle.chassis.mass"\nlow = 2000\nhigh = 1000\n')
     assert cli.main(["study", str(bad)]) == 2
