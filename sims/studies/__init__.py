@@ -14,6 +14,7 @@ loop): :mod:`~sims.studies.identify` (vehicle parameters from a log) and :mod:`~
 from __future__ import annotations
 
 from sims.studies.study import Study, StudyResult, gradients, load
+from sims.studies.study import run as run_study
 from sims.studies.variation import Variation
 
 
@@ -23,9 +24,9 @@ def run(study, *, out="studies", folder=None, write: bool = True, fmt: str = "au
     ``write``, write its run folder under ``out`` (or exactly ``folder``;
     :func:`sims.studies.report.write_folder`).  Returns the :class:`StudyResult` (``.frame()`` the pandas
     table, ``.summary``, ``.folder``)."""
-    from sims.studies import report, study as _study  # report pulls matplotlib: only a run that writes needs it
+    from sims.studies import report  # report pulls matplotlib: only a run that writes needs it
 
-    result = _study.run(study, **kw)
+    result = run_study(study, **kw)
     if write:
         report.write_folder(result, out=out, folder=folder, fmt=fmt)
     return result

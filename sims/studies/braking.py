@@ -28,9 +28,30 @@ def monte_carlo_study(
 ) -> Study:
     """The :class:`Study` of the fleet CLI's braking Monte Carlo (module docstring); ``speed`` [m/s]."""
     vary = (
-        Variation("vehicle.chassis.mass", "uniform", "factor", *sampling.mass, also=("vehicle.chassis.yaw_inertia",)),
-        Variation("vehicle.tire_scale.mu_x", "uniform", "factor", *sampling.mu, also=("vehicle.tire_scale.mu_y",)),
-        Variation("vehicle.tire_scale.k_x", "uniform", "factor", *sampling.stiffness, also=("vehicle.tire_scale.k_y",)),
+        Variation(
+            "vehicle.chassis.mass",
+            "uniform",
+            "factor",
+            sampling.mass[0],
+            sampling.mass[1],
+            also=("vehicle.chassis.yaw_inertia",),
+        ),
+        Variation(
+            "vehicle.tire_scale.mu_x",
+            "uniform",
+            "factor",
+            sampling.mu[0],
+            sampling.mu[1],
+            also=("vehicle.tire_scale.mu_y",),
+        ),
+        Variation(
+            "vehicle.tire_scale.k_x",
+            "uniform",
+            "factor",
+            sampling.stiffness[0],
+            sampling.stiffness[1],
+            also=("vehicle.tire_scale.k_y",),
+        ),
         Variation("vehicle.surface", "choice", values=tuple(surfaces)),
         Variation("scenario.abs_on", "choice", values=(0.0, 1.0), weights=(1.0 - abs_fraction, abs_fraction)),
         Variation("scenario.yaw_rate0", "normal", mean=0.0, sd=yaw_rate0, low=-10.0, high=10.0),

@@ -154,14 +154,19 @@ def html_page(result: StudyResult, images: list[Path]) -> str:
     for m, d in s["statistics"].items():
         unit = esc(s["metrics"][m]["unit"])
         if d["kind"] == "flag":
-            extra = f" (one-sided 95 % upper bound {_fmt(d['upper_one_sided'])})" if d["upper_one_sided"] is not None else ""
+            extra = (
+                f" (one-sided 95 % upper bound {_fmt(d['upper_one_sided'])})"
+                if d["upper_one_sided"] is not None
+                else ""
+            )
             rows.append(
                 f"<tr><td>{esc(m)}</td><td>rate</td><td>{d['n']}</td><td>{_fmt(d['rate'])} "
                 f"[{_fmt(d['low'])}, {_fmt(d['high'])}]{extra}</td><td></td></tr>"
             )
             continue
         pct = "; ".join(
-            f"{esc(k)} {_fmt(p['value'])} [{_fmt(p['low'])}, {_fmt(p['high'])}]" + (" <b>too few runs</b>" if p["flag"] else "")
+            f"{esc(k)} {_fmt(p['value'])} [{_fmt(p['low'])}, {_fmt(p['high'])}]"
+            + (" <b>too few runs</b>" if p["flag"] else "")
             for k, p in d["percentiles"].items()
         )
         rows.append(
@@ -172,7 +177,9 @@ def html_page(result: StudyResult, images: list[Path]) -> str:
     imgs = []
     for p in images:
         data = base64.b64encode(p.read_bytes()).decode("ascii")
-        imgs.append(f'<figure><img alt="{esc(p.stem)}" src="data:image/png;base64,{data}"><figcaption>{esc(p.stem)}</figcaption></figure>')
+        imgs.append(
+            f'<figure><img alt="{esc(p.stem)}" src="data:image/png;base64,{data}"><figcaption>{esc(p.stem)}</figcaption></figure>'
+        )
     t = s["timing"]
     head = (
         f"<p>scenario <b>{esc(s['scenario'])}</b>, {s['runs']} runs ({s['grid_cells']} grid cells), design "

@@ -66,7 +66,9 @@ def sobol(
     d = len(names)
     y = np.asarray(values, np.float64).reshape(-1)
     if y.size != n * (d + 2):
-        raise ValidationError(f"sobol: {y.size} values for n = {n} and d = {d} factors (need n (d + 2) = {n * (d + 2)})")
+        raise ValidationError(
+            f"sobol: {y.size} values for n = {n} and d = {d} factors (need n (d + 2) = {n * (d + 2)})"
+        )
     flags: list[str] = []
     if not np.all(np.isfinite(y)):
         return {"flags": ["not every run is finite: no Sobol' indices"]}

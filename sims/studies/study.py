@@ -134,10 +134,14 @@ class Study:
             raise ValidationError("study file: [vehicle] must be a table (preset, tire, surface)")
         unknown = set(veh) - set(_VEHICLE_KEYS)
         if unknown:
-            raise ValidationError(f"study file: unknown key(s) {sorted(unknown)} in [vehicle]; allowed {list(_VEHICLE_KEYS)}")
+            raise ValidationError(
+                f"study file: unknown key(s) {sorted(unknown)} in [vehicle]; allowed {list(_VEHICLE_KEYS)}"
+            )
         unknown = set(d) - fields
         if unknown:
-            raise ValidationError(f"study file: unknown key(s) {sorted(unknown)}; allowed {sorted(fields | {'vehicle'})}")
+            raise ValidationError(
+                f"study file: unknown key(s) {sorted(unknown)}; allowed {sorted(fields | {'vehicle'})}"
+            )
         if "scenario" not in d:
             raise ValidationError("study file: 'scenario' is required (e.g. scenario = \"braking\")")
         return cls(**d, **veh)
@@ -161,7 +165,9 @@ def _variation(d: Mapping[str, Any]) -> Variation:
         raise ValidationError(f"study: each [[vary]] entry needs a 'path', got {d!r}")
     unknown = set(d) - set(Variation._fields)
     if unknown:
-        raise ValidationError(f"study: [[vary]] {d['path']!r}: unknown key(s) {sorted(unknown)}; allowed {list(Variation._fields)}")
+        raise ValidationError(
+            f"study: [[vary]] {d['path']!r}: unknown key(s) {sorted(unknown)}; allowed {list(Variation._fields)}"
+        )
     d = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items()}
     return Variation(**d)
 
@@ -198,7 +204,11 @@ def dumps(study: Study) -> str:
     """The study file (TOML) of ``study``: :func:`load` of it gives back an equal study (floats in their
     shortest round-trip form)."""
     d = study.to_dict()
-    lines = [f"{k} = {_toml_value(v)}" for k, v in d.items() if not isinstance(v, (dict, list)) or k in ("metrics", "percentiles", "correlation")]
+    lines = [
+        f"{k} = {_toml_value(v)}"
+        for k, v in d.items()
+        if not isinstance(v, (dict, list)) or k in ("metrics", "percentiles", "correlation")
+    ]
     for table_name in ("vehicle", "settings", "options"):
         lines += ["", f"[{table_name}]"] + [f"{k} = {_toml_value(v)}" for k, v in d[table_name].items()]
     for var in d["vary"]:
@@ -251,8 +261,12 @@ def _inputs(study: Study, scenario, base, cols: Mapping[str, Any], n: int):
 
 
 def _prepare(study: Study):
-    inner = catalog.get(study.scenario)
+    inner: Any = catalog.get(study.scenario)  # a frozen dataclass (the catalogue's scenarios are)
     if study.options:
+        if not dataclasses.is_dataclass(inner):
+            raise ValidationError(
+                f"Study: options need a dataclass scenario; {inner.name!r} is a {type(inner).__name__}"
+            )
         fields = {f.name for f in dataclasses.fields(inner)} - {"name", "settings", "metrics", "ranges"}
         unknown = set(study.options) - fields
         if unknown:
@@ -343,7 +357,10 @@ def run(
         backend=jax.default_backend(),
         devices=jax.device_count() if devices is None else devices,
         timing=dict(compile_s=compile_s, run_s=run_s, wall_s=wall, vehicles_per_s=n / max(run_s, 1e-9)),
-        metrics={m: dict(unit=metrics[m].unit, kind=metrics[m].kind, smooth=bool(metrics[m].smooth), doc=metrics[m].doc) for m in names},
+        metrics={
+            m: dict(unit=metrics[m].unit, kind=metrics[m].kind, smooth=bool(metrics[m].smooth), doc=metrics[m].doc)
+            for m in names
+        },
         statistics=acc.summary(),
         sensitivity={},
     )
@@ -411,7 +428,9 @@ def _gather(columns, kinds, percentiles, rows):
     order = np.argsort(merged["run"][keep], kind="stable")
     merged = {k: v[keep][order] for k, v in merged.items()}
     if "vehicle.surface" in merged:
-        merged["vehicle.surface_name"] = np.asarray(SURFACE_NAMES, object)[np.round(merged["vehicle.surface"]).astype(int)]
+        merged["vehicle.surface_name"] = np.asarray(SURFACE_NAMES, object)[
+            np.round(merged["vehicle.surface"]).astype(int)
+        ]
     acc = stats.Accumulator(kinds, percentiles).add({m: merged[m] for m in kinds})
     return merged, acc
 

@@ -47,15 +47,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from scipy import special
-from scipy import stats as sps
 
 from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
 from jaxtire.surfaces import surface_id
 from jaxtire.validation import ValidationError, check_choice, check_range
 from sims.drivers import DRIVER_RANGES
+from sims.run.fleet import broadcast
 from sims.scenarios._config import SCENARIO_RANGES
 from sims.studies.designs import saltelli, unit_design
-from sims.run.fleet import broadcast
 from sims.vehicles.params import CHASSIS_RANGES, TIRE_SCALE_RANGE, TireScale, VehicleParams, validate_params
 
 DISTRIBUTIONS = ("uniform", "normal", "lognormal", "choice", "grid")
@@ -161,7 +160,7 @@ def check_variation(v: Variation, settings: Mapping[str, Any] | None = None) -> 
     if v.dist in ("choice", "grid"):
         if not v.values:
             raise ValidationError(f"{src}: dist = {v.dist!r} needs a non-empty list 'values'")
-        check_range("values", [float(x) for x in v.values], *bounds, source=src)
+        check_range("values", [float(x) for x in v.values], bounds[0], bounds[1], bounds[2], bounds[3], source=src)
         if v.weights:
             if len(v.weights) != len(v.values):
                 raise ValidationError(
@@ -185,7 +184,7 @@ def check_variation(v: Variation, settings: Mapping[str, Any] | None = None) -> 
         check_range("sigma", float(v.sigma), 0.0, math.inf, lo_incl=False, source=src)
     for name in ("low", "high"):
         if getattr(v, name) is not None:
-            check_range(name, float(getattr(v, name)), *bounds, source=src)
+            check_range(name, float(getattr(v, name)), bounds[0], bounds[1], bounds[2], bounds[3], source=src)
     lo, hi = _bounds(v, bounds)
     if not lo < hi:
         raise ValidationError(f"{src}: low = {lo:g} must be below high = {hi:g} (swap them?)")
@@ -213,10 +212,10 @@ def from_unit(v: Variation, u: np.ndarray, settings: Mapping[str, Any] | None = 
     if v.dist == "uniform":
         return lo + u * (hi - lo)
     if v.dist == "normal":
-        mu, s = float(v.mean), float(v.sd)
+        mu, s = float(v.mean or 0.0), float(v.sd or 1.0)  # both checked by check_variation
         cdf = lambda x: special.ndtr((x - mu) / s)  # noqa: E731
         return mu + s * special.ndtri(cdf(lo) + u * (cdf(hi) - cdf(lo)))
-    m, s = math.log(float(v.median)), float(v.sigma)
+    m, s = math.log(float(v.median or 1.0)), float(v.sigma or 1.0)  # both checked by check_variation
     cdf = lambda x: special.ndtr((math.log(x) - m) / s) if x > 0 else 0.0  # noqa: E731
     return np.exp(m + s * special.ndtri(cdf(lo) + u * (cdf(hi) - cdf(lo))))
 
@@ -251,7 +250,9 @@ def correlation_matrix(variations: Sequence[Variation], pairs: Sequence[Sequence
             if p not in rnd:
                 raise ValidationError(f"correlation: {p!r} is not a random variation of the study ({', '.join(rnd)})")
             if p in choice:
-                raise ValidationError(f"correlation: {p!r} is a 'choice'; only continuous distributions can be correlated")
+                raise ValidationError(
+                    f"correlation: {p!r} is a 'choice'; only continuous distributions can be correlated"
+                )
         r = float(check_range(f"rho({a}, {b})", float(rho), -1.0, 1.0, False, False, source="correlation"))
         i, j = rnd.index(a), rnd.index(b)
         corr[i, j] = corr[j, i] = r
@@ -314,7 +315,11 @@ def _set(old, x, by: str):
 
 
 def vary_vehicle(
-    base: VehicleParams, n: int, values: Mapping[str, Any], by: Mapping[str, str], also: Mapping[str, tuple] | None = None
+    base: VehicleParams,
+    n: int,
+    values: Mapping[str, Any],
+    by: Mapping[str, str],
+    also: Mapping[str, tuple] | None = None,
 ) -> VehicleParams:
     """The fleet of ``n`` copies of the single vehicle ``base`` with the vehicle paths of ``values`` (each
     ``(n,)``) applied (``by[path]``: ``"value"`` or ``"factor"``; ``also[path]``: further paths the same

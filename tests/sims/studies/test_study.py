@@ -12,7 +12,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from tests.sims.conftest import FAST
 
 from jaxtire.validation import ValidationError
 from sims import studies
@@ -20,6 +19,7 @@ from sims.scenarios.base import scenario_metrics
 from sims.studies import braking, report, table
 from sims.studies import study as sm
 from sims.studies.variation import Variation
+from tests.sims.conftest import FAST
 
 MU = "vehicle.tire_scale.mu_x"
 MASS = "vehicle.chassis.mass"
@@ -110,7 +110,15 @@ def test_report_in_headless_chromium(wet, tmp_path):
     )
     probed = tmp_path / "report.html"
     probed.write_text(page.replace("</body>", probe + "</body>"))
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000", "--dump-dom", probed.as_uri()]
+    cmd = [
+        exe,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--virtual-time-budget=5000",
+        "--dump-dom",
+        probed.as_uri(),
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     body = re.search(r"<body[^>]*>", out.stdout).group(0)
@@ -206,6 +214,8 @@ def test_fleet_monte_carlo_is_a_study():
     d = sm._prepare(st)[2].columns
     assert d["vehicle.chassis.mass"].min() >= 0.9 and d["vehicle.chassis.mass"].max() <= 1.25
     assert np.mean(d["scenario.abs_on"]) == pytest.approx(0.5, abs=0.05)
-    assert set(np.unique(d["vehicle.surface"]).astype(int)) == {0, 2, 4, 6, 9} or len(np.unique(d["vehicle.surface"])) == 5
+    assert (
+        set(np.unique(d["vehicle.surface"]).astype(int)) == {0, 2, 4, 6, 9} or len(np.unique(d["vehicle.surface"])) == 5
+    )
     assert sm.load_from_text(sm.dumps(st)) == st if hasattr(sm, "load_from_text") else True
     assert report  # the report module imports without a display
