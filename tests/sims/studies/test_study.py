@@ -219,3 +219,28 @@ def test_fleet_monte_carlo_is_a_study():
     )
     assert sm.load_from_text(sm.dumps(st)) == st if hasattr(sm, "load_from_text") else True
     assert report  # the report module imports without a display
+
+
+def test_chunks_and_driver_variation(wet):
+    """A study run in two chunks of 32 vehicles (statistics accumulated as it goes) gives the table and the
+    statistics of the one-fleet run; a driver field (the ABS target slip) varies per vehicle."""
+    d = {**WET, "design": "random", "runs": 64, "name": "chunks"}
+    d["vary"] = [*WET["vary"], {"path": "driver.brake", "dist": "uniform", "low": 0.3, "high": 1.0}]
+    whole = studies.run(d, write=False, compiler_options=FAST)
+    parts = studies.run({**d, "chunk": 32}, write=False, compiler_options=FAST)
+    for k in ("run", MU, MASS, "driver.brake"):
+        assert np.array_equal(whole.columns[k], parts.columns[k]), k
+    np.testing.assert_allclose(parts.columns["distance"], whole.columns["distance"], rtol=1e-5)
+    sw, sp = whole.summary["statistics"]["distance"], parts.summary["statistics"]["distance"]
+    assert sp["n"] == sw["n"] == 64 and sp["mean"] == pytest.approx(sw["mean"], rel=1e-5)
+    # the drawn pedal is the driver's, vehicle by vehicle
+    st = sm.Study.from_dict(d)
+    scenario, _, draws = sm._prepare(st)
+    cols = sm._rows(draws, 0, 64)
+    p, settings = sm._inputs(st, scenario, sm._vehicle(st), cols, 64)
+    drv = scenario.setup(p, settings).driver
+    np.testing.assert_allclose(np.asarray(drv.brake), cols["driver.brake"], rtol=1e-6)
+    # a weaker pedal brakes longer (the slope of a linear fit on friction, mass and pedal)
+    x = np.stack([np.ones(64), cols[MU], cols[MASS], cols["driver.brake"]], axis=1)
+    coef = np.linalg.lstsq(x, whole.columns["distance"], rcond=None)[0]
+    assert coef[3] < 0 and coef[1] < 0
