@@ -36,6 +36,8 @@ from sims.run._xla import tune_cpu
 from sims.run.fleet import FleetRun, Sampling, fleet_start, sample_fleet
 from sims.run.rollout import fast_compile_options
 from sims.scenarios import braking, skidpad, step_steer
+from sims.studies import braking as braking_study
+from sims.studies.study import dumps
 from sims.vehicles import MODELS, presets
 from sims.vehicles.integrators import INTEGRATORS
 from sims.vehicles.presets import PRESET_NAMES
@@ -89,6 +91,12 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     ap.add_argument("--counts", default="1000,10000,100000", help="fleet sizes of the throughput scenario")
     ap.add_argument("--x64", action="store_true", help="float64 instead of float32")
+    ap.add_argument(
+        "--save-study",
+        default=None,
+        metavar="PATH",
+        help="also write the braking Monte Carlo of these flags as a study file (python -m sims study PATH)",
+    )
     ap.add_argument(
         "--fast-compile",
         action="store_true",
@@ -179,6 +187,17 @@ def run_braking(args, out: Path) -> dict:
     ids = [surface_id(s) for s in args.surface_list]
     base = presets.get(args.preset, tire=args.tire_params)
     mc = braking.monte_carlo_fleet(jax.random.PRNGKey(args.seed), base, n, ids, abs_fraction=args.abs_fraction)
+    if args.save_study:  # the same Monte Carlo as a study (sims.studies.braking); this run is unchanged
+        study = braking_study.monte_carlo_study(
+            n,
+            preset=args.preset,
+            surfaces=tuple(args.surface_list),
+            abs_fraction=args.abs_fraction,
+            speed=args.speed / 3.6,
+            seed=args.seed,
+            tire=args.tir,
+        )
+        Path(args.save_study).write_text(dumps(study))
     steps = args.steps or int(math.ceil(60.0 / args.dt))
     print(
         f"jaxtire fleet: {n} x {args.preset} ({args.model}, {tire_label(args)} tires, {args.integrator}, dt "
