@@ -228,7 +228,7 @@ def run_scenario(
     ``progress``: anything with ``update(steps)``."""
     sc = _resolve(scenario)
     vals = resolve_settings(sc, params, settings)
-    s = sc.setup(params, vals)
+    s = jitted_setup(sc, params, vals)
     run = FleetRun(
         s.params,
         s.state0,
@@ -253,6 +253,21 @@ def run_scenario(
     _, _, acc, stats = run.run(s.n_steps, progress=progress, done=done, active=active)
     out = sc.evaluate(acc, s, vals)
     return {k: np.asarray(v) for k, v in out.items()}, stats
+
+
+def jitted_setup(scenario, params: VehicleParams, settings: Mapping[str, Any]) -> Setup:
+    """``scenario.setup(params, settings)`` with its arrays built by one jitted program (the static ``model``,
+    ``dt`` and ``n_steps`` taken from the trace): building a path or a driver op by op would compile every
+    small operation once.  A setup must therefore be traceable (the protocol asks for pure JAX)."""
+    static: dict[str, Any] = {}
+
+    def arrays(p, v):
+        s = scenario.setup(p, v)
+        static.update(model=s.model, dt=s.dt, n_steps=s.n_steps)
+        return s.params, s.state0, s.driver, s.reducer
+
+    p, state0, driver, reducer = jax.jit(arrays)(params, dict(settings))
+    return Setup(p, state0, driver, reducer, static["model"], static["dt"], static["n_steps"])
 
 
 def _has_done(sc, setup: Setup) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from sims.scenarios.base import REGISTRY, Scenario, _resolve
 from sims.scenarios.braking import Braking
+from sims.scenarios.lane_change import iso3888_1, iso3888_2
 
 #: name -> scenario instance (the registry of :mod:`sims.scenarios.base`).
 SCENARIOS: dict[str, Scenario] = REGISTRY
@@ -50,5 +51,5 @@ def names() -> tuple[str, ...]:
     return tuple(sorted(SCENARIOS))
 
 
-for _sc in (Braking(),):
+for _sc in (Braking(), iso3888_1(), iso3888_2()):
     register(_sc)
