@@ -263,7 +263,8 @@ def _inputs(study: Study, scenario, base, cols: Mapping[str, Any], n: int):
 def _prepare(study: Study):
     inner: Any = catalog.get(study.scenario)  # a frozen dataclass (the catalogue's scenarios are)
     if study.options:
-        if not dataclasses.is_dataclass(inner):
+        is_dc = dataclasses.is_dataclass(inner)  # (a stored bool: Any stays Any for the checker)
+        if not is_dc:
             raise ValidationError(
                 f"Study: options need a dataclass scenario; {inner.name!r} is a {type(inner).__name__}"
             )
