@@ -12,7 +12,11 @@ from sims.cli._checks import OneLineParser
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = OneLineParser(prog="python -m sims study", description=__doc__.split("\n\n")[0].split(": ", 1)[1])
+    ap = OneLineParser(
+        prog="python -m sims study",
+        description="Run a Monte Carlo study file and write its run folder: the resolved study file, the results "
+        "table, summary.json, the plots and report.html (docs/studies.md).",
+    )
     ap.add_argument("file", help="the study file (TOML; see docs/studies.md)")
     ap.add_argument("--out", default="studies", help="parent folder of the run folder (default: studies)")
     ap.add_argument("--folder", default=None, help="exactly this run folder instead of <out>/<name>-<seed>-<time>")
