@@ -424,7 +424,10 @@ def _gather(columns, kinds, percentiles, rows):
         pad = stop - start - x.shape[0]
         fill = -1 if k == "run" else 0
         x = np.concatenate([x, np.full((pad,) + x.shape[1:], fill, x.dtype)]) if pad > 0 else x
-        merged[k] = np.asarray(multihost_utils.process_allgather(x, tiled=True))
+        # as raw bytes (rows, itemsize) uint8: JAX without x64 would cast float64 / int64 columns down
+        raw = np.ascontiguousarray(x).view(np.uint8).reshape(x.shape[0], -1)
+        got = np.asarray(multihost_utils.process_allgather(raw, tiled=True))
+        merged[k] = np.ascontiguousarray(got).view(x.dtype).reshape((-1,) + x.shape[1:])
     keep = merged["run"] >= 0
     order = np.argsort(merged["run"][keep], kind="stable")
     merged = {k: v[keep][order] for k, v in merged.items()}
