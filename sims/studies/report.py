@@ -201,6 +201,19 @@ def html_page(result: StudyResult, images: list[Path]) -> str:
         if sob_rows
         else ""
     )
+    grad_rows = [
+        f"<tr><td>{esc(m)}</td><td>{esc(p)}</td><td>{v['n']}</td><td>{_fmt(v['mean'])}</td><td>{_fmt(v['std'])}</td>"
+        f"<td>{_fmt(v['p5'])} / {_fmt(v['p50'])} / {_fmt(v['p95'])}</td></tr>"
+        for m, per in s["sensitivity"].get("gradients", {}).items()
+        for p, v in per.items()
+    ]
+    if grad_rows:
+        sob_html += (
+            "<h2>Pathwise gradients (d metric / d parameter per vehicle, jax.vjp)</h2><table><tr><th>metric</th>"
+            "<th>parameter</th><th>vehicles</th><th>mean</th><th>std</th><th>p5 / p50 / p95</th></tr>"
+            + "".join(grad_rows)
+            + "</table>"
+        )
     study_file = esc(dumps(result.study))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{esc(result.study.name)}: Monte Carlo study</title>

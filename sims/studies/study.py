@@ -389,14 +389,15 @@ def gradients(
     study: Study, k: int, *, scenario=None, base=None, draws=None, metrics=None, n_steps=None, compiler_options=None
 ) -> dict:
     """Pathwise gradients ``{metric: {path: (k,)}}`` of the smooth metrics with respect to every varied
-    continuous path (surfaces excluded) for the first ``k`` vehicles of the study, by ``jax.vjp`` through
+    continuous path (``choice`` and ``grid`` variations and surfaces excluded) for the first ``k`` vehicles of the study, by ``jax.vjp`` through
     :func:`sims.scenarios.base.scenario_metrics` (:func:`sims.studies.sensitivity.pathwise`)."""
     if scenario is None:
         scenario, metrics, draws = _prepare(study)
     base = _vehicle(study) if base is None else base
     smooth = [m for m, meta in metrics.items() if meta.smooth]
     cols = _rows(draws, 0, k)
-    cont = {p: x for p, x in cols.items() if resolve(p).kind != "surface"}
+    discrete = {v.path for v in study.vary if v.dist in ("choice", "grid")}
+    cont = {p: x for p, x in cols.items() if p not in discrete and resolve(p).kind != "surface"}
     fixed = {p: x for p, x in cols.items() if p not in cont}
     if not smooth or not cont:
         return {}
