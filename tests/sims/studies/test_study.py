@@ -245,3 +245,39 @@ def test_chunks_and_driver_variation(wet):
     x = np.stack([np.ones(64), cols[MU], cols[MASS], cols["driver.brake"]], axis=1)
     coef = np.linalg.lstsq(x, whole.columns["distance"], rcond=None)[0]
     assert coef[3] < 0 and coef[1] < 0
+
+
+def test_vehicle_study_intervals_cover_a_reference_run():
+    """64 small vehicle studies (64 vehicles each, short braking, simple tire) against a 4096-vehicle reference
+    of the same study with another seed: the median's order-statistic interval holds the reference median,
+    and the Clopper-Pearson interval of P(distance > reference p80) holds 0.2, as often as 95 % intervals
+    should (binomial test against their exact coverage; the reference's own error is ~1/16 of a width)."""
+    from scipy import stats as sps
+
+    from sims.studies import statistics as st
+
+    d = dict(
+        scenario="braking",
+        vehicle={"tire": "simple", "surface": "asphalt_wet"},
+        runs=4096,
+        settings={"speed": 8.0},
+        options={"max_time": 2.0, "dt": 0.02, "model": "single_track"},
+        metrics=["distance"],
+        vary=[
+            {"path": MU, "dist": "uniform", "by": "factor", "low": 0.6, "high": 1.1},
+            {"path": MASS, "dist": "normal", "by": "factor", "mean": 1.1, "sd": 0.1, "low": 0.8, "high": 1.4},
+        ],
+    )
+    ref = studies.run({**d, "seed": 11}, write=False, compiler_options=FAST).columns["distance"]
+    trials = studies.run({**d, "seed": 12}, write=False, compiler_options=FAST).columns["distance"]
+    median, p80 = np.quantile(ref, 0.5), np.quantile(ref, 0.8)
+    blocks = trials.reshape(64, 64)
+    lo, hi, cover = st.quantile_ranks(64, 0.5)
+    hits = sum(
+        st.quantile_interval(np.sort(b), 0.5)["low"] <= median <= st.quantile_interval(np.sort(b), 0.5)["high"]
+        for b in blocks
+    )
+    assert sps.binomtest(int(hits), 64, cover).pvalue > 1e-3, (hits, cover)
+    rates = [st.rate_interval(int(np.count_nonzero(b > p80)), 64) for b in blocks]
+    hits = sum(r["low"] <= 0.2 <= r["high"] for r in rates)
+    assert sps.binomtest(int(hits), 64, 0.95, alternative="less").pvalue > 1e-3, hits
