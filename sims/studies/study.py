@@ -173,7 +173,8 @@ def _variation(d: Mapping[str, Any]) -> Variation:
 
 
 def load(path) -> Study:
-    """The :class:`Study` of a TOML study file."""
+    """The :class:`Study` of a TOML study file (a relative ``tire`` path is taken from the working folder,
+    else from the study file's folder)."""
     path = Path(path)
     try:
         with open(path, "rb") as f:
@@ -182,6 +183,11 @@ def load(path) -> Study:
         raise ValidationError(f"study file {path}: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise ValidationError(f"study file {path}: not valid TOML: {e}") from None
+    veh = d.get("vehicle")
+    if isinstance(veh, dict) and isinstance(veh.get("tire"), str) and veh["tire"] not in presets.TIRE_MODELS:
+        tire = Path(veh["tire"])
+        if not tire.is_absolute() and not tire.is_file() and (path.parent / tire).is_file():
+            veh["tire"] = str(path.parent / tire)  # a tire file beside the study file
     return Study.from_dict(d)
 
 
