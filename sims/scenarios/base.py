@@ -259,6 +259,23 @@ def jitted_setup(scenario, params: VehicleParams, settings: Mapping[str, Any]) -
     """``scenario.setup(params, settings)`` with its arrays built by one jitted program (the static ``model``,
     ``dt`` and ``n_steps`` taken from the trace): building a path or a driver op by op would compile every
     small operation once.  A setup must therefore be traceable (the protocol asks for pure JAX)."""
+    try:
+        fn, static = _SETUPS[scenario]
+    except (KeyError, TypeError):  # TypeError: a scenario with unhashable fields is traced every time
+        fn, static = _setup_program(scenario)
+        try:
+            _SETUPS[scenario] = (fn, static)
+        except TypeError:
+            pass
+    p, state0, driver, reducer = fn(params, dict(settings))
+    return Setup(p, state0, driver, reducer, static["model"], static["dt"], static["n_steps"])
+
+
+#: The jitted setup of each (hashable) scenario and the static values its trace found.
+_SETUPS: dict[Any, tuple] = {}
+
+
+def _setup_program(scenario):
     static: dict[str, Any] = {}
 
     def arrays(p, v):
@@ -266,8 +283,7 @@ def jitted_setup(scenario, params: VehicleParams, settings: Mapping[str, Any]) -
         static.update(model=s.model, dt=s.dt, n_steps=s.n_steps)
         return s.params, s.state0, s.driver, s.reducer
 
-    p, state0, driver, reducer = jax.jit(arrays)(params, dict(settings))
-    return Setup(p, state0, driver, reducer, static["model"], static["dt"], static["n_steps"])
+    return jax.jit(arrays), static
 
 
 def _has_done(sc, setup: Setup) -> bool:

@@ -248,9 +248,9 @@ class ConeTrack(ScenarioBase):
     spin_angle: float = math.pi / 4
     throttle_off: bool = False
     driver: Any = None
-    settings: Any = dataclasses.field(default_factory=lambda: {"speed": 80.0 / 3.6, "reach": 5.0})
+    settings: Any = dataclasses.field(compare=False, default_factory=lambda: {"speed": 80.0 / 3.6, "reach": 5.0})
     metrics: Any = GATE_METRICS
-    ranges: Any = dataclasses.field(default_factory=lambda: {"reach": (-5.0, 10.0)})
+    ranges: Any = dataclasses.field(compare=False, default_factory=lambda: {"reach": (-5.0, 10.0)})
 
     @property
     def sections(self) -> tuple[float, ...]:
