@@ -195,8 +195,9 @@ def per_vehicle(tree, n: int, dtype=None, **fields):
 REGISTRY: dict[str, Any] = {}
 
 
-def _resolve(scenario):
-    """A scenario object, or the one registered under the name ``scenario``."""
+def resolve_scenario(scenario):
+    """A scenario object as it is, or the one registered under the name ``scenario`` (``KeyError`` listing the
+    names; ``TypeError`` for anything else)."""
     if isinstance(scenario, str):
         if scenario not in REGISTRY:
             raise KeyError(f"unknown scenario {scenario!r}; the catalogue has: {', '.join(sorted(REGISTRY))}")
@@ -226,7 +227,7 @@ def run_scenario(
     ``scenario.done`` says every vehicle has finished, then ``scenario.evaluate``.  Returns ``(metrics,
     RunStats)``: one numpy array ``(n,)`` per metric and the timings (``compile_s`` apart from ``run_s``).
     ``progress``: anything with ``update(steps)``."""
-    sc = _resolve(scenario)
+    sc = resolve_scenario(scenario)
     vals = resolve_settings(sc, params, settings)
     s = jitted_setup(sc, params, vals)
     run = FleetRun(
@@ -306,7 +307,7 @@ def scenario_metrics(
     :func:`sims.run.fleet.fleet_rollout` for ``n_steps`` steps (default the scenario's horizon; no early
     stop, no host loop) and evaluate; ``jax.grad`` / ``jit`` / ``vmap`` go through it (the studies'
     pathwise gradients of the ``smooth`` metrics).  Returns ``{name: (n,) array}``."""
-    sc = _resolve(scenario)
+    sc = resolve_scenario(scenario)
     vals = resolve_settings(sc, params, settings)
     s = sc.setup(params, vals)
     res = fleet_rollout(
