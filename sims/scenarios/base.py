@@ -195,8 +195,9 @@ def per_vehicle(tree, n: int, dtype=None, **fields):
 REGISTRY: dict[str, Any] = {}
 
 
-def _resolve(scenario):
-    """A scenario object, or the one registered under the name ``scenario``."""
+def resolve_scenario(scenario):
+    """A scenario object as it is, or the one registered under the name ``scenario`` (``KeyError`` listing the
+    names; ``TypeError`` for anything else)."""
     if isinstance(scenario, str):
         if scenario not in REGISTRY:
             raise KeyError(f"unknown scenario {scenario!r}; the catalogue has: {', '.join(sorted(REGISTRY))}")
@@ -226,7 +227,7 @@ def run_scenario(
     ``scenario.done`` says every vehicle has finished, then ``scenario.evaluate``.  Returns ``(metrics,
     RunStats)``: one numpy array ``(n,)`` per metric and the timings (``compile_s`` apart from ``run_s``).
     ``progress``: anything with ``update(steps)``."""
-    sc = _resolve(scenario)
+    sc = resolve_scenario(scenario)
     vals = resolve_settings(sc, params, settings)
     s = jitted_setup(sc, params, vals)
     run = FleetRun(
@@ -259,6 +260,23 @@ def jitted_setup(scenario, params: VehicleParams, settings: Mapping[str, Any]) -
     """``scenario.setup(params, settings)`` with its arrays built by one jitted program (the static ``model``,
     ``dt`` and ``n_steps`` taken from the trace): building a path or a driver op by op would compile every
     small operation once.  A setup must therefore be traceable (the protocol asks for pure JAX)."""
+    try:
+        fn, static = _SETUPS[scenario]
+    except (KeyError, TypeError):  # TypeError: a scenario with unhashable fields is traced every time
+        fn, static = _setup_program(scenario)
+        try:
+            _SETUPS[scenario] = (fn, static)
+        except TypeError:
+            pass
+    p, state0, driver, reducer = fn(params, dict(settings))
+    return Setup(p, state0, driver, reducer, static["model"], static["dt"], static["n_steps"])
+
+
+#: The jitted setup of each (hashable) scenario and the static values its trace found.
+_SETUPS: dict[Any, tuple] = {}
+
+
+def _setup_program(scenario):
     static: dict[str, Any] = {}
 
     def arrays(p, v):
@@ -266,8 +284,7 @@ def jitted_setup(scenario, params: VehicleParams, settings: Mapping[str, Any]) -
         static.update(model=s.model, dt=s.dt, n_steps=s.n_steps)
         return s.params, s.state0, s.driver, s.reducer
 
-    p, state0, driver, reducer = jax.jit(arrays)(params, dict(settings))
-    return Setup(p, state0, driver, reducer, static["model"], static["dt"], static["n_steps"])
+    return jax.jit(arrays), static
 
 
 def _has_done(sc, setup: Setup) -> bool:
@@ -290,7 +307,7 @@ def scenario_metrics(
     :func:`sims.run.fleet.fleet_rollout` for ``n_steps`` steps (default the scenario's horizon; no early
     stop, no host loop) and evaluate; ``jax.grad`` / ``jit`` / ``vmap`` go through it (the studies'
     pathwise gradients of the ``smooth`` metrics).  Returns ``{name: (n,) array}``."""
-    sc = _resolve(scenario)
+    sc = resolve_scenario(scenario)
     vals = resolve_settings(sc, params, settings)
     s = sc.setup(params, vals)
     res = fleet_rollout(

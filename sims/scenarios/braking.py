@@ -41,6 +41,7 @@ from sims.vehicles import presets
 from sims.vehicles.core import axle_loads
 from sims.vehicles.grip import peak_braking
 from sims.vehicles.params import VehicleParams
+from sims.vehicles.road import surface_change
 
 #: Surfaces of the validation table.
 SURFACES = ("asphalt_dry", "asphalt_wet", "gravel", "snow", "ice")
@@ -228,9 +229,13 @@ class Braking(ScenarioBase):
     model: Any = "double_track"
     stop_speed: float = 0.1
     spin_angle: float = math.pi / 2
-    settings: Any = dataclasses.field(default_factory=lambda: {"speed": V0, "yaw_rate0": YAW_RATE0, "abs_on": 1.0})
+    settings: Any = dataclasses.field(
+        compare=False, default_factory=lambda: {"speed": V0, "yaw_rate0": YAW_RATE0, "abs_on": 1.0}
+    )
     metrics: Any = BRAKING_METRICS
-    ranges: Any = dataclasses.field(default_factory=lambda: {"yaw_rate0": (-10.0, 10.0), "abs_on": (0.0, 1.0)})
+    ranges: Any = dataclasses.field(
+        compare=False, default_factory=lambda: {"yaw_rate0": (-10.0, 10.0), "abs_on": (0.0, 1.0)}
+    )
 
     def road_params(self, params: VehicleParams, settings) -> VehicleParams:
         """The fleet as it meets the road (here: unchanged)."""
@@ -266,6 +271,59 @@ class Braking(ScenarioBase):
 
     def done(self, acc: BrakingAcc):
         return acc.stopped
+
+
+def _surface(s) -> int:
+    return surface_id(s) if isinstance(s, str) else int(s)
+
+
+@dataclasses.dataclass(frozen=True)
+class SplitMuBraking(Braking):
+    """:class:`Braking` with the left wheels (FL, RL) on surface ``left`` and the right wheels (FR, RR) on
+    ``right`` (names or ids, static): the yaw moment of the unequal braking forces (as
+    :func:`split_mu_brake_test`; the steering is held straight)."""
+
+    name: str = "split_mu_braking"
+    left: Any = "asphalt_dry"
+    right: Any = "ice"
+
+    def road_params(self, params: VehicleParams, settings) -> VehicleParams:
+        sl, sr = _surface(self.left), _surface(self.right)
+        return _with_chassis(params, surface_ids=jnp.asarray([sl, sr, sl, sr], jnp.int32))
+
+
+@dataclasses.dataclass(frozen=True)
+class GradeBraking(Braking):
+    """:class:`Braking` down a constant slope: setting ``grade`` [rad] (default ``atan(0.1)``, a 10 % grade;
+    per vehicle, differentiable) sets ``road_grade = -grade`` (as :func:`downhill_brake_test`)."""
+
+    name: str = "grade_braking"
+    settings: Any = dataclasses.field(
+        compare=False,
+        default_factory=lambda: {"speed": V0, "yaw_rate0": YAW_RATE0, "abs_on": 1.0, "grade": math.atan(0.1)},
+    )
+    ranges: Any = dataclasses.field(
+        compare=False, default_factory=lambda: {"yaw_rate0": (-10.0, 10.0), "abs_on": (0.0, 1.0), "grade": (-0.8, 0.8)}
+    )
+
+    def road_params(self, params: VehicleParams, settings) -> VehicleParams:
+        return _with_chassis(params, road_grade=-settings["grade"])
+
+
+@dataclasses.dataclass(frozen=True)
+class MuJumpBraking(Braking):
+    """:class:`Braking` over a surface change (a mu-jump): the road's surface changes from ``before`` to
+    ``after`` (names or ids, static) at ``station`` [m] along ``X`` (:func:`sims.vehicles.road.surface_change`;
+    the start is at ``X = 0``), so the ABS meets the new surface mid-stop."""
+
+    name: str = "mu_jump_braking"
+    before: Any = "asphalt_dry"
+    after: Any = "asphalt_wet"
+    station: float = 15.0
+
+    def road_params(self, params: VehicleParams, settings) -> VehicleParams:
+        dtype = jnp.asarray(params.chassis.mass).dtype
+        return params._replace(road=surface_change(self.station, self.before, self.after, dtype=dtype))
 
 
 def sliding_friction(params: VehicleParams, surface: str | int, speed=V0) -> float:
@@ -417,6 +475,5 @@ def split_mu_brake_test(params: VehicleParams, abs_on, left="asphalt_dry", right
     """:func:`brake_test` with the left wheels (FL, RL) on surface ``left`` and the right wheels (FR, RR)
     on ``right`` (names or ids): the braking forces differ side to side, so the car yaws towards the
     high-grip side unless the driver (here: none, steering held straight) or ABS limits it."""
-    sl = surface_id(left) if isinstance(left, str) else int(left)
-    sr = surface_id(right) if isinstance(right, str) else int(right)
+    sl, sr = _surface(left), _surface(right)
     return brake_test(_with_chassis(params, surface_ids=jnp.asarray([sl, sr, sl, sr], jnp.int32)), abs_on, **kw)

@@ -13,9 +13,11 @@ A registered scenario is an instance (its static options at their defaults); ano
 
 from __future__ import annotations
 
-from sims.scenarios.base import REGISTRY, Scenario, _resolve
-from sims.scenarios.braking import Braking
+from sims.scenarios.base import REGISTRY, Scenario, resolve_scenario
+from sims.scenarios.braking import Braking, GradeBraking, MuJumpBraking, SplitMuBraking
 from sims.scenarios.lane_change import iso3888_1, iso3888_2
+from sims.scenarios.skidpad import Skidpad
+from sims.scenarios.step_steer import StepSteerScenario
 
 #: name -> scenario instance (the registry of :mod:`sims.scenarios.base`).
 SCENARIOS: dict[str, Scenario] = REGISTRY
@@ -43,7 +45,7 @@ def register(scenario, *, replace: bool = False) -> None:
 def get(name) -> Scenario:
     """The scenario registered as ``name``; a scenario object is returned as it is.  An unknown name raises
     ``KeyError`` listing the known ones."""
-    return _resolve(name)
+    return resolve_scenario(name)
 
 
 def names() -> tuple[str, ...]:
@@ -51,5 +53,14 @@ def names() -> tuple[str, ...]:
     return tuple(sorted(SCENARIOS))
 
 
-for _sc in (Braking(), iso3888_1(), iso3888_2()):
+for _sc in (
+    Braking(),
+    SplitMuBraking(),
+    GradeBraking(),
+    MuJumpBraking(),
+    iso3888_1(),
+    iso3888_2(),
+    StepSteerScenario(),
+    Skidpad(),
+):
     register(_sc)

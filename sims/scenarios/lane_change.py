@@ -234,7 +234,8 @@ class ConeTrack(ScenarioBase):
     """A run through cone gates with :class:`~sims.drivers.PathFollower` (module docstring).
 
     Settings: ``speed`` [m/s] the entry speed (the vehicle starts at it ``run_up`` before section 1),
-    ``reach`` [m] how far the reference lane change extends into the lanes.  Static options: ``standard``
+    ``reach_time`` [s]: the reference lane change extends ``reach = reach_time speed`` [m] into the lanes
+    (a driver at speed starts turning earlier, to make up for the car's lag).  Static options: ``standard``
     (``"3888-1"`` or ``"3888-2"``), ``dt`` [s], ``model``, ``run_up`` / ``run_out`` [m], ``spin_angle``
     [rad], ``throttle_off`` (release the throttle at the entry: ISO 3888-2; else the speed is held), the
     driver (``driver``: its gains; the path and target speed are set per vehicle)."""
@@ -248,9 +249,9 @@ class ConeTrack(ScenarioBase):
     spin_angle: float = math.pi / 4
     throttle_off: bool = False
     driver: Any = None
-    settings: Any = dataclasses.field(default_factory=lambda: {"speed": 80.0 / 3.6, "reach": 5.0})
+    settings: Any = dataclasses.field(compare=False, default_factory=lambda: {"speed": 80.0 / 3.6, "reach_time": 0.225})
     metrics: Any = GATE_METRICS
-    ranges: Any = dataclasses.field(default_factory=lambda: {"reach": (-5.0, 10.0)})
+    ranges: Any = dataclasses.field(compare=False, default_factory=lambda: {"reach_time": (-0.5, 1.0)})
 
     @property
     def sections(self) -> tuple[float, ...]:
@@ -285,7 +286,7 @@ class ConeTrack(ScenarioBase):
                 p = p._replace(speed=jnp.where(p.x < gk.x0[0], v, 0.0))
             return p
 
-        paths = jax.vmap(one_path)(g, speed, settings["reach"])
+        paths = jax.vmap(one_path)(g, speed, settings["reach_time"] * speed)
         base = self.driver if self.driver is not None else PathFollower(paths)
         drv_one = dataclasses.replace(base, path=jax.tree.map(lambda a: a[0], paths))
         m, state0, drv = fleet_start(params, self.model, drv_one, speed=speed, target_speed=speed, profile=1.0)
@@ -327,6 +328,6 @@ def iso3888_2(**kw) -> ConeTrack:
         name="iso3888_2",
         standard="3888-2",
         throttle_off=True,
-        settings={"speed": 60.0 / 3.6, "reach": 3.0},
+        settings={"speed": 60.0 / 3.6, "reach_time": 0.16},
     )
     return ConeTrack(**{**base, **kw})
