@@ -15,7 +15,6 @@ from sims.drivers import Constant, LaneChangeDriver
 from sims.run._xla import tune_cpu, use_host_devices
 from sims.run.fleet import FleetRun, Sampling, fleet_rollout, fleet_start, make_fleet, sample_fleet
 from sims.scenarios.braking import braking_run
-from sims.vehicles import presets
 from tests.sims.conftest import FAST
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
