@@ -493,6 +493,27 @@ class StraightBraking(Driver):
         return Controls(steer, jnp.zeros_like(state.vx), b), (jnp.where(on > 0, b_int, b_prev), k_table, f_table)
 
 
+@pytree_dataclass
+class LaneHoldBraking(StraightBraking):
+    """:class:`StraightBraking` with a driver who steers to hold the start line (ground ``Y = 0``, heading 0),
+    as a split-mu braking test allows (ISO 14512): the look-ahead law of :class:`PathFollower` on a
+    straight path::
+
+        steer = -k_y (Y + x_la psi),   x_la = x_preview + t_preview max(vx, 1 m/s)
+
+    ``k_y`` [rad/m], ``x_preview`` [m], ``t_preview`` [s]; the brakes as :class:`StraightBraking`."""
+
+    k_y: Any = 0.1
+    x_preview: Any = 5.0
+    t_preview: Any = 0.5
+
+    def __call__(self, t, state, params, dstate, dt):
+        c, d = super().__call__(t, state, params, dstate, dt)
+        x_la = self.x_preview + self.t_preview * jnp.maximum(state.vx, 1.0)
+        steer = -self.k_y * (state.y + x_la * wrap_angle(state.yaw))
+        return c._replace(steer=steer), d
+
+
 def lane_reference(x, x0, length, width):
     """``(y_ref, dy/dx, d2y/dx2)`` of the cosine lane change from ``y = 0`` to ``width`` over ``x0 .. x0 + length``."""
     s = jnp.clip((x - x0) / length, 0.0, 1.0)

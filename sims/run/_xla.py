@@ -74,8 +74,9 @@ def tune_cpu(environ=None, flags: set | None = None, host_devices: int | None = 
 
 def use_host_devices(environ=None) -> str | None:
     """What ``import sims.run`` does (so the Python API splits a fleet over the cores as the CLI does):
-    :func:`tune_cpu` with one host device per core, ``host_devices = JAXTIRE_HOST_DEVICES`` (an integer;
-    default ``os.cpu_count()``; ``1`` keeps the single CPU device, as the test suite does).  Too late once
+    :func:`tune_cpu`'s device count, one host device per core, ``host_devices = JAXTIRE_HOST_DEVICES`` (an
+    integer; default ``os.cpu_count()``; ``1`` keeps the single CPU device, as the test suite does); not its
+    512-bit vector flag (a speed choice of the CLI that changes the last bits of results).  Too late once
     JAX has started a backend (import :mod:`sims` before computing anything); ``JAXTIRE_XLA_DEFAULT=1``
     turns every flag off."""
     env = os.environ if environ is None else environ
@@ -86,9 +87,10 @@ def use_host_devices(environ=None) -> str | None:
         raise ValueError(
             f"JAXTIRE_HOST_DEVICES = {raw!r} must be an integer >= 1 (CPU devices for the fleets)"
         ) from None
-    if _AUTO_KEY in env or "xla_force_host_platform_device_count" in env.get("XLA_FLAGS", ""):
-        return None
-    added = tune_cpu(environ, host_devices=max(1, n))
+    if "xla_force_host_platform_device_count" in env.get("XLA_FLAGS", ""):
+        return None  # the user's count, or ours inherited from a parent process
+    env.pop(_AUTO_KEY, None)
+    added = tune_cpu(environ, flags=set(), host_devices=max(1, n))  # the device count only: no vector flag
     count = [f for f in (added or "").split() if f.startswith("--xla_force_host_platform_device_count")]
     if count:  # remembered, so an explicit tune_cpu(host_devices=...) (the CLI's --devices) may replace it
         env[_AUTO_KEY] = count[0]
