@@ -130,6 +130,39 @@ def validate_driver(drv) -> None:
             raise ValidationError(f"{src}: radius = 0.0 is not allowed (nonzero, |radius| <= 1e5; sign = direction)")
 
 
+def top_speed(ch):
+    """Power-limited top speed [m/s] on a level road, ``(2 P / (rho Cd A))^(1/3)`` (aerodynamic drag alone
+    absorbs ``max_power``; rolling resistance left out, so a little high); ``inf`` without drag."""
+    drag = 0.5 * jnp.asarray(ch.air_density) * jnp.asarray(ch.drag_area)
+    return jnp.where(drag > 0.0, (jnp.asarray(ch.max_power) / jnp.where(drag > 0.0, drag, 1.0)) ** (1.0 / 3.0), jnp.inf)
+
+
+#: A driver's ``target_speed`` may exceed the vehicle's :func:`top_speed` by this factor.
+TOP_SPEED_MARGIN = 1.2
+
+
+def check_target_speed(driver, params, source: str | None = None) -> None:
+    """Refuse a concrete ``target_speed`` [m/s] of ``driver`` above :data:`TOP_SPEED_MARGIN` times the vehicle's
+    :func:`top_speed` (per vehicle in a fleet): most likely km/h given as m/s (``target_speed=80`` on a
+    hatchback whose top speed is 62 m/s).  Raises :class:`~jaxtire.validation.ValidationError` with the hint."""
+    ts = getattr(driver, "target_speed", None)
+    ch = getattr(params, "chassis", None)
+    if ts is None or ch is None or not is_concrete((ts, ch.max_power, ch.drag_area, ch.air_density)):
+        return
+    v = np.asarray(ts, float)
+    vmax = np.asarray(top_speed(ch), float)
+    bad = np.broadcast_to(v > TOP_SPEED_MARGIN * vmax, np.broadcast_shapes(v.shape, vmax.shape))
+    if bad.any():
+        i = np.unravel_index(int(np.argmax(bad)), bad.shape)
+        vi = float(np.broadcast_to(v, bad.shape)[i])
+        mi = float(np.broadcast_to(vmax, bad.shape)[i])
+        raise ValidationError(
+            f"{source or type(driver).__name__}: target_speed = {vi:g} m/s ({vi * 3.6:.0f} km/h) is above the "
+            f"vehicle's top speed {mi:.1f} m/s ({mi * 3.6:.0f} km/h, from max_power and drag_area); speeds are in "
+            f"m/s: {vi:g} km/h is {vi / 3.6:.4g} m/s (pass target_speed={vi:g} / 3.6)"
+        )
+
+
 @typing.dataclass_transform(frozen_default=True)
 def pytree_dataclass(cls):
     """Class decorator: a frozen dataclass registered as a pytree whose fields are all data leaves (every
@@ -458,6 +491,27 @@ class StraightBraking(Driver):
         b = on * (self.abs_on * b_abs + (1.0 - self.abs_on) * self.brake)
         steer = jnp.asarray(self.steer, b.dtype) + jnp.zeros_like(state.vx)
         return Controls(steer, jnp.zeros_like(state.vx), b), (jnp.where(on > 0, b_int, b_prev), k_table, f_table)
+
+
+@pytree_dataclass
+class LaneHoldBraking(StraightBraking):
+    """:class:`StraightBraking` with a driver who steers to hold the start line (ground ``Y = 0``, heading 0),
+    as a split-mu braking test allows (ISO 14512): the look-ahead law of :class:`PathFollower` on a
+    straight path::
+
+        steer = -k_y (Y + x_la psi),   x_la = x_preview + t_preview max(vx, 1 m/s)
+
+    ``k_y`` [rad/m], ``x_preview`` [m], ``t_preview`` [s]; the brakes as :class:`StraightBraking`."""
+
+    k_y: Any = 0.1
+    x_preview: Any = 5.0
+    t_preview: Any = 0.5
+
+    def __call__(self, t, state, params, dstate, dt):
+        c, d = super().__call__(t, state, params, dstate, dt)
+        x_la = self.x_preview + self.t_preview * jnp.maximum(state.vx, 1.0)
+        steer = -self.k_y * (state.y + x_la * wrap_angle(state.yaw))
+        return c._replace(steer=steer), d
 
 
 def lane_reference(x, x0, length, width):

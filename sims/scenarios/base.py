@@ -48,6 +48,7 @@ import numpy as np
 
 from jaxtire.validation import ValidationError, check_range, is_concrete
 from sims.run.fleet import FleetRun, RunStats, broadcast, fleet_rollout, fleet_size
+from sims.scenarios._config import check_speed
 from sims.vehicles.params import VehicleParams, fleet_axes
 
 #: The two kinds of metric.
@@ -99,9 +100,6 @@ class Scenario(Protocol):
 #: The "passed" metric every scenario has.
 PASSED = Metric("passed", "-", "flag", False, "1 when the vehicle met every pass criterion of the scenario")
 
-#: Plausible speeds of a scenario setting or a driver's target [m/s] (above: most likely km/h given as m/s).
-SPEED_LIMIT = 90.0
-
 
 class ScenarioBase:
     """Defaults for scenario classes (a mixin of the frozen dataclasses of the catalogue).
@@ -124,21 +122,6 @@ class ScenarioBase:
             if m.name == name:
                 return m
         raise KeyError(f"{self.name}: no metric {name!r}; metrics: {', '.join(m.name for m in self.metrics)}")
-
-
-def check_speed(name: str, value, source: str, high: float = SPEED_LIMIT) -> None:
-    """Refuse a concrete speed [m/s] outside ``(0, high]`` with a hint about units (km/h given as m/s)."""
-    if not is_concrete(value):
-        return
-    arr = np.asarray(value, dtype=float)
-    bad = ~np.isfinite(arr) | (arr <= 0.0) | (arr > high)
-    if bad.any():
-        v = float(arr[bad].ravel()[0])
-        raise ValidationError(
-            f"{source}: {name} = {v:g} m/s is outside the plausible range (0, {high:g}] m/s "
-            f"({high * 3.6:.0f} km/h); speeds are in m/s: {v:g} km/h is {v / 3.6:.4g} m/s "
-            f"(pass {name}={v:g} / 3.6)"
-        )
 
 
 def resolve_settings(scenario, params: VehicleParams, settings: Mapping[str, Any] | None = None) -> dict:

@@ -33,7 +33,7 @@ from jaxtire._math import safe_norm
 from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import lookup, surface_id
 from jaxtire.tire import scale_tire, tire_forces
-from sims.drivers import StraightBraking, pytree_dataclass
+from sims.drivers import LaneHoldBraking, StraightBraking, pytree_dataclass
 from sims.run.fleet import FleetRun, FleetSample, Sampling, broadcast, fleet_start, sample_fleet
 from sims.scenarios._config import check_config
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, per_vehicle
@@ -241,6 +241,10 @@ class Braking(ScenarioBase):
         """The fleet as it meets the road (here: unchanged)."""
         return params
 
+    def driver(self):
+        """The driver (here :class:`~sims.drivers.StraightBraking`, the steering held straight)."""
+        return StraightBraking()
+
     def setup(self, params: VehicleParams, settings) -> Setup:
         check_config(self.name, dt=self.dt, max_time=self.max_time)
         check_config("BrakingReducer", stop_speed=self.stop_speed, spin_angle=self.spin_angle)
@@ -248,7 +252,7 @@ class Braking(ScenarioBase):
         m, state0, drv = fleet_start(
             params,
             self.model,
-            StraightBraking(),
+            self.driver(),
             speed=settings["speed"],
             yaw_rate=settings["yaw_rate0"],
             abs_on=settings["abs_on"],
@@ -281,11 +285,18 @@ def _surface(s) -> int:
 class SplitMuBraking(Braking):
     """:class:`Braking` with the left wheels (FL, RL) on surface ``left`` and the right wheels (FR, RR) on
     ``right`` (names or ids, static): the yaw moment of the unequal braking forces (as
-    :func:`split_mu_brake_test`; the steering is held straight)."""
+    :func:`split_mu_brake_test`), with a driver who steers against it (``corrects``, default) or the
+    steering held straight."""
 
     name: str = "split_mu_braking"
     left: Any = "asphalt_dry"
     right: Any = "ice"
+    corrects: bool = True
+
+    def driver(self):
+        """:class:`~sims.drivers.LaneHoldBraking` (the driver steers to hold the line, ``corrects``) or
+        :class:`~sims.drivers.StraightBraking` (the steering held straight)."""
+        return LaneHoldBraking() if self.corrects else StraightBraking()
 
     def road_params(self, params: VehicleParams, settings) -> VehicleParams:
         sl, sr = _surface(self.left), _surface(self.right)

@@ -40,7 +40,7 @@ def _entry_points(fleet):
 
 #: (entry point, argument, bad value, expected text)
 BAD = [
-    ("braking_run", "speed", -1.0, "speed = -1.0 is outside the allowed range (0.0, 200.0]"),
+    ("braking_run", "speed", -1.0, "speed = -1.0 is outside the allowed range (0.0, 90.0]"),
     ("braking_run", "speed", math.nan, "speed = nan is not finite"),
     ("braking_run", "speed", np.array([20.0, 1e39]), "speed = 1e+39 is not finite"),
     ("braking_run", "yaw_rate0", math.inf, "yaw_rate0 = inf is not finite"),
@@ -58,7 +58,7 @@ BAD = [
     ("circle_run", "tolerance", 0.0, "tolerance = 0.0 is outside"),
     ("skidpad", "n_points", 0, "n_points = 0 is outside the allowed range [1, 1000000]"),
     ("skidpad", "ay_max", -3.0, "ay_max = -3.0 is outside"),
-    ("step_steer", "speed", 0.0, "speed = 0.0 is outside the allowed range (0.0, 200.0]"),
+    ("step_steer", "speed", 0.0, "speed = 0.0 is outside the allowed range (0.0, 90.0]"),
     ("step_steer", "ramp", -0.1, "ramp = -0.1 is outside"),
     ("step_steer", "duration", 1.2, "duration = 1.2 s leaves no measurement window (it must exceed 1.6 s)"),
     ("step_steer", "ay_target", math.nan, "ay_target = nan is not finite"),
