@@ -288,11 +288,12 @@ def out_of_range(tire, kappa, alpha, gamma=0.0, fz=None, *, side=None, pressure=
     """
     model = model_of(tire)
     fz = model.nominal_load(tire) if fz is None else fz
-    if model.limit_flags is not None:
-        return model.limit_flags(tire, kappa, alpha, gamma, fz, side=side, pressure=pressure)
-    shape = jnp.broadcast_shapes(*(jnp.shape(x) for x in (kappa, alpha, gamma, fz)))
-    no = jnp.zeros(shape, bool)
-    return LimitFlags(no, no, no, no, no, no)
+    shape = jnp.broadcast_shapes(*(jnp.shape(x) for x in (kappa, alpha, gamma, fz, side, pressure) if x is not None))
+    if model.limit_flags is None:
+        no = jnp.zeros(shape, bool)
+        return LimitFlags(no, no, no, no, no, no)
+    flags = model.limit_flags(tire, kappa, alpha, gamma, fz, side=side, pressure=pressure)
+    return LimitFlags(*(jnp.broadcast_to(f, jnp.broadcast_shapes(shape, jnp.shape(f))) for f in flags))
 
 
 def out_of_range_code(tire, kappa, alpha, gamma=0.0, fz=None, *, side=None, pressure=None):
