@@ -73,6 +73,7 @@ from jaxtire.limits import LimitFlags, limit_flags, warn_out_of_range
 from jaxtire.magic_formula import peak_phase
 from jaxtire.params import MFParams
 from jaxtire.slip import spin
+from jaxtire.surfaces import check_surface
 from jaxtire.validation import check_choice
 
 ALPHA_LIMIT = np.pi / 2 - 0.01
@@ -510,6 +511,7 @@ def _solve(params: MFParams, kappa, alpha, gamma, fz, vx, surface, opts: _Option
     if fz is None:
         fz = p.FNOMIN
     _check_load(fz)
+    check_surface(surface, source="mf_forces: surface")  # concrete values only; skipped under jit
     zero_camber = _concrete_zero(gamma)
     kappa, alpha, gamma, fz = (jnp.asarray(x) for x in (kappa, alpha, gamma, fz))
     pres = p.INFLPRES if pressure is None else jnp.asarray(pressure)
@@ -663,6 +665,7 @@ def mf_forces(
 
 def cornering_stiffness(params: MFParams, fz=None, gamma=0.0, surface=None):
     """Analytic cornering stiffness ``Kya = By Cy Dy`` [N/rad] (negative with ISO-W signs)."""
+    check_surface(surface, source="cornering_stiffness: surface")  # concrete values only; skipped under jit
     fz = params.FNOMIN if fz is None else jnp.asarray(fz)
     grip = 1.0 if surface is None else surface.grip
     c = _common(params, fz, jnp.asarray(gamma), None, grip, 0.0)
@@ -671,6 +674,7 @@ def cornering_stiffness(params: MFParams, fz=None, gamma=0.0, surface=None):
 
 def slip_stiffness(params: MFParams, fz=None, surface=None):
     """Analytic longitudinal slip stiffness ``Kxk = Bx Cx Dx`` [N] per unit slip ratio."""
+    check_surface(surface, source="slip_stiffness: surface")  # concrete values only; skipped under jit
     fz = params.FNOMIN if fz is None else jnp.asarray(fz)
     grip = 1.0 if surface is None else surface.grip
     c = _common(params, fz, jnp.zeros_like(fz), None, grip, 0.0)
@@ -683,6 +687,7 @@ def clamped_stiffness(params: MFParams, fz, gamma=0.0, surface=None):
     (and ``FZ_SAT_FACTOR FNOMIN``), ``gamma`` clipped to ``[CAMMIN, CAMMAX]``, ``INFLPRES`` to ``[PRESMIN,
     PRESMAX]``.  So they are the zero-slip slopes of the forces :func:`mf_forces` returns, and, written as
     ``mf_forces`` writes them, XLA evaluates them once for both (common subexpressions)."""
+    check_surface(surface, source="clamped_stiffness: surface")  # concrete values only; skipped under jit
     p = params
     fz_f = jnp.minimum(jnp.clip(jnp.asarray(fz), 0.0, FZ_SAT_FACTOR * p.FNOMIN), p.FZMAX)
     gamma = jnp.clip(jnp.asarray(gamma), p.CAMMIN, p.CAMMAX)
@@ -702,6 +707,7 @@ class PeakValues(NamedTuple):
 
 def peak_values(params: MFParams, fz=None, gamma=0.0, surface=None) -> PeakValues:
     """Analytic extremes of the pure-slip Fx0 and Fy0 curves (reached where ``|C atan(...)| = pi/2``, for C > 1)."""
+    check_surface(surface, source="peak_values: surface")  # concrete values only; skipped under jit
     fz = params.FNOMIN if fz is None else jnp.asarray(fz)
     grip = 1.0 if surface is None else surface.grip
     c = _common(params, fz, jnp.asarray(gamma), None, grip, 0.0)

@@ -50,7 +50,6 @@ from jaxtire.mf61 import out_of_range as mf_out_of_range
 from jaxtire.params import MFParams
 from jaxtire.simple import FIELDS as _SIMPLE_FIELDS
 from jaxtire.simple import SimpleParams, simple_forces
-from jaxtire.surfaces import check_surface
 from jaxtire.validation import check_range
 from jaxtire.vertical import effective_rolling_radius
 
@@ -256,11 +255,10 @@ def tire_forces(tire, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=None, *
     Raises ``TypeError`` for an unknown params type, :class:`UnsupportedOption` for an option
     the model does not have (``None``-valued options are dropped first) and
     :class:`~jaxtire.validation.ValidationError` for a concrete ``surface`` outside
-    :data:`jaxtire.surfaces.RANGES` (grip in [0, 5], NaN refused; not checked under ``jit``).
+    :data:`jaxtire.surfaces.RANGES` (grip in [0, 5], NaN refused; not checked under ``jit``): every model's
+    force function applies :func:`jaxtire.surfaces.check_surface` itself, so a direct call is checked too.
     """
     model = model_of(tire)
-    if surface is not None:
-        check_surface(surface, source="tire_forces: surface")  # concrete values only; skipped under jit
     combined = options.pop("combined", True)
     have = model.options
     for key in list(options):
