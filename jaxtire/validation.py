@@ -160,7 +160,11 @@ def check_fields(values: Any, ranges: Any = None, *, source: str = "value", dtyp
         if not is_concrete(v):
             continue
         rng = (ranges or {}).get(name)
-        arr = check_range(name, v, *rng, source=source, dtype=dt) if rng else check_finite(name, v, source, dt)
+        if rng:
+            lo, hi, lo_incl, hi_incl = (*rng, True, True)[:4]
+            arr = check_range(name, v, lo, hi, lo_incl, hi_incl, source=source, dtype=dt)
+        else:
+            arr = check_finite(name, v, source, dt)
         small = (arr != 0.0) & (np.abs(arr) < tiny)
         if np.any(small):
             bad = arr[small].ravel()[0] if arr.ndim else float(arr)
