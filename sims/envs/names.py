@@ -40,8 +40,3 @@ def env_id(name: str) -> str:
         )
         return new
     raise ValueError(f"unknown environment {name!r}; allowed: {', '.join(ENV_IDS)}")
-
-
-def file_stem(name: str) -> str:
-    """A file-name-safe form of an environment name (``jaxtire/RaceOval-v0`` -> ``jaxtire_RaceOval-v0``)."""
-    return name.replace("/", "_")

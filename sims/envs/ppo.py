@@ -35,7 +35,7 @@ from tqdm.auto import tqdm
 
 import sims.envs as envs
 from sims.envs.base import batched
-from sims.envs.names import ENV_IDS, SHORT_NAMES, env_id, file_stem
+from sims.envs.names import ENV_IDS, SHORT_NAMES, env_id
 
 
 @dataclasses.dataclass(frozen=True)
@@ -427,7 +427,7 @@ def main(argv=None):
     hist = PPO(cfg).train(
         log_every=max(cfg.num_updates // 40, 1), progress=not args.no_progress, evaluate_initial=not args.no_initial
     )
-    stem = args.out or os.path.join("out", f"ppo_{file_stem(env_id(args.task))}")
+    stem = args.out or os.path.join("out", f"ppo_{ENV_IDS[env_id(args.task)]}")  # out/ppo_braking: no "/" in it
     stem = stem[:-4] if stem.endswith((".png", ".csv")) else stem[:-5] if stem.endswith(".json") else stem
     paths = write_results(hist, cfg, stem)
     plot_curve(hist, stem + ".png", f"PPO on {args.task}: {cfg.total_steps:,} steps, {hist['wall_s_total']:.0f} s")

@@ -44,7 +44,7 @@ def test_every_front_end_takes_the_id_silently(monkeypatch, tmp_path):
         monkeypatch.setattr(ppo, "plot_curve", lambda *a, **k: None)
         monkeypatch.chdir(tmp_path)
         ppo.main(["--task", "jaxtire/RaceOval-v0", "--no-progress"])
-    assert seen["env"] == "race-oval" and seen["stem"].endswith("ppo_jaxtire_RaceOval-v0")
+    assert seen["env"] == "race-oval" and seen["stem"].endswith("ppo_race-oval")
 
 
 @pytest.mark.parametrize("short, new", [(s, i) for i, s in ENV_IDS.items()])
