@@ -257,8 +257,9 @@ def run_braking(args, out: Path) -> dict:
         "stopped": [int(v) for v in res.stopped],
         "spun": [int(v) for v in res.spun],
         "max_yaw_deg": [float(np.degrees(v)) for v in res.max_yaw],
-        "tire_out_of_range": [int(v) for v in res.out_of_range],
     }
+    if res.out_of_range is not None:
+        cols["tire_out_of_range"] = [int(v) for v in res.out_of_range]
     table_path = write_table(out / "braking", cols, args.format)
     written = [table_path]
     if not args.no_plot:
