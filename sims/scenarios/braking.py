@@ -86,7 +86,9 @@ class BrakingReducer:
             acc.stopped | now,
             jnp.maximum(acc.max_yaw, jnp.abs(new.yaw - acc.yaw0)),
             acc.yaw0,
-            acc.out_of_range | any_wheel(tel.out_of_range),
+            acc.out_of_range
+            if getattr(tel, "out_of_range", None) is None
+            else acc.out_of_range | any_wheel(tel.out_of_range),
         )
 
 
