@@ -18,8 +18,8 @@ scan through gymnax's ``LogWrapper(FlattenObservationWrapper(GymnaxEnv))``, and 
 ``step`` on the Gymnasium ``JaxVectorEnv`` (next-step autoreset) and the SB3 ``JaxVecEnv`` at
 ``--host-envs`` (16) environments (numpy in and out, one jitted call per step).  ``--sb3`` trains SB3's
 PPO (``MlpPolicy``, 16 envs x 128 steps per rollout, batch 256, 5 epochs, one torch thread) for
-``--sb3-steps`` env steps on ``JaxVecEnv("braking")``, on gymnasium's CartPole-v1 in SB3's
-``DummyVecEnv`` and on 16 single ``JaxEnv("braking")`` in a ``DummyVecEnv``, alternating A/B/A/B, and
+``--sb3-steps`` env steps on ``JaxVecEnv("jaxtire/Braking-v0")``, on gymnasium's CartPole-v1 in SB3's
+``DummyVecEnv`` and on 16 single ``JaxEnv("jaxtire/Braking-v0")`` in a ``DummyVecEnv``, alternating A/B/A/B, and
 prints env-steps/s of ``learn`` (compile excluded) and the ratio to CartPole.  ``--json PATH`` writes
 every figure.
 
@@ -198,7 +198,7 @@ def sb3_ppo(total: int, rounds: int = 2, single_env: bool = True) -> dict:
         n_steps=128, batch_size=256, n_epochs=5, learning_rate=3e-4, seed=0, verbose=0, device="cpu"
     )
     venvs = {
-        "SB3 PPO, JaxVecEnv braking (16 envs)": lambda: JaxVecEnv("braking", 16),
+        "SB3 PPO, JaxVecEnv braking (16 envs)": lambda: JaxVecEnv("jaxtire/Braking-v0", 16),
         "SB3 PPO, CartPole-v1 DummyVecEnv (16 envs)": lambda: make_vec_env("CartPole-v1", n_envs=16, seed=0),
     }
     res: dict[str, list[float]] = {k: [] for k in venvs}
@@ -214,7 +214,7 @@ def sb3_ppo(total: int, rounds: int = 2, single_env: bool = True) -> dict:
     out = {k: max(v) for k, v in res.items()}
     if single_env:
         k = "SB3 PPO, 16 x JaxEnv braking in DummyVecEnv (single-env path)"
-        m = PPO("MlpPolicy", DummyVecEnv([lambda: JaxEnv("braking")] * 16), **kw)
+        m = PPO("MlpPolicy", DummyVecEnv([lambda: JaxEnv("jaxtire/Braking-v0")] * 16), **kw)
         m.learn(2048)
         t0 = time.perf_counter()
         m.learn(max(total // 10, 2048), reset_num_timesteps=False)
@@ -250,7 +250,7 @@ def shard_map_rollout(denv: DeviceEnv, steps: int):
 
 
 def devices_ab(
-    task: str = "braking",
+    task: str = "jaxtire/Braking-v0",
     n: int = 4096,
     steps: int = 50,
     repeat: int = 3,
@@ -351,7 +351,7 @@ def main(argv=None):
     )
     print(header)
     if args.devices_ab:
-        tasks = args.tasks if args.tasks != list(envs.REGISTRY) else ["braking"]
+        tasks = args.tasks if args.tasks != list(envs.REGISTRY) else ["jaxtire/Braking-v0"]
         counts = [c or None for c in args.device_counts]
         ab = {
             t: devices_ab(t, args.ab_size, args.steps, args.repeat, args.rounds, args.shard_map, counts) for t in tasks

@@ -42,7 +42,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxtire import transient, vertical
-from jaxtire.mf61 import LimitFlags, _Options, _solve
+from jaxtire.limits import LimitFlags
+from jaxtire.mf61 import _Options, _solve
 from jaxtire.params import MFParams
 
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from jaxtire._pytree import ValidatedReplace
 from jaxtire.magic_formula import magic_formula, magic_formula_direct
-from jaxtire.validation import ValidationError, check_range
+from jaxtire.validation import ValidationError, check_fields, check_range
 
 #: Allowed ranges of the curve coefficients: name -> (low, high, low inclusive, high inclusive).
 RANGES: dict[str, tuple[float, float, bool, bool]] = {
@@ -78,10 +78,12 @@ def make_load_table(fz, B, C, D, E, *, direct: bool = False, dtype=None) -> Load
     least one); each of ``B, C, D, E`` a scalar (shared by every slice) or a
     sequence of the same length.  Raises :class:`~jaxtire.validation.ValidationError` (a
     ``ValueError``) naming the field otherwise (also for ``B <= 0``, ``C`` outside (0, 2],
-    ``D < 0``, ``E > 1`` (:data:`RANGES`), or a value that overflows ``dtype``).
+    ``D < 0``, ``E > 1`` (:data:`RANGES`), a value that overflows or underflows ``dtype``, or a
+    non-floating ``dtype``: :func:`~jaxtire.validation.check_fields`).
     """
     src = "LoadTable"
-    dtype = dtype or jnp.result_type(float)
+    # one field at a time (the one-value-per-load rule below names a bad column better than a broadcast error)
+    dtype = check_fields({"fz": fz}, {"fz": (0.0, math.inf, True, False)}, source=src, dtype=dtype)
     loads = check_range("fz", fz, 0.0, math.inf, True, False, source=src, dtype=dtype)
     if loads.ndim != 1 or loads.size < 1:
         raise ValidationError(f"{src}: fz must be a 1-D sequence of at least one load, got shape {loads.shape}")
@@ -94,6 +96,7 @@ def make_load_table(fz, B, C, D, E, *, direct: bool = False, dtype=None) -> Load
     n = loads.size
     cols = {}
     for name, v in zip("BCDE", (B, C, D, E), strict=False):
+        check_fields({name: v}, RANGES, source=src, dtype=dtype)
         arr = check_range(name, v, *RANGES[name], source=src, dtype=dtype)
         if arr.ndim == 0:
             arr = np.full(n, float(arr))

@@ -69,9 +69,11 @@ from jaxtire._math import atan, cos_atan, materialise, safe_div, safe_norm, safe
 from jaxtire._trig import cos, sin, tan
 from jaxtire._trig import safe_pow as _pow_pos
 from jaxtire.forces import TireForces
+from jaxtire.limits import LimitFlags, limit_flags, warn_out_of_range
 from jaxtire.magic_formula import peak_phase
 from jaxtire.params import MFParams
 from jaxtire.slip import spin
+from jaxtire.surfaces import check_surface
 from jaxtire.validation import check_choice
 
 ALPHA_LIMIT = np.pi / 2 - 0.01
@@ -411,16 +413,27 @@ def _mx(p: MFParams, c: _Common, gamma, fy, fz):
     )
 
 
-def _my(p: MFParams, fz, gamma, fx, vx, rr_scale, pres=None):
-    """Rolling-resistance moment, negative when rolling forward (eq. 4.E70), faded to 0 at standstill."""
+def _my(p: MFParams, fz, gamma, fx, vx, rr_scale, pres=None, kappa=0.0):
+    """Rolling-resistance moment (eq. 4.E70, the TNO / MFeval form), opposing the wheel's spin.
+
+    ``My = -R0 Fz0 LMY poly load * direction * spin``: negative for a wheel rolling forward.
+    ``direction = clip(vx / VXLOW, -1, 1)`` fades it to 0 at standstill (``vx`` given; else 1).
+    ``spin = sin(pi/2 clip((1 + kappa) max(|v|, VXLOW) / VXLOW, -1, 1))`` (``v = vx`` or ``LONGVL``) turns
+    it round where the wheel spins against the travel (``omega Re = (1 + kappa) vx``, ``kappa < -1``:
+    a reverse torque on a moving car), MFeval's rule: ``sin`` ramp from 0 at ``kappa = -1`` (a locked
+    wheel) to +-1 at ``|(1 + kappa) v| = VXLOW``.  With ``|v|`` floored at ``VXLOW`` the ramp leaves a
+    free-rolling wheel (``kappa = 0``) at 1 at every speed (the low-speed fade is ``direction``'s alone)."""
     r0, fz0, v0 = p.UNLOADED_RADIUS, p.FNOMIN, p.LONGVL
     vxn = 1.0 if vx is None else vx / v0
     direction = 1.0 if vx is None else jnp.clip(vx / p.VXLOW, -1.0, 1.0)
+    speed = jnp.maximum(jnp.abs(v0 if vx is None else vx), p.VXLOW)
+    x = jnp.clip((1.0 + kappa) * speed / p.VXLOW, -1.0, 1.0)
+    spin = jnp.where(jnp.abs(x) >= 1.0, x, sin(0.5 * np.pi * x))  # exactly +-1 outside the ramp
     poly = (
         p.QSY1 + p.QSY2 * fx / fz0 + p.QSY3 * jnp.abs(vxn) + p.QSY4 * vxn**4 + (p.QSY5 + p.QSY6 * fz / fz0) * gamma**2
     )
     load = _pow_pos(fz / fz0, p.QSY7) * ((p.INFLPRES if pres is None else pres) / p.NOMPRES) ** p.QSY8
-    return -r0 * fz0 * p.LMY * rr_scale * poly * load * direction
+    return -r0 * fz0 * p.LMY * rr_scale * poly * load * direction * spin
 
 
 def _check_load(fz):
@@ -428,32 +441,6 @@ def _check_load(fz):
         arr = np.asarray(fz)
         if arr.size and np.nanmin(arr) < 0:
             raise ValueError(f"fz must be >= 0 N (vertical load); got min {np.nanmin(arr)}")
-
-
-class LimitFlags(NamedTuple):
-    """Which inputs lay outside the file's validity range (booleans, shaped like the inputs).
-
-    Ranges: ``FZMIN``/``FZMAX``, ``KPUMIN``/``KPUMAX``, ``ALPMIN``/``ALPMAX``, ``CAMMIN``/``CAMMAX``,
-    ``PRESMIN``/``PRESMAX``, checked on the tyre-frame inputs (after mirroring for ``side``).
-    """
-
-    fz_low: jax.Array
-    fz_high: jax.Array
-    kappa: jax.Array
-    alpha: jax.Array
-    gamma: jax.Array
-    pressure: jax.Array
-
-
-def _flags(p: MFParams, kappa, alpha, gamma, fz, pres) -> LimitFlags:
-    return LimitFlags(
-        fz < p.FZMIN,
-        fz > p.FZMAX,
-        (kappa < p.KPUMIN) | (kappa > p.KPUMAX),
-        (alpha < p.ALPMIN) | (alpha > p.ALPMAX),
-        (gamma < p.CAMMIN) | (gamma > p.CAMMAX),
-        (pres < p.PRESMIN) | (pres > p.PRESMAX),
-    )
 
 
 def _mirror(p: MFParams, side):
@@ -474,7 +461,7 @@ def out_of_range(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, side=Non
         mirror = _mirror(p, side)
         alpha, gamma = mirror * alpha, mirror * gamma
     pres = p.INFLPRES if pressure is None else jnp.asarray(pressure)
-    return _flags(p, kappa, alpha, gamma, jnp.maximum(fz, 0.0), pres)
+    return limit_flags(p, kappa, alpha, gamma, jnp.maximum(fz, 0.0), pres)
 
 
 class _Solution(NamedTuple):
@@ -524,6 +511,7 @@ def _solve(params: MFParams, kappa, alpha, gamma, fz, vx, surface, opts: _Option
     if fz is None:
         fz = p.FNOMIN
     _check_load(fz)
+    check_surface(surface, source="mf_forces: surface")  # concrete values only; skipped under jit
     zero_camber = _concrete_zero(gamma)
     kappa, alpha, gamma, fz = (jnp.asarray(x) for x in (kappa, alpha, gamma, fz))
     pres = p.INFLPRES if pressure is None else jnp.asarray(pressure)
@@ -541,7 +529,9 @@ def _solve(params: MFParams, kappa, alpha, gamma, fz, vx, surface, opts: _Option
             phi = mirror * phi
     fz = jnp.clip(fz, 0.0, FZ_SAT_FACTOR * p.FNOMIN)  # saturation: finite outputs for every finite input
     vx = None if vx is None else jnp.clip(jnp.asarray(vx), -VX_SAT, VX_SAT)
-    flags = _flags(p, kappa, alpha, gamma, fz, pres)
+    flags = limit_flags(p, kappa, alpha, gamma, fz, pres)
+    warn_out_of_range(p, kappa, alpha, gamma, fz, pres, limits)  # eager calls only (concrete inputs)
+    kappa_in = kappa  # the wheel's spin (1 + kappa) vx sets the sign of My, beyond the limits too
     if limits == "clamp":
         kappa = jnp.clip(kappa, p.KPUMIN, p.KPUMAX)
         alpha = jnp.clip(alpha, p.ALPMIN, p.ALPMAX)
@@ -588,7 +578,7 @@ def _solve(params: MFParams, kappa, alpha, gamma, fz, vx, surface, opts: _Option
         fy = mirror * fy_out
     m = _mz(p, c, kappa, gamma, alpha_s, fy, fy_g0, fx, y, x.kxk, combined, fz_mz, mfeval, ts, gyk)
     mx = _mx(p, c, gamma, fy, fz_mx)
-    my = _my(p, fz_my, gamma, fx, vx, rr_scale, pres)
+    my = _my(p, fz_my, gamma, fx, vx, rr_scale, pres, kappa_in)
     util = safe_norm(safe_div(fx, x.mux * fz_f), safe_div(fy, y.muy * fz_f))
     sliding = (jnp.abs(x.phase) > np.pi / 2) | (jnp.abs(y.phase) > np.pi / 2)
     mz = m.mz
@@ -675,6 +665,7 @@ def mf_forces(
 
 def cornering_stiffness(params: MFParams, fz=None, gamma=0.0, surface=None):
     """Analytic cornering stiffness ``Kya = By Cy Dy`` [N/rad] (negative with ISO-W signs)."""
+    check_surface(surface, source="cornering_stiffness: surface")  # concrete values only; skipped under jit
     fz = params.FNOMIN if fz is None else jnp.asarray(fz)
     grip = 1.0 if surface is None else surface.grip
     c = _common(params, fz, jnp.asarray(gamma), None, grip, 0.0)
@@ -683,6 +674,7 @@ def cornering_stiffness(params: MFParams, fz=None, gamma=0.0, surface=None):
 
 def slip_stiffness(params: MFParams, fz=None, surface=None):
     """Analytic longitudinal slip stiffness ``Kxk = Bx Cx Dx`` [N] per unit slip ratio."""
+    check_surface(surface, source="slip_stiffness: surface")  # concrete values only; skipped under jit
     fz = params.FNOMIN if fz is None else jnp.asarray(fz)
     grip = 1.0 if surface is None else surface.grip
     c = _common(params, fz, jnp.zeros_like(fz), None, grip, 0.0)
@@ -695,6 +687,7 @@ def clamped_stiffness(params: MFParams, fz, gamma=0.0, surface=None):
     (and ``FZ_SAT_FACTOR FNOMIN``), ``gamma`` clipped to ``[CAMMIN, CAMMAX]``, ``INFLPRES`` to ``[PRESMIN,
     PRESMAX]``.  So they are the zero-slip slopes of the forces :func:`mf_forces` returns, and, written as
     ``mf_forces`` writes them, XLA evaluates them once for both (common subexpressions)."""
+    check_surface(surface, source="clamped_stiffness: surface")  # concrete values only; skipped under jit
     p = params
     fz_f = jnp.minimum(jnp.clip(jnp.asarray(fz), 0.0, FZ_SAT_FACTOR * p.FNOMIN), p.FZMAX)
     gamma = jnp.clip(jnp.asarray(gamma), p.CAMMIN, p.CAMMAX)
@@ -714,6 +707,7 @@ class PeakValues(NamedTuple):
 
 def peak_values(params: MFParams, fz=None, gamma=0.0, surface=None) -> PeakValues:
     """Analytic extremes of the pure-slip Fx0 and Fy0 curves (reached where ``|C atan(...)| = pi/2``, for C > 1)."""
+    check_surface(surface, source="peak_values: surface")  # concrete values only; skipped under jit
     fz = params.FNOMIN if fz is None else jnp.asarray(fz)
     grip = 1.0 if surface is None else surface.grip
     c = _common(params, fz, jnp.asarray(gamma), None, grip, 0.0)

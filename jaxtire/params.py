@@ -33,7 +33,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxtire.validation import ValidationError, check_finite
+from jaxtire.validation import check_fields
 
 # Coefficients the steady-state equations use, by .tir section.
 MODEL_COEFFICIENTS: dict[str, tuple[str, ...]] = {
@@ -441,24 +441,11 @@ def make_params(
         raise ValueError(f"{source}: unknown coefficient(s) {sorted(unknown)}")
     if fittyp not in FITTYP_MF61 + FITTYP_MF52:
         raise ValueError(f"{source}: FITTYP = {fittyp} is not supported; allowed {FITTYP_MF61 + FITTYP_MF52}")
-    dtype = dtype or jnp.result_type(float)
-    if not jnp.issubdtype(dtype, jnp.floating):
-        raise ValidationError(
-            f"{source}: dtype = {np.dtype(dtype).name} must be a floating dtype (coefficients "
-            "such as PCX1 = 1.6 would be truncated)"
-        )
+    # floating dtype, finite and not underflowing once stored (1e39 is inf, 1e-46 is 0 in float32), shapes broadcast
+    dtype = check_fields(values, source=source, dtype=dtype)
     full = {n: values.get(n, default_value(n)) for n in COEFFICIENT_NAMES}
     if "INFLPRES" not in values:
         full["INFLPRES"] = full["NOMPRES"]
-    shapes = {}
-    for name, v in values.items():
-        check_finite(name, v, source=source, dtype=dtype)  # also once stored: 1e39 is inf in float32
-        shapes[name] = np.shape(v)
-    try:
-        np.broadcast_shapes(*shapes.values())
-    except ValueError:
-        batched = {k: v for k, v in shapes.items() if v}
-        raise ValidationError(f"{source}: coefficient batch shapes do not broadcast: {batched}") from None
     for name, v in full.items():
         arr = np.asarray(v, dtype=np.float64)
         if arr.size == 1:

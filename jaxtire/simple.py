@@ -92,7 +92,8 @@ from jaxtire._math import safe_norm
 from jaxtire._pytree import ValidatedReplace
 from jaxtire.forces import TireForces
 from jaxtire.magic_formula import magic_formula, peak_phase
-from jaxtire.validation import ValidationError, check_range
+from jaxtire.surfaces import check_surface
+from jaxtire.validation import ValidationError, check_fields
 
 #: Lower bound of the load-sensitivity factor ``lam`` [-].
 LAM_MIN = 0.05
@@ -200,7 +201,8 @@ def make_simple_params(*, ellipse: bool = True, dtype=None, **values) -> SimpleP
     Values may be scalars or arrays (a leading axis batches tires; shapes must
     broadcast).  Raises :class:`~jaxtire.validation.ValidationError` (a ``ValueError``)
     naming the field and its allowed range (:data:`RANGES`), e.g. ``Dx > 0``, ``fz0 > 0``,
-    ``0 <= k_load < 1``, ``0 < slide_ratio <= 1``, or a value that overflows ``dtype``,
+    ``0 <= k_load < 1``, ``0 < slide_ratio <= 1``, a value that overflows or underflows ``dtype``, a
+    non-floating ``dtype`` or batch shapes that do not broadcast (:func:`~jaxtire.validation.check_fields`),
     before building anything.
     """
     unknown = set(values) - set(FIELDS)
@@ -208,10 +210,8 @@ def make_simple_params(*, ellipse: bool = True, dtype=None, **values) -> SimpleP
         raise ValidationError(f"SimpleParams: unknown field(s) {sorted(unknown)}; allowed {FIELDS}")
     if not isinstance(ellipse, bool):
         raise ValidationError(f"SimpleParams: ellipse = {ellipse!r} must be a Python bool (a static flag)")
-    dtype = dtype or jnp.result_type(float)
     full = {f: values.get(f, DEFAULTS[f]) for f in FIELDS}
-    for f, v in full.items():
-        check_range(f, v, *RANGES[f], source="SimpleParams", dtype=dtype)
+    dtype = check_fields(full, RANGES, source="SimpleParams", dtype=dtype)
     return SimpleParams(**{f: jnp.asarray(v, dtype) for f, v in full.items()}, ellipse=ellipse)
 
 
@@ -250,6 +250,7 @@ def simple_forces(params: SimpleParams, kappa, alpha, gamma=0.0, fz=None, vx=Non
     if fz is None:
         fz = p.fz0
     _check_load(fz)
+    check_surface(surface, source="simple_forces: surface")  # concrete values only; skipped under jit
     kappa, alpha, gamma, fz = (jnp.asarray(x) for x in (kappa, alpha, gamma, fz))
     fz = jnp.where(fz >= 0, fz, 0.0)  # lifted wheel; gradient 1 at fz = 0 (the right derivative)
     # saturation (module constants): finite outputs for every finite input, also in float32

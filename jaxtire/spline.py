@@ -39,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire._pytree import replace_fields
-from jaxtire.validation import ValidationError, check_range
+from jaxtire.validation import ValidationError, check_fields
 
 #: Allowed ranges: field -> (low, high, low inclusive, high inclusive); also ``asymptote_slip > extremum_slip``.
 RANGES: dict[str, tuple[float, float, bool, bool]] = {
@@ -84,11 +84,10 @@ def make_spline(
 
     Raises :class:`~jaxtire.validation.ValidationError` (a ``ValueError``) naming the field
     unless ``extremum_slip > 0``, ``asymptote_slip > extremum_slip``, ``extremum_value >= 0``,
-    ``asymptote_value >= 0`` and ``stiffness >= 0`` (:data:`RANGES`; all finite in ``dtype``,
-    elementwise for arrays).
+    ``asymptote_value >= 0`` and ``stiffness >= 0`` (:data:`RANGES`; all finite and not underflowing in a
+    floating ``dtype``, elementwise for arrays whose shapes broadcast: :func:`~jaxtire.validation.check_fields`).
     """
     src = "SplineParams"
-    dtype = dtype or jnp.result_type(float)
     values = dict(
         zip(
             SplineParams._fields,
@@ -96,8 +95,7 @@ def make_spline(
             strict=False,
         )
     )
-    for name, v in values.items():
-        check_range(name, v, *RANGES[name], source=src, dtype=dtype)
+    dtype = check_fields(values, RANGES, source=src, dtype=dtype)
     xe, xa = np.broadcast_arrays(np.asarray(extremum_slip, np.float64), np.asarray(asymptote_slip, np.float64))
     # compared as stored: 1 + 1e-9 > 1 in float64 but equal in float32 (0/0 in the second piece)
     sd = np.dtype(dtype)

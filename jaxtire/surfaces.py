@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire._math import safe_norm
-from jaxtire.validation import ValidationError, check_range, is_concrete
+from jaxtire.validation import ValidationError, check_fields, check_range, is_concrete
 
 MAX_SURFACES = 16
 GRIP_RANGE = (0.0, 5.0)
@@ -99,12 +99,11 @@ def make_surface(grip=1.0, rolling_resistance=1.0, drag=0.0, *, dtype=None, sour
 
     Raises :class:`~jaxtire.validation.ValidationError` (a ``ValueError``) naming the field,
     the value and the allowed range (:data:`RANGES`: grip in [0, 5], rolling resistance in
-    [0, 100], drag in [0, 1] N/N; finite in ``dtype``).
+    [0, 100], drag in [0, 1] N/N; finite and not underflowing in a floating ``dtype``; batch shapes
+    that broadcast: :func:`~jaxtire.validation.check_fields`).
     """
-    dtype = dtype or jnp.result_type(float)
     values = dict(zip(Surface._fields, (grip, rolling_resistance, drag), strict=False))
-    for field, v in values.items():
-        check_range(field, v, *RANGES[field], source=source, dtype=dtype)
+    dtype = check_fields(values, RANGES, source=source, dtype=dtype)
     return Surface(**{k: jnp.asarray(v, dtype) for k, v in values.items()})
 
 
@@ -134,9 +133,16 @@ def _entry(i: int, e) -> tuple[float, float, float]:
                 f"1- to 3-tuple or a preset name)"
             )
         e = Surface(*e)
-    grip, rolling_resistance, drag = (
-        float(check_range(f, v, *RANGES[f], source=src)) for f, v in zip(Surface._fields, e, strict=False)
-    )
+    out = []
+    for f, v in zip(Surface._fields, e, strict=False):
+        arr = check_range(f, v, *RANGES[f], source=src)
+        if arr.ndim != 0:
+            raise ValidationError(
+                f"{src}: {f} = {v!r} must be one number (shape {arr.shape}); a table entry is one surface "
+                "(batch surfaces with make_surface)"
+            )
+        out.append(float(arr))
+    grip, rolling_resistance, drag = out
     return grip, rolling_resistance, drag
 
 

@@ -30,7 +30,9 @@ naming the file, the line and the key):
    MFeval defaults, listed in ``params.meta.defaults_used`` and in a ``UserWarning``.
 7. The dialect: ``FITTYP`` when present (61/62: MF 6.1/6.2; 5, 6, 21, 52: MF 5.2 / PAC2002);
    without it ``PROPERTY_FILE_FORMAT`` (``'PAC2002'``, ``'MF_05'``, ...) and then the
-   coefficient set (MF 6.x-only keys such as ``PKY4`` or ``PPX1`` mean MF 6.1).  ``[TIRE_CONDITIONS]``
+   coefficient set: MF 6.x-only keys such as ``PKY4`` or ``PPX1`` mean MF 6.x, MF 6.2 where one of the
+   MF 6.2-only vertical keys (:data:`MF62_ONLY_KEYS`: ``Q_FCY2``, ``Q_CAM1-3``, ``Q_FYS1-3``) is
+   non-zero, else MF 6.1; a warning names the version assumed and why.  ``[TIRE_CONDITIONS]``
    ``IP`` / ``IP_NOM`` give ``INFLPRES`` / ``NOMPRES``.  ``[SHAPE]`` tables are kept.
 8. The tire is evaluated on a small grid incl. ``Fz = 0`` (:data:`jaxtire.bounds.SANITY_LOADS`):
    forces finite, ``|F| <= 5 Fz``, ISO-W signs (``check_forces=False`` skips this).
@@ -525,6 +527,19 @@ def _si_factor(key: str, factors: dict[str, float]):
     return f
 
 
+#: Keys only MF 6.2 uses (the vertical force's lateral-force, camber and combined terms): a file without FITTYP
+#: that sets any of them non-zero is MF 6.2 (an MF 6.1 evaluation would ignore them).
+MF62_ONLY_KEYS = ("Q_FCY2", "Q_CAM1", "Q_CAM2", "Q_CAM3", "Q_FYS1", "Q_FYS2", "Q_FYS3")
+
+
+def _nonzero_entry(ln) -> bool:
+    try:
+        v = parse_number(ln.value_text)
+    except (TypeError, ValueError):
+        return False  # unreadable: the value check reports it
+    return v is not None and v != 0.0
+
+
 def _detect_fittyp(path, entries: dict, doc) -> tuple[int, str, int | None]:
     """(fittyp, dialect name, declared FITTYP or None)."""
     allowed = FITTYP_MF61 + FITTYP_MF52
@@ -558,7 +573,15 @@ def _detect_fittyp(path, entries: dict, doc) -> tuple[int, str, int | None]:
             f"dialect jaxtire evaluates (PAC2002, MF 5.2, MF 6.1, MF 6.2)",
         )
     if any(k in MF6_ONLY_KEYS for k in entries):
-        return 61, "MF 6.1 (no FITTYP; from the coefficient set)", None
+        set62 = [k for k in MF62_ONLY_KEYS if k in entries and _nonzero_entry(entries[k])]
+        if set62:
+            why = f"it sets the MF 6.2-only vertical keys {', '.join(set62)}"
+            fittyp, name = 62, "MF 6.2"
+        else:
+            why = f"it has MF 6.x keys and none of the MF 6.2-only keys ({', '.join(MF62_ONLY_KEYS)}) is non-zero"
+            fittyp, name = 61, "MF 6.1"
+        warnings.warn(f"{path}: no FITTYP; read as {name} (FITTYP {fittyp}) because {why}", UserWarning, stacklevel=3)
+        return fittyp, f"{name} (no FITTYP; from the coefficient set)", None
     raise TirError(
         f"{path}: no FITTYP and no PROPERTY_FILE_FORMAT, and the coefficient set is not MF 6.x; "
         f"add FITTYP (61/62 for MF 6.1/6.2, 6 for MF 5.2 / PAC2002)"

@@ -44,11 +44,12 @@ import jax.numpy as jnp
 
 from jaxtire._math import materialise
 from jaxtire.forces import TireForces
+from jaxtire.limits import LimitFlags, range_code
 from jaxtire.mf61 import clamped_stiffness, mf_forces
+from jaxtire.mf61 import out_of_range as mf_out_of_range
 from jaxtire.params import MFParams
 from jaxtire.simple import FIELDS as _SIMPLE_FIELDS
 from jaxtire.simple import SimpleParams, simple_forces
-from jaxtire.surfaces import check_surface
 from jaxtire.validation import check_range
 from jaxtire.vertical import effective_rolling_radius
 
@@ -65,6 +66,8 @@ __all__ = [
     "model_of",
     "model_options",
     "nominal_load",
+    "out_of_range",
+    "out_of_range_code",
     "replace_coefficients",
     "rolling_radius",
     "scale_tire",
@@ -103,7 +106,9 @@ class TireModel(NamedTuple):
     unknown names raise); ``label(tire)`` a short description for plots and reports;
     ``nominal_fields``: the coefficient names of the nominal load and the unloaded radius (what
     :func:`with_nominal` replaces); ``rolling_radius(tire, fz, omega, default)`` the effective rolling
-    radius [m], or ``None``: the model has no vertical model (:func:`rolling_radius` returns ``default``).
+    radius [m], or ``None``: the model has no vertical model (:func:`rolling_radius` returns ``default``);
+    ``limit_flags(tire, kappa, alpha, gamma, fz, side=, pressure=) -> LimitFlags`` the per-point flags of the
+    file's validity ranges, or ``None``: the model states no ranges (:func:`out_of_range` gives all False).
     """
 
     name: str
@@ -119,6 +124,7 @@ class TireModel(NamedTuple):
     label: Callable[[Any], str]
     nominal_fields: tuple[str, str] = ("", "")
     rolling_radius: Callable[..., Any] | None = None
+    limit_flags: Callable[..., LimitFlags] | None = None
 
     @property
     def options(self) -> frozenset:
@@ -171,6 +177,7 @@ _MF = TireModel(
     label=lambda t: f"MF FITTYP {t.fittyp}",
     nominal_fields=("FNOMIN", "UNLOADED_RADIUS"),
     rolling_radius=_mf_rolling_radius,
+    limit_flags=mf_out_of_range,
 )
 
 
@@ -248,11 +255,10 @@ def tire_forces(tire, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=None, *
     Raises ``TypeError`` for an unknown params type, :class:`UnsupportedOption` for an option
     the model does not have (``None``-valued options are dropped first) and
     :class:`~jaxtire.validation.ValidationError` for a concrete ``surface`` outside
-    :data:`jaxtire.surfaces.RANGES` (grip in [0, 5], NaN refused; not checked under ``jit``).
+    :data:`jaxtire.surfaces.RANGES` (grip in [0, 5], NaN refused; not checked under ``jit``): every model's
+    force function applies :func:`jaxtire.surfaces.check_surface` itself, so a direct call is checked too.
     """
     model = model_of(tire)
-    if surface is not None:
-        check_surface(surface, source="tire_forces: surface")  # concrete values only; skipped under jit
     combined = options.pop("combined", True)
     have = model.options
     for key in list(options):
@@ -267,6 +273,31 @@ def tire_forces(tire, kappa, alpha, gamma=0.0, fz=None, vx=None, surface=None, *
     # XLA:CPU recomputed the whole Fy tree (~330 operations per wheel) in each (benchmarks/PERF_NOTES.md,
     # "Fleet step op diet"); bit for bit the same value
     return out._replace(fy=materialise(out.fy))
+
+
+def out_of_range(tire, kappa, alpha, gamma=0.0, fz=None, *, side=None, pressure=None) -> LimitFlags:
+    """Per-point flags of the inputs outside the tire's validity ranges (:class:`jaxtire.limits.LimitFlags`).
+
+    MF: ``FZMIN/FZMAX``, ``KPUMIN/KPUMAX``, ``ALPMIN/ALPMAX``, ``CAMMIN/CAMMAX``, ``PRESMIN/PRESMAX`` of the
+    file (:func:`jaxtire.mf61.out_of_range`; ``side`` mirrors ``alpha`` and ``gamma`` into the tyre frame,
+    ``pressure`` [Pa] defaults to ``INFLPRES``); models without ranges (simple): all ``False``.  Booleans
+    shaped like the broadcast inputs; pure and cheap, for use next to :func:`tire_forces` inside ``jit``
+    (an eager :func:`tire_forces` call outside the ranges warns instead, :mod:`jaxtire.limits`).
+    """
+    model = model_of(tire)
+    fz = model.nominal_load(tire) if fz is None else fz
+    shape = jnp.broadcast_shapes(*(jnp.shape(x) for x in (kappa, alpha, gamma, fz, side, pressure) if x is not None))
+    if model.limit_flags is None:
+        no = jnp.zeros(shape, bool)
+        return LimitFlags(no, no, no, no, no, no)
+    flags = model.limit_flags(tire, kappa, alpha, gamma, fz, side=side, pressure=pressure)
+    return LimitFlags(*(jnp.broadcast_to(f, jnp.broadcast_shapes(shape, jnp.shape(f))) for f in flags))
+
+
+def out_of_range_code(tire, kappa, alpha, gamma=0.0, fz=None, *, side=None, pressure=None):
+    """:func:`out_of_range` packed into one ``int8`` per point (:func:`jaxtire.limits.range_code`: bit 1 load,
+    2 slip ratio, 4 slip angle, 8 camber, 16 pressure; 0 inside every range)."""
+    return range_code(out_of_range(tire, kappa, alpha, gamma, fz, side=side, pressure=pressure))
 
 
 def scale_tire(tire, mu_x=1.0, mu_y=1.0, k_x=1.0, k_y=1.0):

@@ -29,7 +29,9 @@ __all__ = [
     "check_range",
     "check_choice",
     "check_int",
+    "check_fields",
     "check_finite",
+    "float_dtype",
     "is_concrete",
     "format_range",
     "read_regular_file",
@@ -120,6 +122,62 @@ def check_range(
             f"{source}: {name} = {bad} is outside the allowed range {format_range(lo, hi, lo_incl, hi_incl)}"
         )
     return arr
+
+
+def float_dtype(dtype, source: str = "value") -> np.dtype:
+    """The storage dtype of a constructor: ``dtype`` or the default float (float32, float64 under x64).
+
+    A non-floating ``dtype`` (``int32``, ``bool``) raises :class:`ValidationError` naming it: it would
+    truncate the values (a friction coefficient 0.65 stored as 0)."""
+    dt = np.dtype(jax.dtypes.canonicalize_dtype(np.float64) if dtype is None else dtype)
+    if not np.issubdtype(dt, np.floating):
+        raise ValidationError(
+            f"{source}: dtype = {dt.name} must be a floating dtype (float32 or float64); values such as 0.65 "
+            "would be truncated"
+        )
+    return dt
+
+
+def check_fields(values: Any, ranges: Any = None, *, source: str = "value", dtype=None) -> np.dtype:
+    """The one check of every constructor of a parameter pytree; returns the storage dtype.
+
+    ``values``: ``{field: scalar or array}``; ``ranges``: ``{field: (lo, hi[, lo_incl, hi_incl])}`` (fields
+    without one are only checked finite).  Raises :class:`ValidationError` naming the field for
+
+    * a non-floating ``dtype`` (:func:`float_dtype`);
+    * a value outside its range or not finite once stored in the dtype (:func:`check_range`);
+    * a non-zero value that underflows to 0 once stored (``|x|`` below the dtype's smallest normal number,
+      ``1.18e-38`` in float32, ``2.2e-308`` in float64: XLA flushes subnormals to zero), e.g. a nominal
+      load of ``1e-46`` that would divide by zero later;
+    * batch shapes that do not broadcast with each other (naming the fields and their shapes).
+
+    Traced values (inside ``jit``) are skipped, their shapes still checked."""
+    dt = float_dtype(dtype, source)
+    tiny = float(np.finfo(dt).tiny)
+    shapes: dict[str, tuple] = {}
+    for name, v in values.items():
+        shapes[name] = tuple(np.shape(v))
+        if not is_concrete(v):
+            continue
+        rng = (ranges or {}).get(name)
+        if rng:
+            lo, hi, lo_incl, hi_incl = (*rng, True, True)[:4]
+            arr = check_range(name, v, lo, hi, lo_incl, hi_incl, source=source, dtype=dt)
+        else:
+            arr = check_finite(name, v, source, dt)
+        small = (arr != 0.0) & (np.abs(arr) < tiny)
+        if np.any(small):
+            bad = arr[small].ravel()[0] if arr.ndim else float(arr)
+            raise ValidationError(
+                f"{source}: {name} = {bad} underflows to 0 in {dt.name} (smallest normal {tiny:.3g}); "
+                "use a value of normal size or float64"
+            )
+    try:
+        np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        batched = ", ".join(f"{k} {v}" for k, v in shapes.items() if v)
+        raise ValidationError(f"{source}: batch shapes do not broadcast: {batched}") from None
+    return dt
 
 
 def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = None, source: str = "value") -> int:

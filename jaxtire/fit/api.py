@@ -13,6 +13,7 @@ x 3-5 s on a 2-core CPU), so on CPU it compiles with
 from __future__ import annotations
 
 import functools
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict, Unpack
@@ -39,6 +40,7 @@ from jaxtire.params import MFParams
 from jaxtire.simple import SimpleParams, default_simple_params
 from jaxtire.tir import PAC2002_UNUSED, default_tire
 from jaxtire.tire import coefficient_names, get_coefficient, model_name, nominal_load, replace_coefficients
+from jaxtire.validation import check_range
 
 __all__ = [
     "GENERIC_COEFFICIENTS",
@@ -46,6 +48,7 @@ __all__ = [
     "fit",
     "fit_many",
     "fit_simple",
+    "generic_ranges",
     "generic_tire",
     "perturbed_tires",
     "synthetic_data",
@@ -112,6 +115,38 @@ class _Request(NamedTuple):
     plan: tuple
     bounds: tuple
     learning_rate: float
+    ranges: str  # how the validity ranges were set for the fit (FitReport.ranges)
+
+
+#: The validity ranges a fit widens to cover its data (file key -> data column); pressure is not a column.
+RANGE_COLUMNS = {"FZ": "fz", "KPU": "kappa", "ALP": "alpha", "CAM": "gamma"}
+
+
+def _ranges_cover(start, data: MeasurementSet) -> tuple[Any, str]:
+    """``start`` with its validity ranges widened to cover ``data`` (MF; other models unchanged), and a note.
+
+    ``mf_forces`` clamps its inputs to the file's ranges (``limits="clamp"``): a fit whose data leave the
+    start's ranges would be fitting the clamped model (every load above ``FZMAX`` evaluated at ``FZMAX``).
+    So each range ``[XMIN, XMAX]`` becomes ``[min(XMIN, data min), max(XMAX, data max)]`` before the
+    first stage; the note (``FitReport.ranges``) names what was widened."""
+    if model_name(start) != "mf":
+        return start, "model without validity ranges"
+    changes, moved = {}, []
+    for key, col in RANGE_COLUMNS.items():
+        x = np.asarray(getattr(data, col), dtype=np.float64)
+        for end, pick in (("MIN", np.minimum), ("MAX", np.maximum)):
+            old = np.asarray(get_coefficient(start, key + end), dtype=np.float64)
+            new = pick(old, x.min() if end == "MIN" else x.max())
+            if np.any(new != old):
+                changes[key + end] = jnp.asarray(new, jnp.result_type(get_coefficient(start, key + end)))
+                moved.append(
+                    f"{key}{end} {float(np.max(old) if end == 'MAX' else np.min(old)):.4g} -> "
+                    f"{float(np.max(new) if end == 'MAX' else np.min(new)):.4g}"
+                )
+    if not moved:
+        return start, "evaluated within the start's validity ranges (the data lie inside them)"
+    note = "evaluated with the start's validity ranges widened to the data's: " + ", ".join(moved)
+    return replace_coefficients(start, changes), note
 
 
 def _request(caller: str, data, start, method: str, options: FitOptions, **data_kw) -> _Request:
@@ -124,12 +159,14 @@ def _request(caller: str, data, start, method: str, options: FitOptions, **data_
     data = measurement_set(*data, **data_kw)
     if start is None:
         start = generic_tire(fnomin=float(np.median(data.fz)))
+    start, ranges = _ranges_cover(start, data)
     n_iter = _default_iters(options.get("n_iter"), method)
     fz, lw = np.asarray(data.fz), options.get("load_weights")
     w = row_weights(fz, lw) if fz.ndim == 1 else np.stack([row_weights(f, lw) for f in fz])
     flat = MeasurementSet(*(np.asarray(getattr(data, c)).ravel() for c in COLUMNS))
     plan, bounds_t = make_plan(flat, start, options.get("stages"), options.get("coefs"), options.get("bounds"))
-    return _Request(data, start, n_iter, w, plan, bounds_t, float(options.get("learning_rate", 0.02)))
+    lr = float(options.get("learning_rate", 0.02))
+    return _Request(data, start, n_iter, w, plan, bounds_t, lr, ranges)
 
 
 def fit(
@@ -163,7 +200,7 @@ def fit(
 
     The fitted params have float64 leaves; x64 is enabled only inside this call.
     """
-    data, start, n_iter, w, plan, bounds_t, learning_rate = _request(
+    data, start, n_iter, w, plan, bounds_t, learning_rate, ranges = _request(
         "fit", data, start, method, options, allow_missing=True
     )
     stages = options.get("stages")
@@ -217,6 +254,7 @@ def fit(
         method,
         skipped,
         absent,
+        ranges + ("; the result's ranges set to the data's" if set_ranges and model_name(start) == "mf" else ""),
     )
     return FitResult(params, report)
 
@@ -263,7 +301,7 @@ def fit_many(
     per iteration, no data-dependent line-search loops, so every lane does the same arithmetic as
     a single fit) and ``fast_compile=False`` (a fleet is run-bound).
     """
-    data, start, n_iter, w, plan, bounds_t, learning_rate = _request(
+    data, start, n_iter, w, plan, bounds_t, learning_rate, _ = _request(
         "fit_many", data, start, method, options, batched=True
     )
     n = data.kappa.shape[0]
@@ -334,13 +372,27 @@ GENERIC_COEFFICIENTS: dict[str, float] = {
 }
 
 
+def generic_ranges(fnomin: float, unloaded_radius: float) -> dict[str, float]:
+    """``FNOMIN``, ``UNLOADED_RADIUS`` and the load range of :func:`generic_tire`: the template's ratios,
+    ``FZMIN = 0.025 FNOMIN``, ``FZMAX = 2.5 FNOMIN`` (the TNO 205/60 R15 file: 100 N and 10 kN at 4 kN).
+
+    The slip, camber and pressure ranges of the template (``|kappa| <= 1.5``, ``|alpha| <= 1.5`` rad,
+    ``|gamma| <= 0.175`` rad, 0.1-10 bar) are dimensionless or do not scale with size and are kept.
+    Raises :class:`~jaxtire.validation.ValidationError` for a non-positive or non-finite value."""
+    check_range("fnomin", fnomin, 0.0, math.inf, False, False, source="generic_tire")
+    check_range("unloaded_radius", unloaded_radius, 0.0, math.inf, False, False, source="generic_tire")
+    f = float(fnomin)
+    return {"FNOMIN": f, "UNLOADED_RADIUS": float(unloaded_radius), "FZMIN": 0.025 * f, "FZMAX": 2.5 * f}
+
+
 def generic_tire(fnomin: float = 4000.0, unloaded_radius: float = 0.3, *, like: MFParams | None = None) -> MFParams:
     """A neutral starting tire: :data:`GENERIC_COEFFICIENTS`, every other fitted coefficient 0.
 
     ``like`` (e.g. the measured tire's file) supplies ``FNOMIN``, ``UNLOADED_RADIUS``,
-    pressures, speeds, scaling factors, FITTYP, the file layout and all coefficients no stage fits.
-    Without ``like`` the template is the bundled TNO 205/60 R15 file
-    (``jaxtire/data/TNO_car205_60R15.tir``, MF 6.2) with ``fnomin`` and ``unloaded_radius``: a fit
+    pressures, speeds, scaling factors, FITTYP, the file layout, its validity ranges and all coefficients no
+    stage fits.  Without ``like`` the template is the bundled TNO 205/60 R15 file
+    (``jaxtire/data/TNO_car205_60R15.tir``, MF 6.2) with ``fnomin`` and ``unloaded_radius`` and the load
+    range that follows them (:func:`generic_ranges`: ``FZMIN = 0.025 fnomin``, ``FZMAX = 2.5 fnomin``): a fit
     from it is saved as that file (header, units in SI radians, dimension, inertia, vertical,
     validity-range sections, pressure / overturning / rolling-resistance / turn-slip coefficients
     of that tire) with the fitted values, ranges and R0 / FNOMIN written in place.  For a PAC2002 /
@@ -352,8 +404,7 @@ def generic_tire(fnomin: float = 4000.0, unloaded_radius: float = 0.3, *, like: 
         # written as that file (its sections, units, inertia, ranges) with the new values in place
         base = default_tire(dtype=jnp.float32)
         base = base.replace(
-            FNOMIN=jnp.asarray(fnomin, base.coef["FNOMIN"].dtype),
-            UNLOADED_RADIUS=jnp.asarray(unloaded_radius, base.coef["UNLOADED_RADIUS"].dtype),
+            **{k: jnp.asarray(v, base.coef[k].dtype) for k, v in generic_ranges(fnomin, unloaded_radius).items()}
         )
     else:
         base = like

@@ -45,7 +45,7 @@ def fit_header(report: FitReport, sources) -> list[str]:
         "  RMSE: "
         + ", ".join(f"{c} {report.rmse[c]:.4g} ({100 * report.rel_rmse[c]:.2f}% of peak)" for c in report.rmse)
     )
-    lines.append("  validity ranges FZMIN..CAMMAX set from the data")
+    lines.append(f"  validity ranges: {report.ranges or 'FZMIN..CAMMAX set from the data'}")
     return lines
 
 

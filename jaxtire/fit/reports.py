@@ -43,6 +43,7 @@ class FitReport:
     method: str
     skipped: tuple[str, ...] = ()  # stages without measured rows: their coefficients stay as started
     absent: tuple[str, ...] = ()  # measured columns (fx, fy, mz) with no value at all
+    ranges: str = ""  # how the fit evaluated the validity ranges (widened to the data's, or inside the start's)
 
     @property
     def rel_rmse(self) -> dict[str, float]:
@@ -56,6 +57,8 @@ class FitReport:
         ]
         if self.absent:
             lines.append(f"  not in the data: {', '.join(self.absent)}")
+        if self.ranges:
+            lines.append(f"  validity ranges: {self.ranges}")
         if self.skipped:
             lines.append(
                 f"  not fitted (no measured rows; coefficients left as in the start): {', '.join(self.skipped)}"

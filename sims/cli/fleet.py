@@ -26,6 +26,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from jaxtire.limits import range_summary
 from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
 from jaxtire.surfaces import surface_id
 from sims.cli._checks import OneLineParser, check_memory, check_out_dir, check_seed
@@ -250,6 +251,8 @@ def run_braking(args, out: Path) -> dict:
         f"vehicles {n}, stopped {int(res.stopped.sum())}, spins {total_spins}; "
         f"{stats.steps} steps ({stats.steps * args.dt:.1f} s simulated)"
     )
+    if res.out_of_range is not None:
+        lines.append(range_summary(res.out_of_range))
     lines.append(
         f"compile {stats.compile_s:.1f} s, simulate {stats.run_s:.1f} s: "
         f"{stats.vehicle_steps_per_s / 1e6:.2f} M vehicle-steps/s on {run.devices} device(s) (finished vehicles are dropped from the "
@@ -274,6 +277,8 @@ def run_braking(args, out: Path) -> dict:
         "spun": [int(v) for v in res.spun],
         "max_yaw_deg": [float(np.degrees(v)) for v in res.max_yaw],
     }
+    if res.out_of_range is not None:
+        cols["tire_out_of_range"] = [int(v) for v in res.out_of_range]
     table_path = write_table(out / "braking", cols, args.format)
     written = [table_path]
     if not args.no_plot:

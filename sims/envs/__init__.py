@@ -3,7 +3,7 @@
 ::
 
     import jax, sims.envs
-    env = sims.envs.make("braking")            # or "race-oval", "race-twisty", "drift"
+    env = sims.envs.make("jaxtire/Braking-v0")  # or "jaxtire/RaceOval-v0", "jaxtire/RaceTwisty-v0", "jaxtire/Drift-v0"
     params = env.default_params
     obs, state = env.reset(jax.random.key(0), params)
     action = env.action_space(params).sample(jax.random.key(1))

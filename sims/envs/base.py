@@ -3,7 +3,7 @@
 The API is gymnax's (1.0.x ``gymnax.environments.environment.Environment``): every method is a pure
 function of its arguments, so it can be ``jit``-ed and ``vmap``-ed over keys *and* over ``params``::
 
-    env = sims.envs.make("braking")
+    env = sims.envs.make("jaxtire/Braking-v0")
     params = env.default_params                        # a pytree: vehicle physics + task settings
     obs, state = env.reset(key, params)
     obs, state, reward, terminated, truncated, info = env.step(key, state, action, params)

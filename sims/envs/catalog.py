@@ -1,32 +1,34 @@
-"""The tasks by name: :data:`REGISTRY` and :func:`make` (re-exported as ``sims.envs.make``)."""
+"""The tasks by name: :data:`REGISTRY` and :func:`make` (re-exported as ``sims.envs.make``).
+
+Names are the Gymnasium ids of :mod:`sims.envs.names` (``"jaxtire/Braking-v0"``, ...); the old short names
+(``"braking"``, ...) still work with a ``DeprecationWarning``."""
 
 from __future__ import annotations
 
 from sims.envs.base import Environment
 from sims.envs.braking import Braking
 from sims.envs.drift import Drift
+from sims.envs.names import env_id
 from sims.envs.race import Race
 
-#: name -> (class, constructor keywords)
+#: id -> (class, constructor keywords)
 REGISTRY = {
-    "braking": (Braking, {}),
-    "drift": (Drift, {}),
-    "race-oval": (Race, {"track": "oval"}),
-    "race-twisty": (Race, {"track": "twisty"}),
+    "jaxtire/Braking-v0": (Braking, {}),
+    "jaxtire/Drift-v0": (Drift, {}),
+    "jaxtire/RaceOval-v0": (Race, {"track": "oval"}),
+    "jaxtire/RaceTwisty-v0": (Race, {"track": "twisty"}),
 }
 
 
 def make(name: str, **kwargs) -> Environment:
-    """The environment ``name`` (:data:`REGISTRY`: ``"braking"``, ``"drift"``, ``"race-oval"``,
-    ``"race-twisty"``); keywords go to the constructor (``substeps=10``, ``privileged=False``, and for
-    the race ``track=`` a built-in name or a :class:`~sims.envs.tracks.Track`)."""
-    try:
-        cls, kw = REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown environment {name!r}; allowed: {', '.join(REGISTRY)}") from None
+    """The environment ``name`` (:data:`REGISTRY`: ``"jaxtire/Braking-v0"``, ``"jaxtire/Drift-v0"``,
+    ``"jaxtire/RaceOval-v0"``, ``"jaxtire/RaceTwisty-v0"``; the short names ``"braking"``, ... warn);
+    keywords go to the constructor (``substeps=10``, ``privileged=False``, and for the race ``track=`` a
+    built-in name or a :class:`~sims.envs.tracks.Track`)."""
+    cls, kw = REGISTRY[env_id(name)]
     return cls(**{**kw, **kwargs})
 
 
 def registered() -> tuple:
-    """Names accepted by :func:`make`."""
+    """The ids accepted by :func:`make` (the deprecated short names are accepted too)."""
     return tuple(REGISTRY)

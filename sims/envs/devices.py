@@ -8,7 +8,7 @@ JAX starts)::
 
     from sims.run._xla import tune_cpu
     tune_cpu(host_devices=os.cpu_count())          # before the first JAX computation
-    denv = DeviceEnv(sims.envs.make("braking"))     # devices=None: every local device
+    denv = DeviceEnv(sims.envs.make("jaxtire/Braking-v0"))     # devices=None: every local device
     keys = jax.random.split(jax.random.key(0), 4096)
     obs, state = denv.reset(keys)
     (keys, obs, state), out = denv.rollout(keys, obs, state, steps=100, policy=policy, policy_params=theta)

@@ -100,7 +100,7 @@ class JaxVectorEnv(VectorEnv):
 
     def __init__(
         self,
-        env="braking",
+        env="jaxtire/Braking-v0",
         num_envs: int = 8,
         params=None,
         chunk: int | None = None,
@@ -202,7 +202,7 @@ class JaxEnv(gymnasium.Env):
 
     metadata = {"render_modes": RENDER_MODES, "render_fps": 20}
 
-    def __init__(self, env="braking", params=None, render_mode: str | None = None, **make_kwargs):
+    def __init__(self, env="jaxtire/Braking-v0", params=None, render_mode: str | None = None, **make_kwargs):
         self._vec = JaxVectorEnv(env, 1, params, autoreset_mode="same_step", **make_kwargs)
         self.env = self._vec.env
         self.observation_space = self._vec.single_observation_space

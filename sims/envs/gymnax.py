@@ -11,7 +11,7 @@ unchanged, under ``jit`` and ``vmap``::
     from gymnax.wrappers.purerl import FlattenObservationWrapper, LogWrapper
     import sims.envs.gymnax as sg
 
-    env, env_params = sg.make("braking")                 # like gymnax.make("CartPole-v1")
+    env, env_params = sg.make("jaxtire/Braking-v0")                 # like gymnax.make("CartPole-v1")
     env = LogWrapper(FlattenObservationWrapper(env))
     obs, state = jax.vmap(env.reset, in_axes=(0, None))(keys, env_params)
     obs, state, reward, terminated, truncated, info = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
@@ -35,6 +35,7 @@ from gymnax.environments import spaces as gx_spaces
 
 from sims.envs.base import Environment
 from sims.envs.catalog import make as make_task
+from sims.envs.names import ENV_IDS
 
 
 def to_gymnax_box(space) -> gx_spaces.Box:
@@ -49,7 +50,7 @@ class GymnaxEnv(gx_environment.Environment):
     """A sims.envs task (a registered name, made with ``kwargs``, or an
     :class:`~sims.envs.base.Environment`) as a gymnax ``Environment`` (module docstring)."""
 
-    def __init__(self, env="braking", **kwargs):
+    def __init__(self, env="jaxtire/Braking-v0", **kwargs):
         self.env: Environment = make_task(env, **kwargs) if isinstance(env, str) else env
 
     @property
@@ -80,7 +81,7 @@ class GymnaxEnv(gx_environment.Environment):
 
     @property
     def name(self) -> str:
-        return f"jaxtire/{self.env.name}"
+        return next((i for i, short in ENV_IDS.items() if short == self.env.name), f"jaxtire/{self.env.name}")
 
     @property
     def num_actions(self) -> int:
@@ -102,7 +103,7 @@ class GymnaxEnv(gx_environment.Environment):
         return f"GymnaxEnv({self.env!r})"
 
 
-def make(name: str = "braking", **kwargs):
+def make(name: str = "jaxtire/Braking-v0", **kwargs):
     """``(env, env_params)`` of a sims.envs task as gymnax's ``gymnax.make`` returns them."""
     env = GymnaxEnv(name, **kwargs)
     return env, env.default_params

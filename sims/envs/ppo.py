@@ -1,7 +1,7 @@
 """A small PPO (optax, pure JAX) for the sims.envs tasks, with a learning-curve plot.
 
-    python -m sims.envs.ppo --task braking --steps 1000000         # about 1-2 min on 2 CPU cores
-    python -m sims.envs.ppo --task race-oval --steps 2000000 --num-envs 128
+    python -m sims.envs.ppo --task jaxtire/Braking-v0 --steps 1000000     # about 1-2 min on 2 CPU cores
+    python -m sims.envs.ppo --task jaxtire/RaceOval-v0 --steps 2000000 --num-envs 128
 
 Clipped-surrogate PPO with GAE on ``num_envs`` environments stepped in a jitted ``lax.scan`` of
 ``num_steps`` steps per update; a Gaussian policy (tanh MLP mean, state-independent log std) and a
@@ -35,11 +35,12 @@ from tqdm.auto import tqdm
 
 import sims.envs as envs
 from sims.envs.base import batched
+from sims.envs.names import ENV_IDS, SHORT_NAMES, env_id
 
 
 @dataclasses.dataclass(frozen=True)
 class PPOConfig:
-    task: str = "braking"
+    task: str = "jaxtire/Braking-v0"
     total_steps: int = 1_000_000
     num_envs: int = 64
     num_steps: int = 64
@@ -396,7 +397,12 @@ def plot_curve(history: dict, path, title: str = "") -> None:
 def main(argv=None):
     """``python -m sims.envs.ppo``: train PPO on a task; ``argv`` the command-line arguments."""
     ap = argparse.ArgumentParser(description="PPO on a sims.envs task; writes the learning curve as JSON, CSV and PNG")
-    ap.add_argument("--task", default="braking", choices=list(envs.REGISTRY))
+    ap.add_argument(
+        "--task",
+        default="jaxtire/Braking-v0",
+        choices=[*ENV_IDS, *SHORT_NAMES],
+        help="environment id (short names deprecated)",
+    )
     ap.add_argument("--steps", type=int, default=PPOConfig.total_steps, help="total environment steps")
     ap.add_argument("--num-envs", type=int, default=PPOConfig.num_envs)
     ap.add_argument("--num-steps", type=int, default=PPOConfig.num_steps, help="rollout length per update")
@@ -421,7 +427,7 @@ def main(argv=None):
     hist = PPO(cfg).train(
         log_every=max(cfg.num_updates // 40, 1), progress=not args.no_progress, evaluate_initial=not args.no_initial
     )
-    stem = args.out or os.path.join("out", f"ppo_{args.task}")
+    stem = args.out or os.path.join("out", f"ppo_{ENV_IDS[env_id(args.task)]}")  # out/ppo_braking: no "/" in it
     stem = stem[:-4] if stem.endswith((".png", ".csv")) else stem[:-5] if stem.endswith(".json") else stem
     paths = write_results(hist, cfg, stem)
     plot_curve(hist, stem + ".png", f"PPO on {args.task}: {cfg.total_steps:,} steps, {hist['wall_s_total']:.0f} s")

@@ -1,6 +1,6 @@
 """Track-following race on a closed track: drive as far along the centreline as possible.
 
-The track (:mod:`sims.envs.tracks`; ``make("race-oval")``, ``make("race-twisty")`` or
+The track (:mod:`sims.envs.tracks`; ``make("jaxtire/RaceOval-v0")``, ``make("jaxtire/RaceTwisty-v0")`` or
 ``Race(track=my_track)``) is part of ``params`` (``params.track``), so a track with the same number of
 points can be swapped without recompiling.  Each episode starts at a random arc length (or at the line
 with ``params.random_start = False``), with a small random lateral offset and heading error, at a

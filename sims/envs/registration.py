@@ -20,16 +20,11 @@ try:
 except ImportError:  # the rl extra is not installed: nothing to register
     gymnasium = None  # type: ignore[assignment]  # the module or None; callers test `is None`
 
-#: The gymnasium namespace of the tasks.
-NAMESPACE = "jaxtire"
+from sims.envs.names import ENV_IDS, NAMESPACE
 
-#: gymnasium id -> sims.envs name (:data:`sims.envs.REGISTRY`).
-GYM_IDS = {
-    f"{NAMESPACE}/Braking-v0": "braking",
-    f"{NAMESPACE}/Drift-v0": "drift",
-    f"{NAMESPACE}/RaceOval-v0": "race-oval",
-    f"{NAMESPACE}/RaceTwisty-v0": "race-twisty",
-}
+#: gymnasium id -> the name sims.envs.make takes (the same id: one name per environment, sims.envs.names).
+GYM_IDS = {gym_id: gym_id for gym_id in ENV_IDS}
+__all__ = ["GYM_IDS", "NAMESPACE", "register"]
 
 ENTRY_POINT = "sims.envs.gymnasium:JaxEnv"
 VECTOR_ENTRY_POINT = "sims.envs.gymnasium:JaxVectorEnv"

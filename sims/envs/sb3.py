@@ -12,7 +12,7 @@ since the adapter was created; what SB3's ``ep_rew_mean`` logging and ``VecMonit
     from stable_baselines3 import PPO
     from sims.envs.sb3 import JaxVecEnv
 
-    venv = JaxVecEnv("braking", num_envs=16)
+    venv = JaxVecEnv("jaxtire/Braking-v0", num_envs=16)
     PPO("MlpPolicy", venv, n_steps=128, batch_size=256).learn(100_000)
 
 Seeding: ``venv.seed(s)`` then ``reset()`` uses ``jax.random.key(s)``; the key scheme is that of
@@ -50,7 +50,7 @@ class JaxVecEnv(VecEnv):
 
     def __init__(
         self,
-        env="braking",
+        env="jaxtire/Braking-v0",
         num_envs: int = 16,
         params=None,
         chunk: int | None = None,

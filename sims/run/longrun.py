@@ -23,7 +23,9 @@ atomically (temporary file + ``os.replace``):
 Integrity.  Every file's sha256 is recorded in the manifest (``records_sha256`` / ``carry_sha256`` of each
 completed chunk) and every npz also holds the run's fingerprint (``__run__``: the hash of the configuration,
 which includes the jax version and the float dtype, and of the inputs: params, initial state, driver,
-reducer).  On resume the manifest is checked (parses, right format, chunk indices and step ranges
+reducer) and its place in the run (``__chunk__``: chunk index, first step, end step; the manifest entry of
+chunk ``i`` must name ``chunk_{i:06d}.npz`` / ``carry_{i:06d}.npz`` and the files must hold chunk ``i``, so an
+entry pointing at another chunk's files is refused naming the entry).  On resume the manifest is checked (parses, right format, chunk indices and step ranges
 consecutive, no more chunks than the run has) and so is every file it names (present, checksum, fingerprint,
 carry layout, shapes and dtypes, finite floats); a truncated, bit-flipped, foreign or mismatched file raises
 :class:`LongRunError` (a ``ValueError``) naming the file and what is wrong.  ``repair=True`` instead
@@ -78,7 +80,7 @@ from sims.vehicles.integrators import check_dt, check_substeps
 from sims.vehicles.params import Controls, fleet_axes, validate_params
 
 MANIFEST = "manifest.json"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: every npz holds __chunk__ (index, first step, end step)
 KEEP_CARRIES = 2  # the latest carry and the one before (a damaged latest carry then costs one chunk)
 
 
@@ -294,6 +296,12 @@ def _check_manifest(path: str, man) -> None:
         want = [i * chunk_steps, min((i + 1) * chunk_steps, n_steps)]
         if not isinstance(c, dict) or c.get("index") != i or c.get("steps") != want:
             raise LongRunError(f"{path}: completed chunk #{i} is {c!r}, expected index {i} and steps {want}")
+        for key, stem in (("records", "chunk"), ("carry", "carry")):
+            if key in c and c[key] != f"{stem}_{i:06d}.npz":
+                raise LongRunError(
+                    f"{path}: completed chunk #{i} (steps {want}) names {key} file {c[key]!r}, "
+                    f"expected {stem}_{i:06d}.npz: the entry points at another chunk's file"
+                )
         sums_ok = isinstance(c.get("carry_sha256"), str) and isinstance(c.get("carry_nonfinite"), dict)
         if not sums_ok or ("records" in c) != isinstance(c.get("records_sha256"), str):
             raise LongRunError(f"{path}: completed chunk #{i} lacks its checksums")
@@ -303,8 +311,10 @@ def _check_manifest(path: str, man) -> None:
         )
 
 
-def _read_verified(out_dir, fname: str, sha: str, run_id: str) -> dict:
-    """The arrays of npz ``fname``, after checking it exists, its sha256 and the run fingerprint."""
+def _read_verified(out_dir, fname: str, sha: str, run_id: str, entry: dict | None = None) -> dict:
+    """The arrays of npz ``fname``, after checking it exists, its sha256, the run fingerprint and (``entry``: the
+    manifest's completed-chunk entry) that the file holds that chunk: its ``__chunk__`` (index, first step,
+    end step) equals the entry's ``index`` and ``steps``."""
     path = os.path.join(out_dir, fname)
     try:
         with open(path, "rb") as f:
@@ -326,6 +336,15 @@ def _read_verified(out_dir, fname: str, sha: str, run_id: str) -> dict:
         raise LongRunError(
             f"{path}: belongs to another run (fingerprint {str(rid)[:12]}..., this run {run_id[:12]}...)"
         )
+    tag = arrays.pop("__chunk__", None)
+    if entry is not None:
+        want = [entry.get("index"), *entry.get("steps", [None, None])]
+        got = None if tag is None else [int(x) for x in np.ravel(tag)]
+        if got != want:
+            raise LongRunError(
+                f"{path}: holds chunk {got} (index, first step, end step) but manifest entry #{want[0]} "
+                f"is chunk {want}: the entry points at another chunk's file"
+            )
     return arrays
 
 
@@ -337,7 +356,7 @@ def iter_records(out_dir):
         raise FileNotFoundError(f"no {MANIFEST} in {out_dir}")
     for c in man["completed"]:
         if c.get("records"):
-            yield _read_verified(out_dir, c["records"], c["records_sha256"], man["run_id"])
+            yield _read_verified(out_dir, c["records"], c["records_sha256"], man["run_id"], c)
 
 
 def load_records(out_dir) -> dict:
@@ -481,7 +500,7 @@ def long_run(
         )
 
     def load_carry(entry):
-        arrays = _read_verified(out_dir, entry["carry"], entry["carry_sha256"], run_id)
+        arrays = _read_verified(out_dir, entry["carry"], entry["carry_sha256"], run_id, entry)
         path = os.path.join(out_dir, entry["carry"])
         leaves = []
         for j, l in enumerate(like):
@@ -504,7 +523,7 @@ def long_run(
         """Raise LongRunError at the first bad file; return the carry leaves of the last chunk (or None)."""
         for c in man["completed"]:
             if c.get("records"):
-                _read_verified(out_dir, c["records"], c["records_sha256"], run_id)
+                _read_verified(out_dir, c["records"], c["records_sha256"], run_id, c)
         if not man["completed"]:
             return None
         last = man["completed"][-1]
@@ -520,7 +539,7 @@ def long_run(
         for c in man["completed"]:
             try:
                 if c.get("records"):
-                    _read_verified(out_dir, c["records"], c["records_sha256"], run_id)
+                    _read_verified(out_dir, c["records"], c["records_sha256"], run_id, c)
             except LongRunError:
                 break
             good += 1
@@ -600,14 +619,17 @@ def long_run(
                 arrays = {nm: np.asarray(jax.device_get(v)) for nm, v in zip(names, jax.tree.leaves(ys), strict=False)}
                 arrays["time"] = t0 + (k0 + every * np.arange(steps_i // every)) * dt
                 arrays["__run__"] = np.array(run_id)
+                arrays["__chunk__"] = np.array([i, k0, k0 + steps_i], np.int64)  # ties the file to its chunk
                 fname = f"chunk_{i:06d}.npz"
                 entry["records"] = fname
                 entry["records_sha256"] = _atomic_savez(os.path.join(out_dir, fname), arrays)
             cname = f"carry_{i:06d}.npz"
             carr = {f"leaf_{j:05d}": np.asarray(jax.device_get(v)) for j, v in enumerate(jax.tree.leaves(carry))}
+            leaf_count = len(carr)
             carr["__run__"] = np.array(run_id)
+            carr["__chunk__"] = np.array([i, k0, k0 + steps_i], np.int64)
             entry["carry"] = cname
-            entry["carry_nonfinite"] = _nonfinite([carr[f"leaf_{j:05d}"] for j in range(len(carr) - 1)])
+            entry["carry_nonfinite"] = _nonfinite([carr[f"leaf_{j:05d}"] for j in range(leaf_count)])
             entry["carry_sha256"] = _atomic_savez(os.path.join(out_dir, cname), carr)
             man = dict(man, completed=man["completed"] + [entry], carry=cname, done=(i + 1 == n_chunks))
             _atomic_json(man_path, man)

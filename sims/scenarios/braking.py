@@ -31,6 +31,7 @@ import numpy as np
 
 from jaxtire._math import safe_norm
 from jaxtire.constants import GRAVITY
+from jaxtire.limits import any_wheel
 from jaxtire.surfaces import lookup, surface_id
 from jaxtire.tire import scale_tire, tire_forces
 from sims.drivers import LaneHoldBraking, StraightBraking, pytree_dataclass
@@ -59,6 +60,7 @@ class BrakingAcc(NamedTuple):
     stopped: Any
     max_yaw: Any
     yaw0: Any
+    out_of_range: Any = None  # int8 per vehicle: OR over wheels and steps of Telemetry.out_of_range
 
 
 @pytree_dataclass
@@ -70,7 +72,9 @@ class BrakingReducer:
 
     def init(self, params, state) -> BrakingAcc:
         z = jnp.zeros_like(state.vx)
-        return BrakingAcc(z, z + jnp.inf, jnp.zeros(jnp.shape(z), bool), z, state.yaw)
+        return BrakingAcc(
+            z, z + jnp.inf, jnp.zeros(jnp.shape(z), bool), z, state.yaw, jnp.zeros(jnp.shape(z), jnp.int8)
+        )
 
     def update(self, acc: BrakingAcc, t, state, controls, tel, new, params, dt) -> BrakingAcc:
         # safe_norm: a zero (not NaN) gradient once a vehicle stands still, so grad flows through the reducer.
@@ -85,6 +89,9 @@ class BrakingReducer:
             acc.stopped | now,
             jnp.maximum(acc.max_yaw, jnp.abs(new.yaw - acc.yaw0)),
             acc.yaw0,
+            acc.out_of_range
+            if getattr(tel, "out_of_range", None) is None
+            else acc.out_of_range | any_wheel(tel.out_of_range),
         )
 
 
@@ -97,6 +104,7 @@ class BrakingResult(NamedTuple):
     stopped: np.ndarray
     spun: np.ndarray
     max_yaw: np.ndarray
+    out_of_range: np.ndarray | None = None  # int8 bits of the tire ranges any wheel left (jaxtire.limits)
 
 
 class MonteCarloFleet(NamedTuple):
@@ -171,7 +179,12 @@ def run_to_stop(run: FleetRun, n_steps: int, *, progress=None):
     _, _, acc, stats = run.run(n_steps, progress=progress, done=done, active=lambda acc: ~acc.stopped)
     acc = jax.tree.map(np.asarray, acc)
     res = BrakingResult(
-        acc.distance, acc.stop_time, acc.stopped, acc.max_yaw > float(run.reducer.spin_angle), acc.max_yaw
+        acc.distance,
+        acc.stop_time,
+        acc.stopped,
+        acc.max_yaw > float(run.reducer.spin_angle),
+        acc.max_yaw,
+        acc.out_of_range,
     )
     return res, stats
 

@@ -126,6 +126,7 @@ from jaxtire.tire import (
     linear_stiffness,
     model_name,
     model_options,
+    out_of_range_code,
     rolling_radius,
     scale_tire,
     tire_forces,
@@ -184,7 +185,8 @@ class Telemetry(NamedTuple):
     track), ``fx``, ``fy`` [N] tire forces in the wheel frame, ``kappa`` [-], ``alpha`` [rad] the lagged slips
     they come from (the transient tire's, with the low-speed damping; module docstring), ``grip`` [-] the
     surface grip in effect, ``steer`` [rad] road-wheel angle; and the CG accelerations ``ax``, ``ay``
-    [m/s^2] (body frame) of this step."""
+    [m/s^2] (body frame) of this step; ``out_of_range`` (per wheel, ``int8``) the tire validity ranges its
+    inputs left (bits 1 load, 2 slip ratio, 4 slip angle, 8 camber, 16 pressure; :func:`jaxtire.tire.out_of_range_code`)."""
 
     fz: Any
     fx: Any
@@ -195,6 +197,7 @@ class Telemetry(NamedTuple):
     steer: Any
     ax: Any
     ay: Any
+    out_of_range: Any = None  # per wheel int8: bits of the tire ranges left (jaxtire.limits.RANGE_BITS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -481,6 +484,7 @@ class _WheelOut(NamedTuple):
     ddy_x: Any
     ddy_y: Any
     ddy_r: Any
+    range_code: Any  # int8 bits of the tire's validity ranges left (jaxtire.tire.out_of_range_code)
 
 
 class Contact(NamedTuple):
@@ -545,6 +549,7 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
     opts = {"side": w.side} if "side" in model_options(tire) else {}
     out = tire_forces(tire, kappa, alpha, 0.0, fz, uwx, w.surface, **opts)
     fx, fy = out.fx, out.fy
+    ranges = out_of_range_code(tire, kappa, alpha, 0.0, fz, **opts)
 
     # wheel spin: drive and tire linearly implicit, brake + rolling resistance as implicit Coulomb friction;
     # the tire torque R Fx responds to the spin through the slip velocity omega Re: dT/domega = R Re Jx k_x
@@ -603,6 +608,7 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
         -ct.gy * s,
         ct.gy * c,
         ct.gy * (c * w.x + s * w.y),
+        ranges,
     )
 
 
@@ -745,5 +751,6 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
         last(_stack(geom.steer)),
         ax_m,
         ay_m,
+        last(o.range_code),
     )
     return deriv, tel

@@ -438,7 +438,9 @@ def init_state(
     and zero contact deflections (the lagged slips start at 0).  ``radii`` [m] (per wheel state, last axis):
     the slip's rolling radii; ``None``: the chassis radii (:func:`wheel_radii`).  The models'
     :meth:`sims.vehicles.core.Model.init_state` passes the tires' effective rolling radii at the static
-    loads, so that the wheels roll free (zero slip, no force transient at the start)."""
+    loads, so that the wheels roll free (zero slip, no force transient at the start): that is the documented
+    way to start a car (``double_track.init_state(params, speed)``); this builder alone, with the chassis
+    radii, starts it with the slip of the radius difference (~2 % for the presets)."""
     ch = params.chassis
     dtype = jnp.asarray(ch.mass).dtype
     f = lambda v: jnp.asarray(v, dtype)  # noqa: E731

@@ -205,10 +205,17 @@ def test_fsae_blank_values_load_like_noblank():
 
 
 def test_no_fittyp_mf6_set_is_mf61(tmp_path):
-    p = _quiet_load(_mutate(tmp_path, lambda t: re.sub(r"(?m)^FITTYP.*\n", "", t)))
+    # without FITTYP and without the MF 6.2-only vertical keys (issue 29: with them it is MF 6.2, test_tir_no_fittyp)
+    drop = r"(?m)^(FITTYP|Q_FCY2|Q_CAM1|Q_CAM2|Q_CAM3|Q_FYS1|Q_FYS2|Q_FYS3)\b.*\n"
+    p = _quiet_load(_mutate(tmp_path, lambda t: re.sub(drop, "", t)))
     assert p.fittyp == 61 and p.meta.fittyp_declared is None
     save_tir(p, tmp_path / "c.tir")
     assert "FITTYP" not in (tmp_path / "c.tir").read_text()
+    # with them it is read as MF 6.2 and saved with FITTYP = 62 written out
+    p62 = _quiet_load(_mutate(tmp_path, lambda t: re.sub(r"(?m)^FITTYP.*\n", "", t)))
+    assert p62.fittyp == 62
+    save_tir(p62, tmp_path / "d.tir")
+    assert re.search(r"(?m)^FITTYP\s*=\s*62", (tmp_path / "d.tir").read_text())
 
 
 def test_pac2002_declared_with_mf6_terms_is_refused(tmp_path):

@@ -13,7 +13,7 @@ from sims.envs.base import batched
 from sims.envs.braking import ideal_brake
 from sims.envs.race import scripted_driver
 
-NAMES = ("braking", "drift", "race-oval", "race-twisty")
+NAMES = ("jaxtire/Braking-v0", "jaxtire/Drift-v0", "jaxtire/RaceOval-v0", "jaxtire/RaceTwisty-v0")
 N = 4
 
 

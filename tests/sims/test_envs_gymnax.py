@@ -24,7 +24,7 @@ N = 4
 
 def test_gymnax_api_spaces_and_wrappers_match_the_raw_env():
     env, params = sg.make("braking")
-    assert isinstance(env, GxEnvironment) and env.num_actions == 2 and env.name == "jaxtire/braking"
+    assert isinstance(env, GxEnvironment) and env.num_actions == 2 and env.name == "jaxtire/Braking-v0"
     assert isinstance(env.observation_space(params), gx_spaces.Box)
     assert isinstance(env.action_space(params), gx_spaces.Box) and env.action_space(params).shape == (2,)
     wrapped = LogWrapper(FlattenObservationWrapper(env))

@@ -155,7 +155,7 @@ def _foreign_carry(out, other):
 def _wrong_size_carry(out):
     p = out / "carry_000001.npz"
     with np.load(p) as z:
-        arrays = {k: (z[k] if k == "__run__" else np.concatenate([z[k], z[k]])) for k in z.files}
+        arrays = {k: (z[k] if k in ("__run__", "__chunk__") else np.concatenate([z[k], z[k]])) for k in z.files}
     _savez_like(p, arrays)
     _rehash(out, _man(out), 1)
     return p.name
@@ -343,3 +343,32 @@ def test_stale_temporaries_of_a_killed_writer_are_removed(setup, reference, tmp_
     res = run(setup, out)
     assert not any(p.exists() for p in stale) and keep.exists()
     assert_same(res, None, reference)
+
+
+def test_entry_pointing_at_another_chunks_files_is_refused_naming_the_entry(setup, reference, tmp_path):
+    """Issue 29 item 5: the entry of chunk 1 names chunk 0's files with their real checksums (steps 4-8 would
+    never run and chunk 0's records would be read twice): refused, naming the entry, on resume and on load."""
+    from sims.run.longrun import LongRunError, load_records
+
+    out = _fresh(setup, reference, tmp_path, chunks=2)
+    man = _man(out)
+    c0, c1 = man["completed"]
+    forged = dict(c1, records=c0["records"], records_sha256=c0["records_sha256"], carry=c0["carry"],
+                  carry_sha256=c0["carry_sha256"], carry_nonfinite=c0["carry_nonfinite"])
+    _write_man(out, dict(man, completed=[c0, forged], carry=c0["carry"]))
+    with pytest.raises(LongRunError, match=r"completed chunk #1 \(steps \[4, 8\]\) names records file 'chunk_000000.npz'"):
+        run(setup, out)
+    with pytest.raises(LongRunError, match=r"completed chunk #1"):
+        load_records(out)
+
+
+def test_a_file_copied_over_another_chunks_name_is_refused(setup, reference, tmp_path):
+    """The same with the files renamed to fit the entry: the chunk tag inside the file disagrees."""
+    from sims.run.longrun import LongRunError
+
+    out = _fresh(setup, reference, tmp_path, chunks=2)
+    shutil.copy(out / "chunk_000000.npz", out / "chunk_000001.npz")
+    man = _man(out)
+    _rehash(out, man, 1, key="records")
+    with pytest.raises(LongRunError, match=r"chunk_000001.npz: holds chunk \[0, 0, 4\] .* manifest entry #1 is chunk \[1, 4, 8\]"):
+        run(setup, out)
