@@ -183,7 +183,7 @@ _MF = TireModel(
     rolling_radius=_mf_rolling_radius,
     vertical=(
         lambda t, rho, om: _mf_vertical_force(t, rho, om),
-        lambda t, fz, om: _mf_deflection(t, fz, om),
+        lambda t, fz, om: _mf_deflection(t, fz, om, iterations=0),  # exact at zero camber and Fx, Fy
         _mf_free_radius,
         lambda t: (t.VERTICAL_STIFFNESS > 0.0) & (t.Q_RE0 > 0.0),
     ),

@@ -435,42 +435,51 @@ def rates(params: VehicleParams, state: FullState, controls: Controls, h):
     return deriv, tel
 
 
+def _newton(p: VehicleParams, state: FullState, lay: Layout, heights) -> FullState:
+    """One Newton step of the vertical equilibrium (:func:`settle`): the linearly implicit solve with a long
+    step ``H`` and zero velocities gives ``H^2 du/dt = K^-1 F``."""
+    big = jnp.asarray(1e3, jnp.asarray(state.vx).dtype)
+    zero4 = [jnp.zeros_like(jnp.asarray(state.vx))] * 4
+    st = state._replace(
+        vz=0.0 * state.vz, roll_rate=0.0 * state.roll_rate, pitch_rate=0.0 * state.pitch_rate, vzu=0.0 * state.vzu
+    )
+    cn = corners(p, st, Controls(), lay, heights)
+    v = vertical_rates(p, st, cn, lay, zero4, zero4, 0.0, 0.0, big)
+    step = big * big
+    azu = jnp.stack(jnp.broadcast_arrays(*v.azu), axis=-1)
+    return st._replace(
+        z=st.z + step * v.az, roll=st.roll + step * v.ap, pitch=st.pitch + step * v.aq, zu=st.zu + step * azu
+    )
+
+
 def settle(params: VehicleParams, state: FullState, iterations: int = 4) -> FullState:
     """``state`` with its vertical positions moved to the static equilibrium at its speed (no tire
     forces, no accelerations; downforce, tire growth and road heights included): ``iterations`` Newton
-    steps on the vertical equations (the linearly implicit solve with a long step)."""
+    steps on the vertical equations (``lax.fori_loop``)."""
     p = on_road(_base_road(params), state)
     lay = layout(p)
     heights = road_heights(params, state)
-    big = jnp.asarray(1e3, jnp.asarray(state.vx).dtype)
-    zero4 = [jnp.zeros_like(jnp.asarray(state.vx))] * 4
-    for _ in range(iterations):
-        st = state._replace(vz=0.0 * state.vz, roll_rate=0.0 * state.roll_rate, pitch_rate=0.0 * state.pitch_rate,
-                            vzu=0.0 * state.vzu)  # fmt: skip
-        cn = corners(p, st, Controls(), lay, heights)
-        v = vertical_rates(p, st, cn, lay, zero4, zero4, 0.0, 0.0, big)
-        step = big * big
-        azu = jnp.stack(jnp.broadcast_arrays(*v.azu), axis=-1)
-        state = st._replace(
-            z=st.z + step * v.az, roll=st.roll + step * v.ap, pitch=st.pitch + step * v.aq, zu=st.zu + step * azu
-        )
-    return state
+    return jax.lax.fori_loop(0, iterations, lambda _, st: _newton(p, st, lay, heights), state)
 
 
 def init_full_state(params: VehicleParams, speed=0.0, **kw) -> FullState:
     """A :class:`FullState` rolling straight at ``speed`` [m/s] (keywords ``x, y, yaw, vy, yaw_rate`` as
     :func:`sims.vehicles.params.init_state`), settled on its suspension (:func:`settle`), each wheel at
-    ``omega = speed / Re`` at its load (free rolling)."""
+    ``omega = speed / Re`` at its load (free rolling): six passes of a Newton step and the spin update."""
     base = init_state(params, 4, speed, **kw)
     zero = jnp.zeros_like(base.vx)
     z4 = jnp.zeros_like(base.omega)
     state = FullState(*base, z=zero, roll=zero, pitch=zero, vz=zero, roll_rate=zero, pitch_rate=zero, zu=z4, vzu=z4)
-    omega = state.omega
-    for _ in range(2):
-        state = settle(params, state._replace(omega=omega))
-        loads = corners(on_road(_base_road(params), state), state, Controls()).ft
-        omega = base.vx[..., None] / core.rolling_radii(on_road(_base_road(params), state), 4, omega, loads)
-    return state._replace(omega=omega)
+    p = on_road(_base_road(params), state)
+    lay = layout(p)
+    heights = road_heights(params, state)
+
+    def body(_, st):
+        st = _newton(p, st, lay, heights)
+        loads = corners(p, st, Controls(), lay, heights).ft
+        return st._replace(omega=base.vx[..., None] / core.rolling_radii(p, 4, st.omega, loads))
+
+    return jax.lax.fori_loop(0, 6, body, state)
 
 
 @dataclasses.dataclass(frozen=True)
