@@ -8,14 +8,15 @@ load-transfer formulas of Milliken RCVD ch. 18 / Gillespie ch. 8, the double tra
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
+import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
 from jaxtire.constants import GRAVITY
-from jaxtire.surfaces import make_table
+from jaxtire.surfaces import preset_table
 from jaxtire.tire import replace_coefficients
 from jaxtire.vertical import deflection, free_radius, vertical_force
 from sims.roads import profile as rp
@@ -87,6 +88,10 @@ def init(params, speed):
     return _INIT(params, v)
 
 
+#: The preset surface table without rolling resistance (same size: the compiled programs are reused).
+NO_RR = preset_table()._replace(rolling_resistance=0.0 * preset_table().rolling_resistance)
+
+
 def chassis(**kw):
     return presets.get("hatchback", **kw).chassis
 
@@ -140,7 +145,9 @@ def settle_run():
     p = fleet(cars)
     s0 = init(p, 0.0)
     # start away from equilibrium: body dropped, rolled and pitched, wheels displaced
-    s0 = s0._replace(z=s0.z - 0.03, roll=s0.roll + 0.02, pitch=s0.pitch - 0.01, zu=s0.zu + jnp.asarray([0.01, -0.01, 0.0, 0.005]))
+    s0 = s0._replace(
+        z=s0.z - 0.03, roll=s0.roll + 0.02, pitch=s0.pitch - 0.01, zu=s0.zu + jnp.asarray([0.01, -0.01, 0.0, 0.005])
+    )
     return p, sim(p, s0)
 
 
@@ -236,7 +243,9 @@ def _linear_tf(p, f):
     lay = full.layout(pv)
 
     def acc(x, u):
-        st = s0._replace(z=x[0], roll=x[1], pitch=x[2], zu=x[3:7], vz=x[7], roll_rate=x[8], pitch_rate=x[9], vzu=x[10:14])
+        st = s0._replace(
+            z=x[0], roll=x[1], pitch=x[2], zu=x[3:7], vz=x[7], roll_rate=x[8], pitch_rate=x[9], vzu=x[10:14]
+        )
         cn = full.corners(pv, st, Controls(), lay, [u[0], u[1], u[2], u[3]])
         z4 = [jnp.zeros(())] * 4
         v = full.vertical_rates(pv, st, cn, lay, z4, z4, 0.0, 0.0, 0.0)
@@ -244,8 +253,8 @@ def _linear_tf(p, f):
 
     x0 = jnp.concatenate([jnp.stack([s0.z, s0.roll, s0.pitch]), s0.zu, jnp.zeros(7)])
     u0 = jnp.zeros(4)
-    A = np.asarray(jax.jacfwd(acc, 0)(x0, u0), float)
-    B = np.asarray(jax.jacfwd(acc, 1)(x0, u0), float)
+    jac = jax.jit(jax.jacfwd(acc, (0, 1)), compiler_options=fast_compile_options() or None)
+    A, B = (np.asarray(v, float) for v in jac(x0, u0))
     bf = B[:, 0] + B[:, 1]
     out = np.array([(np.linalg.solve(2j * np.pi * fi * np.eye(14) - A, bf)) for fi in f])
     return out[:, 0] - float(lay.xr[0]) * out[:, 2]
@@ -300,7 +309,7 @@ def corner_run():
     tire = replace_coefficients(presets.base_tire(), {"VERTICAL_STIFFNESS": 2.0e7})
     ch = chassis(drag_area=0.0)
     su = make_suspension(roll_centre_front=0.05, roll_centre_rear=0.12, camber_gain_front=0.0)
-    p = fleet([(ch, su)], tire=tire, surfaces=make_table([(1.0, 0.0, 0.0)]))
+    p = fleet([(ch, su)], tire=tire, surfaces=NO_RR)
     speeds = jnp.asarray([14.0, 17.0, 20.0, 22.0])
     s0 = init(p, speeds)
     return p, sim(p, s0, steer=0.045)
@@ -353,8 +362,12 @@ def test_lateral_load_transfer_split(corner_run):
     dwr = 0.5 * (fz[:, 3] - fz[:, 2])
     phi = r["ms"] * ay * r["hp"] / (r["kf"] + r["kr"] - r["ms"] * GRAVITY * r["hp"])
     su = r["su"]
-    ref_f = (r["kf"] * phi + r["ms"] * ay * (r["b"] + r["xs"]) / r["L"] * su.roll_centre_front + 2 * r["muf"] * ay * r["rf"]) / ch.track_front
-    ref_r = (r["kr"] * phi + r["ms"] * ay * (r["a"] - r["xs"]) / r["L"] * su.roll_centre_rear + 2 * r["mur"] * ay * r["rr"]) / ch.track_rear
+    ref_f = (
+        r["kf"] * phi + r["ms"] * ay * (r["b"] + r["xs"]) / r["L"] * su.roll_centre_front + 2 * r["muf"] * ay * r["rf"]
+    ) / ch.track_front
+    ref_r = (
+        r["kr"] * phi + r["ms"] * ay * (r["a"] - r["xs"]) / r["L"] * su.roll_centre_rear + 2 * r["mur"] * ay * r["rr"]
+    ) / ch.track_rear
     np.testing.assert_allclose(dwf / (dwf + dwr), ref_f / (ref_f + ref_r), rtol=0.03)
     # the whole car's moment: the transfers carry m a_y h (unsprung at the wheel centres included) and the
     # sprung weight's lateral shift as the body rolls about its roll axis, m_s g h' phi
@@ -377,8 +390,7 @@ def test_stiff_limit_matches_double_track():
     t = 1.55
     kf, kr = 0.5 * 2e6 * t * t + 3e6, 0.5 * 2e6 * t * t + 1e6
     ch = chassis(track_front=t, track_rear=t, drag_area=0.0, roll_stiffness_front=kf / (kf + kr), load_transfer_tau=0.0)
-    table = make_table([(1.0, 0.0, 0.0)])
-    p = fleet([(ch, su)], tire=tire, surfaces=table)
+    p = fleet([(ch, su)], tire=tire, surfaces=NO_RR)
     speeds = jnp.asarray([15.0, 20.0, 25.0, 30.0])
     s_full = init(p, speeds)
     steer = 0.01
@@ -409,7 +421,9 @@ def test_energy_never_rises_coasting():
         su = make_suspension(dtype=np.float64)
         p = fleet([(ch, su)], tire=presets.base_tire(dtype=np.float64))
         s0 = init(p, 20.0)
-        s0 = s0._replace(z=s0.z - 0.02, roll=s0.roll + 0.01, vy=s0.vy + 0.3, yaw_rate=s0.yaw_rate + 0.05, vzu=s0.vzu + 0.1)
+        s0 = s0._replace(
+            z=s0.z - 0.02, roll=s0.roll + 0.01, vy=s0.vy + 0.3, yaw_rate=s0.yaw_rate + 0.05, vzu=s0.vzu + 0.1
+        )
         _, rec = sim(p, s0)
     e = rec["e"]
     rises = np.diff(e, axis=1)
@@ -481,8 +495,10 @@ def test_gradients_finite(dtype):
     (float32 and float64) and, in float64, match a central difference in the spring rate."""
     ch = chassis(dtype=dtype)
     su = make_suspension(dtype=dtype)
-    p = presets.get("hatchback", dtype=dtype)._replace(chassis=ch, suspension=su, road=rp.flat(100.0, 0.05, -50.0, dtype=dtype))
-    s = full.init_full_state(p, 15.0)
+    p = presets.get("hatchback", dtype=dtype)._replace(
+        chassis=ch, suspension=su, road=rp.flat(100.0, 0.05, -50.0, dtype=dtype)
+    )
+    s = jax.jit(full.init_full_state)(p, 15.0)
     states = [
         s._replace(zu=s.zu + jnp.asarray([0.05, 0.0, 0.0, 0.0], dtype)),  # FL off the ground
         s._replace(z=s.z - 0.12),  # body on its bump stops
@@ -495,24 +511,21 @@ def test_gradients_finite(dtype):
     rim = float(p.tire_rear.RIM_RADIUS + p.tire_rear.BOTTOM_OFFST)
     assert float(free_radius(p.tire_rear, 0.0)) - float(cns[2].rho[2]) < rim
 
-    def loss(k, st):
-        q = p._replace(suspension=p.suspension._replace(spring_front=k))
-        new = full.step(q, st, Controls(steer=0.05, throttle=0.3), 0.005)
-        return jnp.sum(jnp.stack([jnp.sum(leaf) for leaf in jax.tree.leaves(new)]))
+    names = ("spring_front", "arb_front", "bump_stop_front", "damper_rear", "roll_centre_front")
 
-    for st in states:
-        g = jax.grad(lambda k, st=st: loss(k, st))(su.spring_front)
-        gp = jax.grad(
-            lambda c, s_, st=st: jnp.sum(
-                full.rates(p._replace(chassis=c, suspension=s_), st, Controls(steer=0.05), 0.005)[0].vz
-            ),
-            argnums=(0, 1),
-            allow_int=True,
-        )(p.chassis, p.suspension)
-        assert np.isfinite(float(g))
-        floats = [x for x in jax.tree.leaves(gp) if jnp.issubdtype(x.dtype, jnp.floating)]
-        assert all(np.all(np.isfinite(np.asarray(x))) for x in floats)
-        if dtype == np.float64:
-            e = 1.0
-            fd = (loss(su.spring_front + e, st) - loss(su.spring_front - e, st)) / (2 * e)
-            assert float(g) == pytest.approx(float(fd), rel=1e-4, abs=1e-8)
+    def out(theta, st):
+        q = p._replace(suspension=p.suspension._replace(**dict(zip(names, theta, strict=True))))
+        d = full.rates(q, st, Controls(steer=0.05, throttle=0.3), 0.005)[0]
+        return jnp.stack([jnp.sum(leaf) for leaf in jax.tree.leaves(d)]).sum()
+
+    theta0 = jnp.stack([getattr(su, n) for n in names])
+    batch = jax.tree.map(lambda *v: jnp.stack(v), *states)
+    jit = functools.partial(jax.jit, compiler_options=fast_compile_options() or None)
+    g = np.asarray(jit(jax.vmap(jax.jacfwd(out), in_axes=(None, 0)))(theta0, batch))
+    assert np.all(np.isfinite(g)) and np.any(g != 0.0)
+    if dtype == np.float64:
+        e = np.asarray([1.0, 1.0, 100.0, 0.1, 1e-4])
+        thetas = jnp.asarray(np.concatenate([theta0 + np.diag(e), theta0 - np.diag(e)]))  # (10, 5)
+        vals = np.asarray(jit(jax.vmap(jax.vmap(out, in_axes=(0, None)), in_axes=(None, 0)))(thetas, batch))
+        fd = (vals[:, :5] - vals[:, 5:]) / (2 * e)
+        np.testing.assert_allclose(g, fd, rtol=1e-4, atol=1e-6)
