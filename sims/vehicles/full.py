@@ -411,7 +411,8 @@ def rates(params: VehicleParams, state: FullState, controls: Controls, h):
     params = on_road(_base_road(params), state)  # surfaces, grade and bank (sims.vehicles.road)
     lay = layout(params)
     cn = corners(params, state, controls, lay, heights)
-    d, tel = core.rates(params, state, controls, h, geometry(params, state, controls, cn))
+    planar: Any = state  # core.rates reads the planar fields only (FullState extends VehicleState's)
+    d, tel = core.rates(params, planar, controls, h, geometry(params, state, controls, cn))
     fxb, fyb = [], []
     for i in range(4):
         sn, cs = jnp.sin(cn.steer[i]), jnp.cos(cn.steer[i])
@@ -422,7 +423,7 @@ def rates(params: VehicleParams, state: FullState, controls: Controls, h):
     azu = jnp.stack(jnp.broadcast_arrays(*v.azu), axis=-1)
     vzu = jnp.asarray(state.vzu)
     deriv = FullState(
-        *d,
+        **d._asdict(),
         z=state.vz + h * v.az,
         roll=state.roll_rate + h * v.ap,
         pitch=state.pitch_rate + h * v.aq,
