@@ -80,12 +80,11 @@ import jax
 import jax.numpy as jnp
 
 from jaxtire.constants import GRAVITY
-from jaxtire.surfaces import lookup
 from jaxtire.tire import tire_deflection, tire_free_radius, vertical_force
 from jaxtire.transient import contact_stiffness
 from sims.roads.profile import Profile, heights_at
-from sims.vehicles import core
-from sims.vehicles.double_track import ackermann_angles, wheel_sides
+from sims.vehicles import core, double_track
+from sims.vehicles.double_track import ackermann_angles
 from sims.vehicles.params import Controls, VehicleParams, init_state, wheel_layout
 from sims.vehicles.road import on_road, wheel_positions
 from sims.vehicles.suspension import Suspension, default_suspension
@@ -284,25 +283,10 @@ def corners(params: VehicleParams, state, controls: Controls, lay: Layout | None
 def geometry(params: VehicleParams, state, controls: Controls, cn: Corners | None = None) -> core.Geometry:
     """The :class:`sims.vehicles.core.Geometry` of the four wheels: loads from the tires' deflections,
     steer with toe and bump steer, camber (module docstring)."""
-    ch = params.chassis
     cn = corners(params, state, controls) if cn is None else cn
-    ids = jnp.asarray(ch.surface_ids)
-    lay = wheel_layout(ch, 4)
-    return core.Geometry(
-        x=lay.x,
-        y=lay.y,
-        steer=cn.steer,
-        fz=cn.ft,
-        surface=[lookup(params.surfaces, ids[..., i]) for i in range(4)],
-        radius=lay.radius,
-        inertia=lay.inertia,
-        drive=lay.drive,
-        brake=lay.brake,
-        tires_per_wheel=1,
-        n_front=2,
-        side=wheel_sides(ch),
-        camber=cn.camber,
-    )
+    # the double track's wheels (positions, surfaces, radii, shares, sides) with this model's loads and angles
+    planar = double_track.geometry(params, state, controls)
+    return planar._replace(steer=cn.steer, fz=cn.ft, camber=cn.camber)
 
 
 def _spd_solve(A: list[list], b: list) -> list:
