@@ -3,10 +3,9 @@ its validation, road profiles (sims.roads.profile) and ISO 8608."""
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
-
-import jax.numpy as jnp
 
 from jaxtire.simple import default_simple_params
 from jaxtire.tire import tire_deflection, tire_free_radius, vertical_force
