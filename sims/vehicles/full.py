@@ -44,7 +44,7 @@ through the roll centre (height ``h_rc``) and the side-view centres (``tan(beta_
 The body rolls about the roll axis (``h' = h_s - h_ra`` the sprung CG's height over it, ``h_ra`` the
 roll centres interpolated to ``x_s``): its lateral displacement ``h' phi`` gives the gravity moment ``m_s
 g h' phi`` and the inertia ``m_s h'^2``; the link forces' moment ``F'_y (h_s - h_rc)`` (the ``h_s`` term
-with the jacking) is the geometric load transfer.  ``G_i = m_u,i (a_y R_i / y_i + sgn(x_i) a_x R_i / L)``
+with the jacking) is the geometric load transfer.  ``G_i = m_u,i R_i a_y / y_i + sgn(x_i) (m_uf R_f + m_ur R_r) a_x / L``
 is the unsprung masses' own load transfer (their inertia at the wheel centres, reacted by their tires,
 Milliken RCVD ch. 18), so the tire loads carry ``m a h`` in total.  The planar equations (total mass, the
 body's roll and pitch not fed back into them), the tires (with the wheel's load ``F_t``, steer and camber),
@@ -337,12 +337,13 @@ def vertical_rates(params: VehicleParams, state, cn: Corners, lay: Layout, fxb, 
     down = 0.5 * ch.air_density * ch.lift_area * state.vx * state.vx
     d_axle = [down * ch.aero_balance_front, down * (1.0 - ch.aero_balance_front)]
     fj, g_u, fxl, fyl = [], [], [], []
+    m_side = lay.m_u[0] * lay.r_centre[0] + lay.m_u[2] * lay.r_centre[2]  # one side's unsprung moment arm sum
     for i in range(4):
         fx_l = fxb[i] - lay.m_u[i] * ax
         fy_l = fyb[i] - lay.m_u[i] * ay
         sx = 1.0 if i < 2 else -1.0
         fj.append(-fy_l * lay.h_rc[i] / lay.y[i] - sx * fx_l * lay.tan_b[i])
-        g_u.append(lay.m_u[i] * lay.r_centre[i] * (ay / lay.y[i] + sx * ax / L))
+        g_u.append(lay.m_u[i] * lay.r_centre[i] * ay / lay.y[i] + sx * m_side * ax / L)
         fxl.append(fx_l)
         fyl.append(fy_l)
     fsj = [cn.fs[i] + fj[i] for i in range(4)]

@@ -30,20 +30,20 @@ N = 1500
 FLEET = 4
 
 
-def _sim_impl(params, s0, steer, throttle, dt, model):
+def _sim_impl(params, s0, steer, throttle, brake, dt, model):
     step = make_step_with_telemetry(model)
 
     def one(p, s):
         def body(s, u):
-            new, tel = step(p, s, Controls(steer=u[0], throttle=u[1]), dt)
+            new, tel = step(p, s, Controls(steer=u[0], throttle=u[1], brake=u[2]), dt)
             rec = dict(
                 x=new.x, vx=new.vx, vy=new.vy, r=new.yaw_rate, fz=tel.fz, ay=tel.ay, ax=tel.ax,
                 **({} if model is not full.MODEL else dict(
-                    z=new.z, roll=new.roll, pitch=new.pitch, vz=new.vz, zu=new.zu, e=full.energy(p, new))),
+                    travel=jnp.stack(full.corners(p, new, Controls()).s, axis=-1), z=new.z, roll=new.roll, pitch=new.pitch, vz=new.vz, zu=new.zu, e=full.energy(p, new))),
             )  # fmt: skip
             return new, rec
 
-        return jax.lax.scan(body, s, (steer, throttle))
+        return jax.lax.scan(body, s, (steer, throttle, brake))
 
     return jax.vmap(one, in_axes=(fleet_axes(params), 0))(params, s0)
 
@@ -55,11 +55,12 @@ _INIT = jax.jit(
 )
 
 
-def sim(params, s0, steer=0.0, throttle=0.0, dt=0.005, model=full.MODEL):
+def sim(params, s0, steer=0.0, throttle=0.0, dt=0.005, model=full.MODEL, brake=0.0):
     dtype = jnp.asarray(params.chassis.mass).dtype
     steer = jnp.broadcast_to(jnp.asarray(steer, dtype), (N,))
     throttle = jnp.broadcast_to(jnp.asarray(throttle, dtype), (N,))
-    final, rec = _SIM(params, s0, steer, throttle, jnp.asarray(dt, dtype), model=model)
+    brake = jnp.broadcast_to(jnp.asarray(brake, dtype), (N,))
+    final, rec = _SIM(params, s0, steer, throttle, brake, jnp.asarray(dt, dtype), model=model)
     return final, jax.tree.map(np.asarray, rec)
 
 
@@ -622,3 +623,29 @@ def test_peer_commonroad_mb(kind):
     print("peer", kind, pairs)
     for (o, m), rtol in zip(pairs, (0.1, 0.1, 0.15), strict=True):
         assert o == pytest.approx(m, rel=rtol)
+
+
+def test_braking_transfer_and_anti_dive():
+    """Steady braking on the front brakes only: the front axle gains ``m |a_x| h / L`` (statics, whatever the
+    geometry); with 100 % anti-dive the links carry the sprung part of it, so the front springs barely
+    compress (< 15 % of the dive without anti-dive)."""
+    ch = chassis(brake_bias_front=1.0, drag_area=0.0)
+    cars = [(ch, make_suspension(anti_dive=0.0)), (ch, make_suspension(anti_dive=1.0))]
+    p = fleet(cars)
+    s0 = init(p, 25.0)
+    _, rec = sim(p, s0, brake=np.where(np.arange(N) * 0.005 > 0.3, 0.25, 0.0))
+    t = np.arange(1, N + 1) * 0.005
+    sel = (t > 1.3) & (t < 1.8)
+    assert np.all(rec["vx"][:, sel] > 5.0)
+    ax = rec["ax"][:, sel].mean(axis=1)
+    assert np.all(ax < -2.0)
+    fz = rec["fz"][:, sel].mean(axis=1)
+    m, h, L = float(ch.mass), float(ch.cg_height), float(ch.cg_to_front + ch.cg_to_rear)
+    static = rec["fz"][:, 0]
+    gain = (fz[:, 0] + fz[:, 1]) - (static[:, 0] + static[:, 1])
+    print("braking", gain, -m * ax * h / L)
+    np.testing.assert_allclose(gain, -m * ax * h / L, rtol=0.02)
+    front = rec["travel"][:, sel, 0].mean(axis=1) - rec["travel"][:, 0, 0]
+    print("anti-dive", front)
+    assert front[0] > 0.005
+    assert abs(front[1]) < 0.15 * front[0]
