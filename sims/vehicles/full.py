@@ -46,7 +46,7 @@ roll centres interpolated to ``x_s``): its lateral displacement ``h' phi`` gives
 g h' phi`` and the inertia ``m_s h'^2``; the link forces' moment ``F'_y (h_s - h_rc)`` (the ``h_s`` term
 with the jacking) is the geometric load transfer.  ``G_i = m_u,i R_i a_y / y_i + sgn(x_i) (m_uf R_f + m_ur R_r) a_x / L``
 is the unsprung masses' own load transfer (their inertia at the wheel centres, reacted by their tires,
-Milliken RCVD ch. 18), so the tire loads carry ``m a h`` in total.  The planar equations (total mass, the
+Milliken RCVD ch. 18), so the tire loads carry ``m a h + m_s g h' phi`` in steady cornering.  The planar equations (total mass, the
 body's roll and pitch not fed back into them), the tires (with the wheel's load ``F_t``, steer and camber),
 wheel spins and brakes are those of :mod:`sims.vehicles.core`.
 
@@ -64,6 +64,10 @@ the positions' rates are returned as ``u + h du/dt``, so the semi-implicit Euler
 ``u' = u + h du/dt``, ``q' = q + h u'``: backward Euler on the linear part, stable for any stiffness (a
 ``1e7`` N/m suspension at 5 ms, a bottoming tire) and never adding energy to it.  Under RK4 the
 positions' rates carry the same ``h du/dt`` term (first order in the vertical motion).
+
+Simplifications: small roll and pitch angles; the road's slope tilts neither the tire force nor the
+contact (the height under the wheel centre is used, fine for bumps and kerbs with slopes up to ~0.2);
+the vertical tire force omits MF's ``Q_FCX``, ``Q_FCY`` in-plane corrections; gyroscopic terms are left out.
 
 Roads: ``params.road`` ``None``, a :class:`sims.vehicles.road.Road` (grade, bank, surfaces) or a
 :class:`sims.roads.profile.Profile` (height per wheel track, optionally on such a Road).
