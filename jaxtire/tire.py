@@ -51,7 +51,10 @@ from jaxtire.params import MFParams
 from jaxtire.simple import FIELDS as _SIMPLE_FIELDS
 from jaxtire.simple import SimpleParams, simple_forces
 from jaxtire.validation import check_range
+from jaxtire.vertical import deflection as _mf_deflection
 from jaxtire.vertical import effective_rolling_radius
+from jaxtire.vertical import free_radius as _mf_free_radius
+from jaxtire.vertical import vertical_force as _mf_vertical_force
 
 __all__ = [
     "MODELS",
@@ -71,8 +74,11 @@ __all__ = [
     "replace_coefficients",
     "rolling_radius",
     "scale_tire",
+    "tire_deflection",
     "tire_forces",
+    "tire_free_radius",
     "unloaded_radius",
+    "vertical_force",
     "with_nominal",
 ]
 
@@ -109,6 +115,9 @@ class TireModel(NamedTuple):
     radius [m], or ``None``: the model has no vertical model (:func:`rolling_radius` returns ``default``);
     ``limit_flags(tire, kappa, alpha, gamma, fz, side=, pressure=) -> LimitFlags`` the per-point flags of the
     file's validity ranges, or ``None``: the model states no ranges (:func:`out_of_range` gives all False).
+    ``vertical`` ``(force(tire, rho, omega), deflection(tire, fz, omega), free_radius(tire, omega), has(tire))``
+    the vertical model (load from deflection, its inverse, the free radius, whether the file has one), or
+    ``None`` (:func:`vertical_force` uses the linear spring it is given).
     """
 
     name: str
@@ -125,6 +134,7 @@ class TireModel(NamedTuple):
     nominal_fields: tuple[str, str] = ("", "")
     rolling_radius: Callable[..., Any] | None = None
     limit_flags: Callable[..., LimitFlags] | None = None
+    vertical: tuple[Callable[..., Any], ...] | None = None
 
     @property
     def options(self) -> frozenset:
@@ -178,6 +188,12 @@ _MF = TireModel(
     nominal_fields=("FNOMIN", "UNLOADED_RADIUS"),
     rolling_radius=_mf_rolling_radius,
     limit_flags=mf_out_of_range,
+    vertical=(
+        lambda t, rho, om: _mf_vertical_force(t, rho, om),
+        lambda t, fz, om: _mf_deflection(t, fz, om, iterations=0),  # exact at zero camber and Fx, Fy
+        _mf_free_radius,
+        lambda t: (t.VERTICAL_STIFFNESS > 0.0) & (t.Q_RE0 > 0.0),
+    ),
 )
 
 
@@ -360,6 +376,46 @@ def rolling_radius(tire, fz, omega, default):
             jnp.asarray(default), jnp.broadcast_shapes(jnp.shape(fz), jnp.shape(omega), jnp.shape(default))
         )
     return model.rolling_radius(tire, fz, omega, default)
+
+
+def vertical_force(tire, deflection, omega, stiffness):
+    """Normal load ``Fz`` [N] of the tire at radial deflection ``deflection = R_free - Rl`` [m] (road to
+    wheel centre ``Rl``, free radius :func:`tire_free_radius`) and spin ``omega`` [rad/s].
+
+    MF files with a vertical model (``VERTICAL_STIFFNESS > 0`` and ``Q_RE0 > 0``):
+    :func:`jaxtire.vertical.vertical_force` (quadratic load-deflection with the speed and pressure terms
+    and bottoming on the rim; the in-plane force corrections ``Q_FCX``, ``Q_FCY`` are not applied); other
+    tires: the linear spring ``Fz = stiffness max(deflection, 0)`` with ``stiffness`` [N/m].  Exactly 0 for
+    ``deflection <= 0`` (a wheel off the ground never pulls).  Elementwise; jit- and grad-safe."""
+    model = model_of(tire)
+    rho = jnp.asarray(deflection)
+    lin = jnp.where(rho > 0.0, stiffness * rho, 0.0)
+    if model.vertical is None:
+        return lin
+    force, _, _, has = model.vertical
+    return jnp.where(has(tire), force(tire, rho, omega), lin)
+
+
+def tire_deflection(tire, fz, omega, stiffness):
+    """The deflection [m] at which :func:`vertical_force` carries ``fz`` [N] (its inverse; 0 for ``fz <= 0``)."""
+    model = model_of(tire)
+    fz = jnp.maximum(jnp.asarray(fz), 0.0)
+    lin = fz / stiffness
+    if model.vertical is None:
+        return lin
+    _, defl, _, has = model.vertical
+    return jnp.where(has(tire), defl(tire, fz, omega), lin)
+
+
+def tire_free_radius(tire, omega=0.0):
+    """Free (unloaded) radius [m] at spin ``omega`` [rad/s]: MF ``R0 (Q_RE0 + Q_V1 (omega R0 / V0)^2)``
+    (:func:`jaxtire.vertical.free_radius`) where the file has a vertical model, else :func:`unloaded_radius`."""
+    model = model_of(tire)
+    r0 = jnp.asarray(model.unloaded_radius(tire))
+    if model.vertical is None:
+        return jnp.broadcast_to(r0, jnp.broadcast_shapes(jnp.shape(r0), jnp.shape(omega)))
+    _, _, free, has = model.vertical
+    return jnp.where(has(tire), free(tire, omega), r0)
 
 
 def nominal_load(tire):

@@ -131,8 +131,11 @@ def _deflection_61(p: MFParams, fz, omega, fx, fy, dpi):
     return x * p.UNLOADED_RADIUS
 
 
-def deflection(params: MFParams, fz, omega, gamma=0.0, fx=0.0, fy=0.0, pressure=None):
-    """Tyre deflection ``rho = R_omega - Rl`` [m] that carries the load ``fz`` (inverse of :func:`vertical_force`)."""
+def deflection(params: MFParams, fz, omega, gamma=0.0, fx=0.0, fy=0.0, pressure=None, iterations=NEWTON_ITERATIONS):
+    """Tyre deflection ``rho = R_omega - Rl`` [m] that carries the load ``fz`` (inverse of :func:`vertical_force`).
+
+    MF 6.2: ``iterations`` Newton steps from the MF 6.1 closed form; 0 is exact at zero camber and zero
+    in-plane forces (where the two relations coincide) and costs one closed form."""
     p = params
     fz = jnp.maximum(jnp.asarray(fz), 0.0)
     omega, gamma, fx, fy = (jnp.asarray(v) for v in (omega, gamma, fx, fy))
@@ -144,7 +147,7 @@ def deflection(params: MFParams, fz, omega, gamma=0.0, fx=0.0, fy=0.0, pressure=
         def resid(r):
             return _force_62(p, r, r_omega, omega, gamma, fx, fy, dpi) - fz
 
-        for _ in range(NEWTON_ITERATIONS):
+        for _ in range(iterations):
             f, df = jax.jvp(resid, (rho,), (jnp.ones_like(rho),))
             rho = jnp.maximum(rho - safe_div(f, df), 0.0)
     # bottoming: the rim carries the load where the bottoming spring is stiffer than the tyre

@@ -65,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--dt", type=float, default=0.005, help="step [s]")
     ap.add_argument("--substeps", type=int, default=1, help="integrator substeps per step")
     ap.add_argument("--integrator", default="semi_implicit_euler", help="semi_implicit_euler or rk4")
-    ap.add_argument("--model", default="double_track", help="double_track or single_track")
+    ap.add_argument("--model", default="double_track", help="double_track, single_track or full")
     ap.add_argument(
         "--preset",
         default="hatchback",

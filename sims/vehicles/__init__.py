@@ -1,6 +1,7 @@
-"""Vehicle models: :mod:`~sims.vehicles.single_track`, :mod:`~sims.vehicles.double_track`, presets."""
+"""Vehicle models: :mod:`~sims.vehicles.single_track`, :mod:`~sims.vehicles.double_track`,
+:mod:`~sims.vehicles.full` (sprung body in 6 DOF, suspension, vertical tires), presets."""
 
-from sims.vehicles import double_track, single_track
+from sims.vehicles import double_track, full, single_track
 from sims.vehicles.core import Model, Telemetry
 from sims.vehicles.params import (
     WHEELS,
@@ -20,11 +21,12 @@ from sims.vehicles.params import (
 
 DOUBLE_TRACK = double_track.MODEL
 SINGLE_TRACK = single_track.MODEL
-MODELS = {"double_track": DOUBLE_TRACK, "single_track": SINGLE_TRACK}
+FULL = full.MODEL
+MODELS = {"double_track": DOUBLE_TRACK, "single_track": SINGLE_TRACK, "full": FULL}
 
 
 def get_model(name) -> Model:
-    """A model by name (``"double_track"``, ``"single_track"``) or the :class:`Model` itself."""
+    """A model by name (``"double_track"``, ``"single_track"``, ``"full"``) or the :class:`Model` itself."""
     if isinstance(name, Model):
         return name
     try:
@@ -39,6 +41,7 @@ __all__ = [
     "Chassis",
     "Controls",
     "DOUBLE_TRACK",
+    "FULL",
     "MODELS",
     "Model",
     "SINGLE_TRACK",
@@ -49,6 +52,7 @@ __all__ = [
     "astype",
     "double_track",
     "fleet_axes",
+    "full",
     "get_model",
     "init_state",
     "make_chassis",

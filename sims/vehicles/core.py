@@ -161,7 +161,8 @@ class Geometry(NamedTuple):
     ``brake`` shares [-] (each summing to 1); ``tires_per_wheel`` (Python int) how many identical tires a
     wheel state stands for (2 for a single-track axle), ``n_front`` (Python int) how many leading wheels
     are on the front axle; ``side`` the mounted side of each tire (+1 left, -1 right, 0 as measured;
-    ``None``: every tire as measured), passed to the tire where its model has a ``side`` option.
+    ``None``: every tire as measured), passed to the tire where its model has a ``side`` option;
+    ``camber`` the inclination angle [rad] of each tire (ISO-W, positive top to the right; ``None``: 0).
 
     Wheels are kept as separate scalars (not a stacked axis) so that under ``vmap`` every quantity is a
     contiguous vector over the vehicles, which XLA vectorises best."""
@@ -178,6 +179,7 @@ class Geometry(NamedTuple):
     tires_per_wheel: int
     n_front: int
     side: Any = None
+    camber: Any = None
 
 
 class Telemetry(NamedTuple):
@@ -459,6 +461,7 @@ class _WheelIn(NamedTuple):
     side: Any
     defl_x: Any
     defl_y: Any
+    camber: Any = None  # None: 0, a constant XLA folds away (the planar models)
 
 
 class _WheelOut(NamedTuple):
@@ -547,7 +550,8 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
     ct = contact_step(tire, fz, kx, ky, w.defl_x, w.defl_y, om * Re - uwx, uwy, uwx, h)
     kappa, alpha = ct.kappa, atan(ct.tan_alpha)
     opts = {"side": w.side} if "side" in model_options(tire) else {}
-    out = tire_forces(tire, kappa, alpha, 0.0, fz, uwx, w.surface, **opts)
+    gamma = 0.0 if w.camber is None else w.camber
+    out = tire_forces(tire, kappa, alpha, gamma, fz, uwx, w.surface, **opts)
     fx, fy = out.fx, out.fy
     ranges = out_of_range_code(tire, kappa, alpha, 0.0, fz, **opts)
 
@@ -681,6 +685,7 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
     t_avail = throttle * tmax * pmax / jnp.sqrt(pmax * pmax + (tmax * omega_drive) ** 2)
 
     side = [0.0] * n if geom.side is None else geom.side
+    camber = [None] * n if geom.camber is None else geom.camber
     ins = [
         _WheelIn(
             geom.x[i],
@@ -697,6 +702,7 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
             side[i],
             defl_x[i],
             defl_y[i],
+            camber[i],
         )
         for i in range(n)
     ]

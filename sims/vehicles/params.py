@@ -159,6 +159,8 @@ class VehicleParams(NamedTuple):
     ``surfaces`` a :class:`jaxtire.surfaces.SurfaceTable` (at most 16 entries); ``road`` ``None`` (the
     chassis' constant ``road_grade``, ``road_bank`` and ``surface_ids`` apply) or a
     :class:`sims.vehicles.road.Road` whose grade, bank and per-wheel surfaces along the road replace them.
+    ``suspension``: the full vehicle's :class:`sims.vehicles.suspension.Suspension` (batched like the
+    chassis), ``None`` for the planar models or a suspension derived from the chassis.
     """
 
     chassis: Chassis
@@ -166,6 +168,7 @@ class VehicleParams(NamedTuple):
     tire_rear: Any
     surfaces: SurfaceTable
     road: Any = None
+    suspension: Any = None
 
 
 class VehicleState(NamedTuple):
@@ -417,9 +420,12 @@ def astype(params: VehicleParams, dtype) -> VehicleParams:
 
 
 def fleet_axes(params: VehicleParams) -> VehicleParams:
-    """``vmap`` ``in_axes`` for a fleet: chassis batched on axis 0, tires, surface table and road shared."""
+    """``vmap`` ``in_axes`` for a fleet: chassis (and suspension) batched on axis 0, tires, surface table and
+    road shared (a road with a leading vehicle axis, :func:`sims.roads.profile.batched`, batched too)."""
+    road = getattr(params, "road", None)
+    road_axis = 0 if getattr(road, "per_vehicle", False) else None
     # the leaves are vmap axes (int / None), not parameters: _make skips the field types
-    return VehicleParams._make((0, None, None, None, None))
+    return VehicleParams._make((0, None, None, None, road_axis, 0))
 
 
 def init_state(

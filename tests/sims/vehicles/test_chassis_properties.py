@@ -36,8 +36,19 @@ def test_nan_and_float32_overflow_are_refused_naming_the_field(name, value):
     assert f"Chassis: {name} = " in str(e.value) and "not finite" in str(e.value)
 
 
-NEGATIVE = ["mass", "yaw_inertia", "wheel_inertia_front", "wheel_inertia_rear", "cg_to_front", "cg_to_rear",
-            "cg_height", "track_front", "track_rear", "wheel_radius_front", "wheel_radius_rear"]
+NEGATIVE = [
+    "mass",
+    "yaw_inertia",
+    "wheel_inertia_front",
+    "wheel_inertia_rear",
+    "cg_to_front",
+    "cg_to_rear",
+    "cg_height",
+    "track_front",
+    "track_rear",
+    "wheel_radius_front",
+    "wheel_radius_rear",
+]
 
 
 @pytest.mark.parametrize("name", NEGATIVE)
@@ -46,7 +57,9 @@ def test_negative_mass_inertia_and_length_refused(name):
         make_chassis(**{name: -0.5})
 
 
-@pytest.mark.parametrize("sides, bad", [((1, -1, 1, 2), "2.0"), ((1, -1, 0.5, -1), "0.5"), ((1, -1, 1, math.nan), "nan")])
+@pytest.mark.parametrize(
+    "sides, bad", [((1, -1, 1, 2), "2.0"), ((1, -1, 0.5, -1), "0.5"), ((1, -1, 1, math.nan), "nan")]
+)
 def test_tire_sides_must_be_minus_one_zero_or_one(sides, bad):
     with pytest.raises(ValidationError, match=rf"Chassis: tire_sides = {bad} is not one of -1.0, 0.0, 1.0"):
         make_chassis(tire_sides=sides)
@@ -82,7 +95,10 @@ def test_property_in_range_values_build(data):
 def test_property_out_of_range_values_are_refused_naming_the_field(data):
     name = data.draw(st.sampled_from(FIELDS + SCALES))
     lo, hi, lo_incl, hi_incl = _range(name)
-    bad = [st.sampled_from([math.nan, -math.inf, 1e39, -1e39]), st.floats(max_value=lo, exclude_max=lo_incl, min_value=-1e30)]
+    bad = [
+        st.sampled_from([math.nan, -math.inf, 1e39, -1e39]),
+        st.floats(max_value=lo, exclude_max=lo_incl, min_value=-1e30),
+    ]
     if math.isfinite(hi):
         bad += [st.just(math.inf), st.floats(min_value=hi, exclude_min=hi_incl, max_value=1e30)]
     value = data.draw(st.one_of(*bad))

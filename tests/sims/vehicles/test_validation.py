@@ -58,7 +58,9 @@ def test_unknown_preset_and_tire():
 
 def test_surface_id_out_of_range_for_a_table_of_16():
     table = make_table(["asphalt_dry"] * 16)
-    with pytest.raises(ValueError, match="surface id 16 is outside the surface table .allowed 0 to 15 for a table of 16"):
+    with pytest.raises(
+        ValueError, match="surface id 16 is outside the surface table .allowed 0 to 15 for a table of 16"
+    ):
         presets.get("hatchback", surfaces=table, surface_ids=16)
     with pytest.raises(ValueError, match="surface id -1"):
         presets.get("hatchback", surfaces=table, surface_ids=[0, 0, -1, 0])
