@@ -33,6 +33,7 @@ import numpy as np
 from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import SurfaceTable, preset_table
 from jaxtire.validation import ValidationError, check_choice, check_range, is_concrete
+from sims.vehicles.driveline import validate_driveline
 from sims.vehicles.road import check_road
 
 #: Deprecated alias of :data:`jaxtire.constants.GRAVITY` (standard gravity [m/s^2]); use that.
@@ -144,7 +145,9 @@ class VehicleParams(NamedTuple):
     pytree type: :class:`~jaxtire.params.MFParams` or :class:`~jaxtire.simple.SimpleParams`);
     ``surfaces`` a :class:`jaxtire.surfaces.SurfaceTable` (at most 16 entries); ``road`` ``None`` (the
     chassis' constant ``road_grade``, ``road_bank`` and ``surface_ids`` apply) or a
-    :class:`sims.vehicles.road.Road` whose grade, bank and per-wheel surfaces along the road replace them.
+    :class:`sims.vehicles.road.Road` whose grade, bank and per-wheel surfaces along the road replace them;
+    ``driveline`` ``None`` (the chassis' one-number drive) or a per-vehicle
+    :class:`sims.vehicles.driveline.Driveline` (engine, gearbox, differentials, traction / stability control).
     """
 
     chassis: Chassis
@@ -152,6 +155,7 @@ class VehicleParams(NamedTuple):
     tire_rear: Any
     surfaces: SurfaceTable
     road: Any = None
+    driveline: Any = None
 
 
 class VehicleState(NamedTuple):
@@ -165,7 +169,8 @@ class VehicleState(NamedTuple):
     :mod:`sims.vehicles.core`, one per wheel state like ``omega``: lagged slips ``kappa' = defl_x /
     sigma_x``, ``tan(alpha') = defl_y / sigma_y``).  They default to ``0.0`` (broadcast over the wheels) so
     states built without them keep working; :func:`init_state` gives zeros of ``omega``'s shape, which a
-    ``lax.scan`` carry needs.
+    ``lax.scan`` carry needs.  ``drive``: the :class:`sims.vehicles.driveline.DriveState` of a car with a
+    driveline (``None`` without one).
     """
 
     x: Any
@@ -179,6 +184,7 @@ class VehicleState(NamedTuple):
     ay: Any
     defl_x: Any = 0.0
     defl_y: Any = 0.0
+    drive: Any = None
 
 
 class Controls(NamedTuple):
@@ -319,6 +325,8 @@ def validate_params(params: VehicleParams, source: str = "VehicleParams") -> Non
     validate_chassis(params.chassis, n, source=source)
     if params.road is not None and is_concrete(params.road):
         check_road(params.road, n, source=source)
+    if params.driveline is not None:
+        validate_driveline(params.driveline, source=source)
 
 
 def make_chassis(
@@ -399,7 +407,7 @@ def astype(params: VehicleParams, dtype) -> VehicleParams:
 def fleet_axes(params: VehicleParams) -> VehicleParams:
     """``vmap`` ``in_axes`` for a fleet: chassis batched on axis 0, tires, surface table and road shared."""
     # the leaves are vmap axes (int / None), not parameters: _make skips the field types
-    return VehicleParams._make((0, None, None, None, None))
+    return VehicleParams._make((0, None, None, None, None, 0))
 
 
 def init_state(
