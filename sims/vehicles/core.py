@@ -223,7 +223,7 @@ class Model:
         omega = state.omega
         for _ in range(3):
             omega = v / rolling_radii(p, self.n_wheels, omega, loads)
-        drive = None if p.driveline is None else driveline.init_drive_state(p.driveline, p.chassis, omega)
+        drive = None if p.driveline is None else driveline.init_drive_state(p, omega, loads)
         return state._replace(omega=omega, drive=drive)
 
     def step(self, params: VehicleParams, state: VehicleState, controls: Controls, dt) -> VehicleState:
@@ -712,6 +712,7 @@ def _driveline_wheels(params: VehicleParams, state: VehicleState, controls: Cont
         each(w.brake_share),
         each(w.y),
         each(w.brake),
+        each(w.fz),
     )
     steer = jnp.clip(controls.steer, -ch.max_steer, ch.max_steer)
     torques, brakes, new = driveline.drive_torques(

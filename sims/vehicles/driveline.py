@@ -368,7 +368,8 @@ class WheelRows(NamedTuple):
     """What :func:`drive_torques` needs of each wheel state (lists, one value per wheel): spin ``omega``
     [rad/s], implicit inertia ``inertia`` ``D`` [kg m^2], frictionless torque ``torque`` ``tau`` [N m] (the
     tire's), effective rolling radius ``re`` [m], contact speed ``u`` [m/s] (wheel frame), torque arm
-    ``radius`` [m], brake share [-], lateral position ``y`` [m] and the chassis' driver brake command."""
+    ``radius`` [m], brake share [-], lateral position ``y`` [m], the driver's brake command [-] and the load
+    ``fz`` [N] of one tire."""
 
     omega: list
     inertia: list
@@ -379,12 +380,15 @@ class WheelRows(NamedTuple):
     brake_share: list
     y: list
     brake: list
+    fz: list
 
 
-def init_drive_state(dl: Driveline, ch, omega, gear=None) -> DriveState:
-    """The :class:`DriveState` of a car whose wheels spin at ``omega`` (n,) [rad/s]: in the lowest gear
-    (or ``gear``) whose input speed is below ``upshift_speed_part``, engine at that speed (at least idle),
-    no shift under way, no torques."""
+def init_drive_state(params, omega, loads: list, gear=None) -> DriveState:
+    """The :class:`DriveState` of a car (``params`` with a driveline) whose wheels spin at ``omega`` (n,)
+    [rad/s] under static ``loads`` [N] (a list, per wheel state, per tire): in the lowest gear (or ``gear``)
+    whose input speed is below ``upshift_speed_part``, engine at that speed (at least idle), no shift under
+    way, no torques; the controllers' state :func:`sims.vehicles.controls.init_state`."""
+    dl, ch = params.driveline, params.chassis
     g = dl.gearbox
     n = jnp.shape(omega)[-1]
     wf = jnp.mean(omega[..., : n // 2], axis=-1)
@@ -401,7 +405,7 @@ def init_drive_state(dl: Driveline, ch, omega, gear=None) -> DriveState:
     speed = jnp.maximum(ratio * wc, dl.engine.idle_speed)
     z = jnp.zeros_like(wc)
     return DriveState(
-        speed, gear, z, jnp.stack([z, z, z], -1), jnp.zeros_like(omega), z, z, chassis_controls.init_state(dl.controls, omega)
+        speed, gear, z, jnp.stack([z, z, z], -1), jnp.zeros_like(omega), z, z, chassis_controls.init_state(params, omega, loads)
     )
 
 
@@ -429,9 +433,8 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
 
     # chassis controls: traction control (throttle limit, wheel brakes), stability control (wheel brakes)
     drive_share = [s * 0.5, s * 0.5, (1.0 - s) * 0.5, (1.0 - s) * 0.5] if n == 4 else [s, 1.0 - s]
-    thr, brakes, cstate = chassis_controls.arbitrate(
-        dl.controls, ds.controls, ch, state, steer, throttle, rows, drive_share, h
-    )
+    t_limit, brakes, cstate = chassis_controls.arbitrate(dl.controls, ds.controls, ch, state, steer, rows, drive_share, h)
+    thr = throttle
 
     # gear selection for this step: forward / reverse changes only near standstill
     gear = jnp.round(ds.gear)
@@ -447,6 +450,8 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
     regen = jnp.minimum(e.regen_torque, e.regen_power / jnp.maximum(jnp.abs(ds.engine_speed), 1e-3))
     t_e = t_e - jnp.clip(brake_mean, 0.0, 1.0) * regen * (jnp.abs(thr) <= 0.0)
     t_e = jnp.where(shifting, 0.0, t_e)
+    # traction control: a positive engine torque is cut to the wheel torque limit (torque-based engine control)
+    t_e = jnp.where(t_e > 0.0, jnp.minimum(t_e, t_limit / jnp.abs(ratio * eta)), t_e)
     eff = jnp.where(t_e >= 0.0, eta, 1.0 / eta)
     q_g = eff * ratio * ratio * centre.q
     w_e_free = ds.engine_speed + h * t_e / e.inertia
@@ -484,7 +489,6 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
         jnp.stack(jnp.broadcast_arrays(*torques), -1),
         t_e,
         t_cl,
-        cstate,
+        cstate._replace(torque=jnp.stack(jnp.broadcast_arrays(*torques), -1)),
     )
-    del tdr
     return torques, brakes, new
