@@ -298,7 +298,7 @@ class FleetRun:
             (float(t0), fleet_axes(params), driver_axes, reducer_axes),
             dict(options=options_key(compiler_options), block=default_block() if block == "auto" else block),
         )
-        self._driver_axes = driver_axes
+        self._driver_axes, self._reducer_axes = driver_axes, reducer_axes
         self.mesh = device_mesh(devices, source="FleetRun")
         self.devices = 1 if self.mesh is None else int(self.mesh.devices.size)
         self._n_pad = -(-self.n // self.devices) * self.devices
@@ -417,7 +417,8 @@ class FleetRun:
 
                 params = one(p0._replace(chassis=jax.tree.map(take, p0.chassis)))
                 driver = one(jax.tree.map(take, d0) if self._driver_axes == 0 else d0)
-                reducer = one(reducer)
+                r0 = self._args[3]
+                reducer = one(jax.tree.map(take, r0) if self._reducer_axes == 0 else r0)
                 cur = one(jax.tree.map(take, full))
         full = self._scatter(full, cur, idx, n_valid)
         run_s = time.perf_counter() - t
