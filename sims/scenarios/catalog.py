@@ -14,7 +14,9 @@ A registered scenario is an instance (its static options at their defaults); ano
 from __future__ import annotations
 
 from sims.scenarios.base import REGISTRY, Scenario, _resolve
+from sims.scenarios.acceleration import Acceleration, SplitMuLaunch
 from sims.scenarios.braking import Braking
+from sims.scenarios.sine_dwell import SineDwell
 
 #: name -> scenario instance (the registry of :mod:`sims.scenarios.base`).
 SCENARIOS: dict[str, Scenario] = REGISTRY
@@ -50,5 +52,5 @@ def names() -> tuple[str, ...]:
     return tuple(sorted(SCENARIOS))
 
 
-for _sc in (Braking(),):
+for _sc in (Braking(), Acceleration(), SplitMuLaunch(), SineDwell()):
     register(_sc)

@@ -291,8 +291,29 @@ def electric_motor(max_torque, max_power, max_speed, inertia, regen_torque=0.0, 
 
 
 def fleet(drivelines: list[Driveline]) -> Driveline:
-    """Stack per-vehicle drivelines (same table and gear counts) on a leading vehicle axis."""
-    return jax.tree.map(lambda *v: jnp.stack([jnp.asarray(x) for x in v]), *drivelines)
+    """Stack per-vehicle drivelines on a leading vehicle axis (every engine table of one length; gearboxes
+    with fewer gears are padded by repeating their top gear, ``n_gears`` keeps them apart)."""
+    k = max(int(np.shape(d.gearbox.ratios)[-1]) for d in drivelines)
+
+    def pad(a):
+        a = np.asarray(a, float)
+        return np.concatenate([a, np.repeat(a[-1:], k - a.shape[-1])])
+
+    padded = [
+        d._replace(gearbox=d.gearbox._replace(ratios=pad(d.gearbox.ratios), efficiency=pad(d.gearbox.efficiency)))
+        for d in drivelines
+    ]
+    dtype = jnp.asarray(drivelines[0].engine.inertia).dtype
+    return jax.tree.map(lambda *v: jnp.stack([jnp.asarray(x, dtype) for x in v]), *padded)
+
+
+def fleet_axis(dl: Driveline | None):
+    """The ``vmap`` axis of a driveline in a fleet: ``None`` when it is shared by every vehicle (its engine
+    inertia a scalar; also for ``dl = None``), 0 when it is batched per vehicle (:func:`fleet`,
+    :func:`sims.run.fleet.broadcast`)."""
+    if dl is None or jnp.ndim(dl.engine.inertia) == 0:
+        return None
+    return 0
 
 
 # --------------------------------------------------------------------------------------------- physics

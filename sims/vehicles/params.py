@@ -33,7 +33,7 @@ import numpy as np
 from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import SurfaceTable, preset_table
 from jaxtire.validation import ValidationError, check_choice, check_range, is_concrete
-from sims.vehicles.driveline import validate_driveline
+from sims.vehicles.driveline import fleet_axis, validate_driveline
 from sims.vehicles.road import check_road
 
 #: Deprecated alias of :data:`jaxtire.constants.GRAVITY` (standard gravity [m/s^2]); use that.
@@ -405,9 +405,10 @@ def astype(params: VehicleParams, dtype) -> VehicleParams:
 
 
 def fleet_axes(params: VehicleParams) -> VehicleParams:
-    """``vmap`` ``in_axes`` for a fleet: chassis batched on axis 0, tires, surface table and road shared."""
+    """``vmap`` ``in_axes`` for a fleet: chassis batched on axis 0, tires, surface table and road shared, the
+    driveline batched or shared (:func:`sims.vehicles.driveline.fleet_axis`)."""
     # the leaves are vmap axes (int / None), not parameters: _make skips the field types
-    return VehicleParams._make((0, None, None, None, None, 0))
+    return VehicleParams._make((0, None, None, None, None, fleet_axis(params.driveline)))
 
 
 def init_state(
