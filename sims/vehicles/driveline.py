@@ -9,7 +9,10 @@ Torque path (engine speed ``w_e``, gearbox input ``w_g``, centre carrier ``w_c``
 ``w_f``, ``w_r``, wheels ``w_i``; SI units, rad/s, N m)::
 
     engine   I_e dw_e/dt = T_e(w_e, throttle) - T_cl
-    clutch   T_cl in [-C, C] (Coulomb, implicit), C = C_max s((w_e - w_idle) / (w_engage - w_idle)) (0 while shifting)
+    clutch   T_cl in [-C, min(C, max(T_e, 0))] (Coulomb, implicit), C = C_max x^2, x = clip((w_e - w_idle) /
+             (w_engage - w_idle), 0, 1) (0 while shifting): the clutch is controlled never to pass more than
+             the engine's torque forwards, so a slipping engine revs up to where C = T_e (the launch) and an
+             engine a little faster than its gearbox after a shift does not unload its inertia into the wheels
     gearbox  w_g = G w_c,  G = ratio[gear] final_drive (reverse: -reverse_ratio final_drive)
              T_out = G eta T_cl when the engine drives (T_e >= 0), G T_cl / eta when it is driven (engine braking)
     centre   T_front = s T_out - T_x,  T_rear = (1 - s) T_out + T_x,  w_c = s w_f + (1 - s) w_r  (s = drive_split_front)
@@ -477,7 +480,8 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
     q_g = eff * ratio * ratio * centre.q
     w_e_free = ds.engine_speed + h * t_e / e.inertia
     cap = jnp.where(shifting, 0.0, clutch_capacity(e, g, ds.engine_speed))
-    t_cl = coupling(w_e_free - ratio * centre.free, h * (1.0 / e.inertia + q_g), cap, 0.0)
+    a_cl = h * (1.0 / e.inertia + q_g)
+    t_cl = jnp.clip((w_e_free - ratio * centre.free) / a_cl, -cap, jnp.minimum(cap, jnp.maximum(t_e, 0.0)))
     w_e = w_e_free - h * t_cl / e.inertia
     t_out = eff * ratio * t_cl
 
