@@ -11,12 +11,14 @@ driving slip of the wheel's tire on the surface under it, :func:`target_slip`), 
 
     engine:  sum_i T_i <= T_ff clip(u_I - k_p e_eng, 0, 2),   du_I/dt = -k_i e_eng  (u_I in [0, 2], starts at 1)
              T_ff = sum over driven axles of 2 max(T*_L, T*_R),   T*_i = mu_peak,i Fz_i R_i (1 + c_i)
+             and never more than sum over driven axles of 2 (min(T*_L, T*_R) + 0.9 T_max,low), what the brake
+             of the axle's weaker wheel (full brake torque T_max,low) can hold against an open differential
              e_eng = max over driven axles of min_(L, R) (e_i + b_i / k_bp) / v*_i   (relative, clipped to +-1)
     brakes:  T_b,i = clip(b_i + k_bp e_i, 0, T_max,i),   b_i = max(T_i - T*_i, 0)
              dc_i/dt = -k_bi clip(e_i / v*_i, -1, 1)   (c_i in [-0.5, 0.5], starts at 0)
 
 (``mu_peak,i`` the peak driving friction of the wheel's tire on its surface, ``Fz_i`` its load now, ``R_i``
-its radius, ``T_i`` its drive torque last step, ``c_i`` a slow trim that moves the wheel's capacity estimate
+its radius, ``T_i`` its drive torque over the last two steps (mean), ``c_i`` a slow trim that moves the wheel's capacity estimate
 until its slip sits on the target: a torque-based TC that knows its tire, whose engine limit acts on the
 engine torque, :mod:`sims.vehicles.driveline`), so the brakes catch a spinning wheel at once and the engine
 loop, which sees the brake both wheels of an axle hold, backs the torque off; on split-mu only the spinning wheel is braked, which lets an open differential pass
@@ -86,7 +88,8 @@ class ChassisControls(NamedTuple):
 
 class ControlsState(NamedTuple):
     """``throttle`` [-] the traction control's engine integrator (a factor on its torque feed-forward),
-    ``brake`` (n,) [-] its capacity trims ``c_i``, ``torque`` (n,) [N m] each wheel's drive torque last step,
+    ``brake`` (n,) [-] its capacity trims ``c_i``, ``torque`` (n,) [N m] each wheel's drive torque, the mean of
+    the last two steps,
     ``peak_slip`` and ``peak_mu`` (n, n_surfaces) [-] each wheel's peak driving slip and friction on every
     surface of the table (constant, :func:`init_state`)."""
 
@@ -182,10 +185,15 @@ def traction(tc: TractionControl, cs: ControlsState, surface_ids, rows, drive_sh
     e_eng = jnp.max(jnp.stack(jnp.broadcast_arrays(*[jnp.where(d, m, -jnp.inf) for d, m in zip(driven, lo, strict=True)])), 0)
     e_eng = jnp.clip(jnp.where(jnp.isfinite(e_eng), e_eng, 0.0), -1.0, 1.0)
     u_int = jnp.clip(cs.throttle - h * tc.k_i * e_eng, 0.0, 2.0)
-    # feed-forward: each driven axle may take twice its better wheel's capacity (the brake holds the other)
+    # feed-forward: each driven axle may take twice its better wheel's capacity (the brake holds the other),
+    # but no more than the other wheel's brake can hold: 2 (T*_low + 0.9 T_max,low)
     pairs = [(0, 1), (2, 3)] if n == 4 else [(0,), (1,)]
-    ff = sum(jnp.where(driven[a[0]], len(a) * jnp.maximum(cap[a[0]], cap[a[-1]]), 0.0) for a in pairs)
-    limit = ff * jnp.clip(u_int - tc.k_p * e_eng, 0.0, 2.0)
+    ff, held_max = 0.0, 0.0
+    for a in pairs:
+        b_lo = jnp.where(cap[a[0]] <= cap[a[-1]], max_brake[a[0]], max_brake[a[-1]])
+        ff = ff + jnp.where(driven[a[0]], len(a) * jnp.maximum(cap[a[0]], cap[a[-1]]), 0.0)
+        held_max = held_max + jnp.where(driven[a[0]], len(a) * (jnp.minimum(cap[a[0]], cap[a[-1]]) + 0.9 * b_lo), 0.0)
+    limit = jnp.minimum(ff * jnp.clip(u_int - tc.k_p * e_eng, 0.0, 2.0), held_max)
     return limit, torques, cs._replace(throttle=u_int, brake=jnp.stack(jnp.broadcast_arrays(*trims), -1))
 
 

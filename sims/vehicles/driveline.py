@@ -40,8 +40,10 @@ through the differentials: ``q_ax = (1/D_L + 1/D_R) / 4``, ``q_c = s^2 q_f + (1 
 
 (stick: the relative speed is exactly 0 after the step; slip: the full capacity), plus the implicit
 viscous part ``c Delta' = c (S - a T_fric) / (1 + a c)``.  The differentials' capacity ``T_pre + k |T_in|``
-and their free relative speed use the input torque of the previous step (:attr:`DriveState.diff_torque`):
-an O(h) lag, exact once the input torque settles.  The wheels' brake and rolling resistance act after
+and their free relative speed use the input torque of the previous step (:attr:`DriveState.diff_torque`)
+for the shafts' response the engine and clutch see, then this step's input torque for the torques the
+wheels get (so the torque bias follows the input torque without a lag; the carrier speed the clutch saw
+is off by the change of the coupling torque over one step).  The wheels' brake and rolling resistance act after
 this (in their own Coulomb update), so a wheel braked on a locked axle is pulled back next step.
 
 Gear shifts are discrete events: the automatic upshifts when the gearbox input speed ``G w_c`` (the
@@ -485,10 +487,14 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
     w_e = w_e_free - h * t_cl / e.inertia
     t_out = eff * ratio * t_cl
 
-    # torques down the tree
+    # torques down the tree; the couplings once more with this step's input torques (their capacity and
+    # free slip), so a limited-slip differential's bias follows its input torque without a lag
+    tx, _ = _centre(dl.centre, front, rear, s, t_out, h)
     t_front = s * t_out - tx
     t_rear = (1.0 - s) * t_out + tx
     if n == 4:
+        tdf, _ = _axle(dl.front, wh[0], wh[1], t_front, h)
+        tdr, _ = _axle(dl.rear, wh[2], wh[3], t_rear, h)
         torques = [0.5 * (t_front - tdf), 0.5 * (t_front + tdf), 0.5 * (t_rear - tdr), 0.5 * (t_rear + tdr)]
     else:
         torques = [t_front, t_rear]
@@ -514,6 +520,8 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
         jnp.stack(jnp.broadcast_arrays(*torques), -1),
         t_e,
         t_cl,
-        cstate._replace(torque=jnp.stack(jnp.broadcast_arrays(*torques), -1)),
+        # the traction control's feed-forward reads the drive torques averaged over two steps (a one-step-old
+        # torque alone closed a loop that alternated from step to step)
+        cstate._replace(torque=0.5 * (ds.controls.torque + jnp.stack(jnp.broadcast_arrays(*torques), -1))),
     )
     return torques, brakes, new
