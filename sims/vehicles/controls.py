@@ -52,6 +52,8 @@ from jaxtire.validation import ValidationError, check_range, is_concrete
 from sims.vehicles.grip import peak_braking
 
 _INF = math.inf
+#: The traction control's wheel-torque limit when it is off [N m] (finite, so gradients stay finite).
+NO_LIMIT = 1e12
 
 
 class TractionControl(NamedTuple):
@@ -228,7 +230,7 @@ def arbitrate(c: ChassisControls, cs: ControlsState, ch, state, steer, rows, dri
     """The one place where driver (ABS), traction control and stability control meet, per wheel.
 
     Returns ``(wheel torque limit [N m], brake commands list [-] in [0, 1], new ControlsState)``: the limit
-    on the driven wheels' total drive torque the engine must respect (``inf`` without traction control),
+    on the driven wheels' total drive torque the engine must respect (:data:`NO_LIMIT` without traction control),
     each wheel's brake the largest of the requests."""
     n = len(rows.omega)
     max_brake = [jnp.maximum(ch.max_brake_torque * b, 1e-6) for b in rows.brake_share]
@@ -238,7 +240,8 @@ def arbitrate(c: ChassisControls, cs: ControlsState, ch, state, steer, rows, dri
     for i in range(n):
         req = jnp.maximum(c.tc.on * tc_t[i], c.esc.on * esc_t[i]) / max_brake[i]
         brakes.append(jnp.maximum(jnp.clip(rows.brake[i], 0.0, 1.0), jnp.clip(req, 0.0, 1.0)))
-    return jnp.where(c.tc.on > 0.5, limit, jnp.inf), brakes, new
+    # off: a finite "no limit" (an inf would put inf x 0 = NaN into the gradient of the engine's cap)
+    return jnp.where(c.tc.on > 0.5, limit, NO_LIMIT), brakes, new
 
 
 __all__ = [

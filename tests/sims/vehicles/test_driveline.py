@@ -307,3 +307,137 @@ def test_traction_control_split_mu(split):
     assert abs(np.median(rel[:, 0]) - 1.0) <= 0.5
     assert abs(np.median(rel[:, 1]) - 1.0) <= 0.5
     assert ax.mean() >= 0.85 * bound.mean()
+
+
+# ------------------------------------------------------------------------------------------ coast-down
+def test_coast_down_engine_braking(no_rr_table):
+    """Third gear held, throttle closed, no aero and no rolling resistance: the deceleration is the engine's
+    drag torque through the gear, a = G T_drag(w_e) / (eta R m_eff), m_eff = m + (sum I_w + I_e G^2 / eta) /
+    (Re R) (the engine is driven: the efficiency divides), within 2 %."""
+    p = presets.get("hatchback", surfaces=no_rr_table, driveline=True, drag_area=0.0)
+    dl = p.driveline
+    p = p._replace(driveline=dl._replace(gearbox=dl.gearbox._replace(automatic=jnp.float32(0.0))))
+    from sims.vehicles.core import rolling_radii
+
+    s0 = double_track.MODEL.init_state(p, 60.0 / 3.6)
+    G, eta = (float(v) for v in gear_ratio(dl.gearbox, 3.0))
+    w_in = G * float(s0.omega[0])  # the engine turning with the wheels in third
+    s0 = s0._replace(drive=s0.drive._replace(gear=jnp.float32(3.0), engine_speed=jnp.float32(w_in)))
+    res = roll(p, s0, Constant(), int(1.5 / DT), dt=DT, record=_record)
+    tr = jax.tree.map(np.asarray, res.trajectory)
+    ch, e = p.chassis, dl.engine
+    R = float(ch.wheel_radius_front)
+    re = float(rolling_radii(p, 4)[0])
+    m_eff = float(ch.mass) + (2 * float(ch.wheel_inertia_front) + 2 * float(ch.wheel_inertia_rear)
+                              + float(e.inertia) * G * G / eta) / (re * R)
+    win = slice(int(0.5 / DT), None)
+    expected = G * np.asarray(engine_torque(e, jnp.asarray(tr["w_e"][win]), 0.0)) / (eta * R * m_eff)
+    assert np.all(tr["gear"] == 3.0)
+    assert tr["ax"][win].mean() == pytest.approx(expected.mean(), rel=0.02)
+    assert expected.mean() < -0.1  # engine braking, not nothing (~0.18 m/s^2 in third at 60 km/h)
+
+
+# ------------------------------------------------------------------------------------------ ESC
+@pytest.fixture(scope="session")
+def sine_dwell():
+    """The sports car (rear-engined; it spins in the sine with dwell at 6.5 A without ESC) with ESC off and
+    on, the amplitude from its slowly increasing steer test."""
+    from sims.scenarios.base import scenario_metrics
+    from sims.scenarios.sine_dwell import slowly_increasing_steer
+
+    p = presets.get("sports_car", driveline=True)
+    a = slowly_increasing_steer(p, compiler_options=FAST)
+    dls = [p.driveline._replace(controls=ChassisControls(esc=StabilityControl(on=on))) for on in (0.0, 1.0)]
+    f = make_fleet(p, 2)._replace(driveline=fleet(dls))
+    m = scenario_metrics("sine_with_dwell", f, {"steer_03g": a, "scale": 6.5}, compiler_options=FAST)
+    return a, jax.tree.map(np.asarray, m)
+
+
+def test_sine_with_dwell_esc(sine_dwell):
+    a, m = sine_dwell
+    assert 0.005 < a < 0.05  # a road-wheel angle of a car at 0.3 g and 80 km/h
+    # without ESC the car spins and fails FMVSS 126 S5.2.1
+    assert m["spun"][0] == 1.0 and m["yaw_ratio_100"][0] > 0.35 and m["passed"][0] == 0.0
+    # with ESC: S5.2.1 (<= 35 % at 1.00 s), S5.2.2 (<= 20 % at 1.75 s), S5.2.3 (>= 1.83 m at 1.07 s)
+    assert m["yaw_ratio_100"][1] <= 0.35
+    assert m["yaw_ratio_175"][1] <= 0.20
+    assert m["lateral_displacement"][1] >= 1.83
+    assert m["passed"][1] == 1.0
+
+
+# ------------------------------------------------------------------------------------------ validation, units
+@pytest.mark.parametrize("field", sorted(RANGES))
+def test_every_parameter_validated(field):
+    """Each field outside its range raises a ValidationError naming it."""
+    dl = presets.get_driveline("hatchback")
+    lo, hi, lo_incl, hi_incl = RANGES[field]
+    bad = (hi * 2 + 1) if math.isfinite(hi) and hi > 0 else (lo - 1.0)
+    if field == "gearbox.efficiency" or field == "gearbox.final_efficiency":
+        bad = 1.5
+    part, _, name = field.partition(".")
+    parts = ("front", "rear", "centre") if not name else (part,)
+    name = name or field
+    for part in parts:
+        obj = getattr(dl, part)
+        value = np.full(np.shape(getattr(obj, name)), bad)
+        broken = dl._replace(**{part: obj._replace(**{name: value})})
+        with pytest.raises(ValidationError, match=name):
+            make_driveline(broken.engine, broken.gearbox, broken.front, broken.rear, broken.centre)
+
+
+def test_consistency_rules_and_units():
+    dl = presets.get_driveline("hatchback")
+    g = dl.gearbox
+    with pytest.raises(ValidationError, match="downshift_speed"):
+        make_driveline(dl.engine, g._replace(downshift_speed=g.upshift_speed_part))
+    with pytest.raises(ValidationError, match="ratios must decrease"):
+        make_driveline(dl.engine, g._replace(ratios=np.asarray(g.ratios)[::-1]))
+    with pytest.raises(ValidationError, match="controls.tc.target_slip"):
+        make_driveline(dl.engine, g, controls=ChassisControls(tc=TractionControl(target_slip=2.0)))
+    assert float(rpm(60.0)) == pytest.approx(2.0 * math.pi)
+    # the map: drag at closed throttle, the table at full load, the fuel cut at the limiter
+    e = dl.engine
+    assert float(engine_torque(e, rpm(3000.0), 1.0)) == pytest.approx(200.0, rel=1e-5)
+    assert float(engine_torque(e, rpm(3000.0), 0.0)) == pytest.approx(-14.0 - 6.0 * 1600.0 / 2600.0, rel=1e-5)
+    assert float(engine_torque(e, e.max_speed, 1.0)) == pytest.approx(float(engine_torque(e, e.max_speed, 0.0)))
+    # an electric motor: T = min(T_max, P / w)
+    mot = electric_motor(300.0, 150e3, 1500.0, 0.05)
+    assert float(engine_torque(mot._replace(idle_speed=0.0), 1000.0, 1.0)) == pytest.approx(150.0, rel=1e-3)
+
+
+def test_coupling_stick_and_slip():
+    """The implicit friction + viscous coupling by hand: stick below the capacity (relative speed exactly 0
+    after the step), the full capacity plus the implicit viscous part beyond it."""
+    a = 0.01
+    assert float(coupling(0.5, a, 100.0, 0.0)) == pytest.approx(50.0)  # stick: 0.5 - a T = 0
+    assert float(coupling(2.0, a, 100.0, 0.0)) == pytest.approx(100.0)  # slip at the capacity
+    c = 20.0  # 100 + c (2 - a 100) / (1 + a c)
+    assert float(coupling(2.0, a, 100.0, c)) == pytest.approx(100.0 + c * 1.0 / 1.2)
+
+
+# ------------------------------------------------------------------------------------------ gradients
+def test_gradients_through_shift_and_differential():
+    """d(speed after 1.2 s)/d(final drive) and /d(LSD preload) finite through an upshift, and the final-drive
+    derivative matching a central finite difference (the shift instant held fixed: the same gear
+    sequence at both points)."""
+    p = presets.get("hatchback", driveline=True, surface_ids=[ICE, DRY, ICE, DRY])
+    dl = p.driveline
+    dl = dl._replace(front=Differential(*(jnp.float32(v) for v in (20.0, 0.3, 0.3, 0.0, 0.0))))
+    dl = dl._replace(gearbox=dl.gearbox._replace(upshift_speed=jnp.float32(rpm(3000.0)), upshift_speed_part=jnp.float32(rpm(2800.0))))
+    p = p._replace(driveline=dl)
+    n = int(1.2 / DT)
+
+    def speed(fd, pre):
+        q = p._replace(driveline=dl._replace(gearbox=dl.gearbox._replace(final_drive=fd), front=dl.front._replace(preload=pre)))
+        s0 = double_track.MODEL.init_state(q, 0.0)
+        res = roll(q, s0, Constant(throttle=1.0), n, dt=DT, record=lambda t, s, c, tel: s.drive.gear)
+        return res.final_state.vx, res.trajectory
+
+    (v, gears), vjp = jax.vjp(lambda fd, pre: speed(fd, pre), jnp.float32(3.65), jnp.float32(20.0))
+    assert np.any(np.diff(np.asarray(gears)) > 0)  # an upshift inside the horizon
+    g_fd, g_pre = vjp((jnp.float32(1.0), jnp.zeros_like(gears)))
+    assert np.isfinite(float(g_fd)) and np.isfinite(float(g_pre))
+    eps = 0.01
+    (vp, gp), (vm, gm) = speed(jnp.float32(3.65 + eps), 20.0), speed(jnp.float32(3.65 - eps), 20.0)
+    if np.array_equal(np.asarray(gp), np.asarray(gm)):
+        assert float(g_fd) == pytest.approx(float(vp - vm) / (2 * eps), rel=0.1, abs=0.05)
