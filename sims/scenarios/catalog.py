@@ -13,8 +13,8 @@ A registered scenario is an instance (its static options at their defaults); ano
 
 from __future__ import annotations
 
-from sims.scenarios.base import REGISTRY, Scenario, _resolve
 from sims.scenarios.acceleration import Acceleration, SplitMuLaunch
+from sims.scenarios.base import REGISTRY, Scenario, _resolve
 from sims.scenarios.braking import Braking
 from sims.scenarios.sine_dwell import SineDwell
 

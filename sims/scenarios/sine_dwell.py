@@ -83,7 +83,9 @@ def slowly_increasing_steer(
     steer = jnp.asarray(rate * np.maximum(t - 0.5, 0.0), dtype)
     drv = OpenLoop(Controls(steer, jnp.zeros_like(steer), jnp.zeros_like(steer)), dt)
     rec = lambda t, s, c, tel: (c.steer, tel.ay)  # noqa: E731
-    res = rollout(params, m.init_state(params, speed), drv, n, dt=dt, model=m, record=rec, compiler_options=compiler_options)
+    res = rollout(
+        params, m.init_state(params, speed), drv, n, dt=dt, model=m, record=rec, compiler_options=compiler_options
+    )
     st, ay = (np.asarray(a) for a in res.trajectory)
     sel = (ay >= 0.1 * GRAVITY) & (ay <= 0.375 * GRAVITY)
     if sel.sum() < 2:
@@ -180,10 +182,18 @@ class SineDwell(ScenarioBase):
         a = jnp.where(settings["steer_03g"] > 0.0, settings["steer_03g"], bicycle_steer(params, settings["speed"]))
         sign = jnp.where(settings["direction"] >= 0.0, 1.0, -1.0)
         drv = SineWithDwell(frequency=self.frequency, dwell=self.dwell, t_start=self.t_start)
-        m, state0, drv = fleet_start(params, self.model, drv, speed=settings["speed"], amplitude=sign * settings["scale"] * a)
+        m, state0, drv = fleet_start(
+            params, self.model, drv, speed=settings["speed"], amplitude=sign * settings["scale"] * a
+        )
         dtype = jnp.asarray(params.chassis.mass).dtype
         red = per_vehicle(
-            SineDwellReducer(), fleet_size(params), dtype, sign=sign, t_start=self.t_start, frequency=self.frequency, dwell=self.dwell
+            SineDwellReducer(),
+            fleet_size(params),
+            dtype,
+            sign=sign,
+            t_start=self.t_start,
+            frequency=self.frequency,
+            dwell=self.dwell,
         )
         n_steps = max(1, int(math.ceil(self.max_time / self.dt)))
         return Setup(params, state0, drv, red, m, self.dt, n_steps)

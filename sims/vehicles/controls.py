@@ -184,13 +184,16 @@ def traction(tc: TractionControl, cs: ControlsState, surface_ids, rows, drive_sh
         torques.append(jnp.where(driven[i], jnp.clip(b + tc.k_bp * err[i], 0.0, max_brake[i]), 0.0))
     # the engine loop sees the axle's less spinning wheel, plus the brake both its wheels hold (in slip units)
     lo = _axle_min([(e + b / tc.k_bp) / jnp.maximum(v, 1e-6) for e, b, v in zip(err, held, ref, strict=True)])
-    e_eng = jnp.max(jnp.stack(jnp.broadcast_arrays(*[jnp.where(d, m, -jnp.inf) for d, m in zip(driven, lo, strict=True)])), 0)
+    e_eng = jnp.max(
+        jnp.stack(jnp.broadcast_arrays(*[jnp.where(d, m, -jnp.inf) for d, m in zip(driven, lo, strict=True)])), 0
+    )
     e_eng = jnp.clip(jnp.where(jnp.isfinite(e_eng), e_eng, 0.0), -1.0, 1.0)
     u_int = jnp.clip(cs.throttle - h * tc.k_i * e_eng, 0.0, 2.0)
     # feed-forward: each driven axle may take twice its better wheel's capacity (the brake holds the other),
     # but no more than the other wheel's brake can hold: 2 (T*_low + 0.9 T_max,low)
     pairs = [(0, 1), (2, 3)] if n == 4 else [(0,), (1,)]
-    ff, held_max = 0.0, 0.0
+    ff: Any = 0.0
+    held_max: Any = 0.0
     for a in pairs:
         b_lo = jnp.where(cap[a[0]] <= cap[a[-1]], max_brake[a[0]], max_brake[a[-1]])
         ff = ff + jnp.where(driven[a[0]], len(a) * jnp.maximum(cap[a[0]], cap[a[-1]]), 0.0)

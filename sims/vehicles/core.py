@@ -636,8 +636,6 @@ def _wheel_spin(ch: Chassis, w: _WheelIn, o: _Row, t_drive, h, mult: float) -> _
     )
 
 
-
-
 def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -> _WheelOut:
     """Tire, spin and chassis-force terms of one wheel with the drive torque ``t_avail`` x its share."""
     return _wheel_spin(ch, w, _wheel_row(tire, w, vx, vy, r, h, mult), t_avail * w.drive, h, mult)
@@ -698,7 +696,9 @@ def _driveline_wheels(params: VehicleParams, state: VehicleState, controls: Cont
     derivative of :attr:`VehicleState.drive` (``(new - old) / h``)."""
     ch = params.chassis
     vx, vy, r = state.vx, state.vy, state.yaw_rate
-    rows = _map_wheels(lambda tire, w: _wheel_row(tire, w, vx, vy, r, h, mult), [(tires[0], ins[:nf]), (tires[1], ins[nf:])])
+    rows = _map_wheels(
+        lambda tire, w: _wheel_row(tire, w, vx, vy, r, h, mult), [(tires[0], ins[:nf]), (tires[1], ins[nf:])]
+    )
     w = jax.tree.map(lambda *v: _stack(list(v)), *ins)
     n = len(ins)
     each = lambda a: [a[i] for i in range(n)]  # noqa: E731

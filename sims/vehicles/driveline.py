@@ -260,7 +260,10 @@ def validate_driveline(dl: Driveline, source: str = "Driveline") -> None:
         raise ValidationError(f"{source}: gearbox.ratios must decrease from gear to gear, got {ratios}")
     worst = np.where(used, step, np.inf).min(axis=-1)
     less(
-        "gearbox.downshift_speed", g.downshift_speed, "upshift_speed_part x the closest ratio step", g.upshift_speed_part * worst
+        "gearbox.downshift_speed",
+        g.downshift_speed,
+        "upshift_speed_part x the closest ratio step",
+        g.upshift_speed_part * worst,
     )
     idle, eng = np.asarray(e.idle_speed, float), np.asarray(g.clutch_engage_speed, float)
     if np.any((eng <= idle) & ~((eng == 0) & (idle == 0))):
@@ -335,8 +338,16 @@ def engine_torque(e: Engine, speed, throttle):
 def gear_ratio(g: Gearbox, gear):
     """Overall ratio ``G`` [-] (signed: reverse negative) and efficiency ``eta`` [-] of ``gear`` (1..n, -1)."""
     k = jnp.clip(jnp.round(gear), 1, g.n_gears).astype(jnp.int32) - 1
-    ratio = jnp.take(g.ratios, k, axis=-1) if jnp.ndim(g.ratios) == 1 else jnp.take_along_axis(g.ratios, k[..., None], -1)[..., 0]
-    eff = jnp.take(g.efficiency, k, axis=-1) if jnp.ndim(g.efficiency) == 1 else jnp.take_along_axis(g.efficiency, k[..., None], -1)[..., 0]
+    ratio = (
+        jnp.take(g.ratios, k, axis=-1)
+        if jnp.ndim(g.ratios) == 1
+        else jnp.take_along_axis(g.ratios, k[..., None], -1)[..., 0]
+    )
+    eff = (
+        jnp.take(g.efficiency, k, axis=-1)
+        if jnp.ndim(g.efficiency) == 1
+        else jnp.take_along_axis(g.efficiency, k[..., None], -1)[..., 0]
+    )
     rev = jnp.round(gear) < 0
     ratio = jnp.where(rev, -g.reverse_ratio, ratio)
     eff = jnp.where(rev, eff, eff)
@@ -423,15 +434,28 @@ def init_drive_state(params, omega, loads: list, gear=None) -> DriveState:
     wc = s * wf + (1.0 - s) * wr
     if gear is None:
         gears = jnp.arange(1, jnp.shape(g.ratios)[-1] + 1, dtype=wc.dtype)
-        w_in = jnp.abs(wc)[..., None] * g.ratios * g.final_drive[..., None] if jnp.ndim(g.final_drive) else jnp.abs(wc)[..., None] * g.ratios * g.final_drive
-        ok = (w_in <= g.upshift_speed_part[..., None] if jnp.ndim(g.upshift_speed_part) else w_in <= g.upshift_speed_part) | (gears >= g.n_gears[..., None] if jnp.ndim(g.n_gears) else gears >= g.n_gears)
+        w_in = (
+            jnp.abs(wc)[..., None] * g.ratios * g.final_drive[..., None]
+            if jnp.ndim(g.final_drive)
+            else jnp.abs(wc)[..., None] * g.ratios * g.final_drive
+        )
+        ok = (
+            w_in <= g.upshift_speed_part[..., None] if jnp.ndim(g.upshift_speed_part) else w_in <= g.upshift_speed_part
+        ) | (gears >= g.n_gears[..., None] if jnp.ndim(g.n_gears) else gears >= g.n_gears)
         gear = jnp.min(jnp.where(ok, gears, jnp.inf), axis=-1)
     gear = jnp.asarray(gear, wc.dtype) + jnp.zeros_like(wc)
     ratio, _ = gear_ratio(g, gear)
     speed = jnp.maximum(ratio * wc, dl.engine.idle_speed)
     z = jnp.zeros_like(wc)
     return DriveState(
-        speed, gear, z, jnp.stack([z, z, z], -1), jnp.zeros_like(omega), z, z, chassis_controls.init_state(params, omega, loads)
+        speed,
+        gear,
+        z,
+        jnp.stack([z, z, z], -1),
+        jnp.zeros_like(omega),
+        z,
+        z,
+        chassis_controls.init_state(params, omega, loads),
     )
 
 
@@ -459,7 +483,9 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
 
     # chassis controls: traction control (throttle limit, wheel brakes), stability control (wheel brakes)
     drive_share = [s * 0.5, s * 0.5, (1.0 - s) * 0.5, (1.0 - s) * 0.5] if n == 4 else [s, 1.0 - s]
-    t_limit, brakes, cstate = chassis_controls.arbitrate(dl.controls, ds.controls, ch, state, steer, rows, drive_share, h)
+    t_limit, brakes, cstate = chassis_controls.arbitrate(
+        dl.controls, ds.controls, ch, state, steer, rows, drive_share, h
+    )
     thr = throttle
 
     # gear selection for this step: forward / reverse changes only near standstill

@@ -35,7 +35,6 @@ from sims.vehicles.driveline import (
     rpm,
 )
 from sims.vehicles.grip import peak_braking
-
 from tests.sims.conftest import FAST, roll
 
 DT = 0.005
@@ -209,7 +208,9 @@ def split_run():
         dl = p.driveline._replace(front=front, rear=rear, controls=ChassisControls(tc=TractionControl(on=tc)))
         dls.append(dl._replace(gearbox=dl.gearbox._replace(automatic=0.0)))
         cars.append(p)
-    params = jax.tree.map(lambda *v: jnp.stack([jnp.asarray(x) for x in v]), *[c._replace(driveline=None) for c in cars])
+    params = jax.tree.map(
+        lambda *v: jnp.stack([jnp.asarray(x) for x in v]), *[c._replace(driveline=None) for c in cars]
+    )
     params = params._replace(
         tire_front=cars[0].tire_front, tire_rear=cars[0].tire_rear, surfaces=cars[0].surfaces, driveline=fleet(dls)
     )
@@ -229,9 +230,7 @@ def roll_fleet(params, s0, n):
     from sims.run.fleet import fleet_rollout
 
     drv = jax.tree.map(lambda x: jnp.broadcast_to(jnp.asarray(x, jnp.float32), (len(SPLIT),)), Constant(throttle=1.0))
-    return fleet_rollout(
-        params, s0, drv, n, dt=DT, controls_axes=0, record=_record, compiler_options=FAST
-    ).trajectory
+    return fleet_rollout(params, s0, drv, n, dt=DT, controls_axes=0, record=_record, compiler_options=FAST).trajectory
 
 
 def test_split_mu_open_differential(split):
@@ -328,8 +327,9 @@ def test_coast_down_engine_braking(no_rr_table):
     ch, e = p.chassis, dl.engine
     R = float(ch.wheel_radius_front)
     re = float(rolling_radii(p, 4)[0])
-    m_eff = float(ch.mass) + (2 * float(ch.wheel_inertia_front) + 2 * float(ch.wheel_inertia_rear)
-                              + float(e.inertia) * G * G / eta) / (re * R)
+    m_eff = float(ch.mass) + (
+        2 * float(ch.wheel_inertia_front) + 2 * float(ch.wheel_inertia_rear) + float(e.inertia) * G * G / eta
+    ) / (re * R)
     win = slice(int(0.5 / DT), None)
     expected = G * np.asarray(engine_torque(e, jnp.asarray(tr["w_e"][win]), 0.0)) / (eta * R * m_eff)
     assert np.all(tr["gear"] == 3.0)
@@ -423,12 +423,16 @@ def test_gradients_through_shift_and_differential():
     p = presets.get("hatchback", driveline=True, surface_ids=[ICE, DRY, ICE, DRY])
     dl = p.driveline
     dl = dl._replace(front=Differential(*(jnp.float32(v) for v in (20.0, 0.3, 0.3, 0.0, 0.0))))
-    dl = dl._replace(gearbox=dl.gearbox._replace(upshift_speed=jnp.float32(rpm(3000.0)), upshift_speed_part=jnp.float32(rpm(2800.0))))
+    dl = dl._replace(
+        gearbox=dl.gearbox._replace(upshift_speed=jnp.float32(rpm(3000.0)), upshift_speed_part=jnp.float32(rpm(2800.0)))
+    )
     p = p._replace(driveline=dl)
     n = int(1.2 / DT)
 
     def speed(fd, pre):
-        q = p._replace(driveline=dl._replace(gearbox=dl.gearbox._replace(final_drive=fd), front=dl.front._replace(preload=pre)))
+        q = p._replace(
+            driveline=dl._replace(gearbox=dl.gearbox._replace(final_drive=fd), front=dl.front._replace(preload=pre))
+        )
         s0 = double_track.MODEL.init_state(q, 0.0)
         res = roll(q, s0, Constant(throttle=1.0), n, dt=DT, record=lambda t, s, c, tel: s.drive.gear)
         return res.final_state.vx, res.trajectory
