@@ -216,6 +216,7 @@ def validate_driveline(dl: Driveline, source: str = "Driveline") -> None:
         raise ValidationError(f"{source}: expected a Driveline, got {type(dl).__name__}")
     if not is_concrete(dl):
         return
+    dl = jax.tree.map(np.asarray, dl)  # numpy from here: no op is staged when called inside a jit trace
     for part in ("engine", "gearbox"):
         obj = getattr(dl, part)
         for f in obj._fields:
