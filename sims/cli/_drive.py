@@ -38,7 +38,7 @@ def run_catalogue(args, name: str, runner: dict) -> dict:
         chunk_steps=args.chunk_steps,
     )
     print(f"jaxtire fleet: {args.vehicles} x {args.preset} with its driveline, scenario {name}; seed {args.seed}")
-    summary = {}
+    summary: dict = {}
     for k, v in metrics.items():
         v = np.asarray(v, float)
         fin = v[np.isfinite(v)]
