@@ -16,6 +16,7 @@ Everything is smooth or piecewise linear (``clip``), so gradients flow through c
 * :class:`LaneChangeDriver` follows a single lane change (:func:`lane_reference`).
 * :class:`PathFollower` follows any :class:`sims.roads.path.Path` (open or closed, e.g. a circuit) with a
   curvature feed-forward, look-ahead feedback and a speed hold (or a speed profile along the path).
+* :class:`SineWithDwell` steers the FMVSS 126 / UN R140 sine with dwell (:func:`sine_with_dwell`).
 
 Heading errors are wrapped with :func:`jaxtire.constants.wrap_angle` (to ``[-pi, pi)``).
 
@@ -95,6 +96,7 @@ DRIVER_RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "brake_gain": _GAIN,
     "profile": _UNIT,
     "course": _UNIT,
+    "dwell": (0.0, 10.0, True, True),
 }
 
 
@@ -626,3 +628,31 @@ class PathFollower(Driver):
         throttle = speed_hold(target, speed, self.speed_gain)
         brake = jnp.clip(self.brake_gain * (speed - target), 0.0, 1.0)
         return Controls(steer, throttle, brake), pr.s
+
+
+def sine_with_dwell(t, amplitude, frequency=0.7, dwell=0.5, t_start=0.0):
+    """Steer [rad] of the sine with dwell (FMVSS 126 S7.9, UN R140): ``amplitude sin(2 pi f tau)``, ``tau = t -
+    t_start``, for ``0 <= tau < 3 / (4 f)``; held at ``-amplitude`` for ``dwell`` [s] (the second peak); then
+    the last quarter of the sine back to 0 at ``tau = 1 / f + dwell``; 0 before and after."""
+    tau = t - t_start
+    t_peak = 0.75 / frequency
+    phase = jnp.where(tau < t_peak, tau, jnp.where(tau < t_peak + dwell, t_peak, tau - dwell))
+    on = (tau >= 0.0) & (tau < 1.0 / frequency + dwell)
+    return jnp.where(on, amplitude * jnp.sin(2.0 * np.pi * frequency * phase), 0.0)
+
+
+@pytree_dataclass
+class SineWithDwell(Driver):
+    """The sine-with-dwell steer of :func:`sine_with_dwell` (``amplitude`` [rad] road-wheel angle, positive
+    first: a left turn; ``frequency`` [Hz], ``dwell`` [s], from ``t_start`` [s]); throttle released and no
+    brake (the regulation's coast), or ``throttle`` held."""
+
+    amplitude: Any = 0.05
+    frequency: Any = 0.7
+    dwell: Any = 0.5
+    t_start: Any = 0.0
+    throttle: Any = 0.0
+
+    def controls(self, t, state, params):
+        steer = sine_with_dwell(t, self.amplitude, self.frequency, self.dwell, self.t_start) + jnp.zeros_like(state.vx)
+        return Controls(steer, jnp.asarray(self.throttle) + jnp.zeros_like(steer), jnp.zeros_like(steer))

@@ -11,7 +11,9 @@ surface and a CSV of per-vehicle results to ``out/``.
 Scenarios (``--scenario``): ``braking`` (the Monte Carlo above), ``braking-table`` (every preset x
 surface, locked and ABS), ``skidpad`` (lateral-acceleration limit and understeer gradient per preset
 and surface), ``step-steer`` (yaw-rate response time and overshoot per preset), ``throughput``
-(vehicle-steps per second of the chosen model and preset for the fleet sizes of ``--counts``).
+(vehicle-steps per second of the chosen model and preset for the fleet sizes of ``--counts``),
+``acceleration``, ``split-mu-launch``, ``sine-with-dwell`` (the driveline scenarios as a Monte Carlo of
+``--vehicles`` cars of ``--preset`` with its driveline, :mod:`sims.cli._drive`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
 from jaxtire.surfaces import surface_id
 from sims.cli._checks import OneLineParser, check_memory, check_out_dir, check_seed
 from sims.cli._common import Progress, rows_to_columns, write_table
+from sims.cli._drive import CATALOGUE_RUNS, run_catalogue
 from sims.cli._tire import add_tire_arguments, check_tire_arguments, tire_from_args, tire_label
 from sims.drivers import Constant
 from sims.run._xla import tune_cpu
@@ -43,7 +46,7 @@ from sims.vehicles import MODELS, presets
 from sims.vehicles.integrators import INTEGRATORS
 from sims.vehicles.presets import PRESET_NAMES
 
-SCENARIOS = ("braking", "braking-table", "skidpad", "step-steer", "throughput")
+SCENARIOS = ("braking", "braking-table", "skidpad", "step-steer", "throughput", *CATALOGUE_RUNS)
 DEFAULT_SURFACES = ("asphalt_dry", "asphalt_wet", "gravel", "snow", "ice")
 
 
@@ -446,4 +449,6 @@ def main(argv=None) -> dict:
             return run_braking(args, out)
         if args.scenario == "throughput":
             return run_throughput(args, out)
+        if args.scenario in CATALOGUE_RUNS:
+            return run_catalogue(args, CATALOGUE_RUNS[args.scenario], _runner(args))
         return run_tables(args, out)

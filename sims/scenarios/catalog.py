@@ -13,9 +13,11 @@ A registered scenario is an instance (its static options at their defaults); ano
 
 from __future__ import annotations
 
+from sims.scenarios.acceleration import Acceleration, SplitMuLaunch
 from sims.scenarios.base import REGISTRY, Scenario, resolve_scenario
 from sims.scenarios.braking import Braking, GradeBraking, MuJumpBraking, SplitMuBraking
 from sims.scenarios.lane_change import iso3888_1, iso3888_2
+from sims.scenarios.sine_dwell import SineDwell
 from sims.scenarios.skidpad import Skidpad
 from sims.scenarios.step_steer import StepSteerScenario
 
@@ -62,5 +64,8 @@ for _sc in (
     iso3888_2(),
     StepSteerScenario(),
     Skidpad(),
+    Acceleration(),
+    SplitMuLaunch(),
+    SineDwell(),
 ):
     register(_sc)

@@ -132,6 +132,7 @@ from jaxtire.tire import (
     tire_forces,
 )
 from jaxtire.transient import SIGMA_MIN, contact_stiffness, relax_factors
+from sims.vehicles import driveline
 from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles.params import (
     Chassis,
@@ -227,7 +228,8 @@ class Model:
         omega = state.omega
         for _ in range(3):
             omega = v / rolling_radii(p, self.n_wheels, omega, loads)
-        return state._replace(omega=omega)
+        drive = None if p.driveline is None else driveline.init_drive_state(p, omega, loads)
+        return state._replace(omega=omega, drive=drive)
 
     def step(self, params: VehicleParams, state: VehicleState, controls: Controls, dt) -> VehicleState:
         """One semi-implicit Euler step of length ``dt`` [s] (:func:`sims.vehicles.integrators.semi_implicit_euler`)."""
@@ -536,8 +538,30 @@ def contact_step(tire, fz, k_x, k_y, defl_x, defl_y, vsx, vsy, speed, h) -> Cont
     )
 
 
-def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -> _WheelOut:
-    """Tire, spin and chassis-force terms of one wheel (module docstring)."""
+class _Row(NamedTuple):
+    """One wheel's tire evaluation and implicit spin row before the drive and friction torques are applied."""
+
+    fx: Any
+    fy: Any
+    kappa: Any
+    alpha: Any
+    re: Any
+    uwx: Any
+    s: Any
+    c: Any
+    ct: Contact
+    jx: Any
+    js: Any
+    jy: Any
+    d_wheel: Any
+    px: Any
+    py: Any
+    t_rr: Any
+    ranges: Any
+
+
+def _wheel_row(tire, w: _WheelIn, vx, vy, r, h, mult: float) -> _Row:
+    """Tire and implicit spin row of one wheel (module docstring)."""
     # contact-point velocity: body frame (uc) and wheel frame (uw)
     ucx = vx - r * w.y
     ucy = vy + r * w.x
@@ -553,25 +577,32 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
     gamma = 0.0 if w.camber is None else w.camber
     out = tire_forces(tire, kappa, alpha, gamma, fz, uwx, w.surface, **opts)
     fx, fy = out.fx, out.fy
-    ranges = out_of_range_code(tire, kappa, alpha, 0.0, fz, **opts)
-
-    # wheel spin: drive and tire linearly implicit, brake + rolling resistance as implicit Coulomb friction;
-    # the tire torque R Fx responds to the spin through the slip velocity omega Re: dT/domega = R Re Jx k_x
-    cap = jnp.clip(w.brake, 0.0, 1.0) * ch.max_brake_torque * w.brake_share + mult * rolling_torque(tire, out.my, uwx)
+    ranges = out_of_range_code(tire, kappa, alpha, gamma, fz, **opts)
     # tangent, but never so soft that the step overshoots through zero slip along the secant (a sliding
     # wheel at standstill would chatter): J >= J_sec - I V / (h r Re)
     js = secant_stiffness(fx, kappa, kx, KAPPA_0)
     jx = jnp.maximum(tangent_stiffness(kappa, kx, out.mux * fz), js - w.inertia / (h * mult * R * Re * ct.kx))
     jy = secant_stiffness(-fy, alpha, ky, ALPHA_0)
     d_wheel = w.inertia + h * (mult * jx * R * Re * ct.kx)
-    om_new, held = coulomb_spin_update(om, t_avail * w.drive - mult * fx * R, cap, d_wheel, h)
+    px, py = ploughing_force(w.surface, fz, ucx, ucy)
+    t_rr = mult * rolling_torque(tire, out.my, uwx)
+    return _Row(fx, fy, kappa, alpha, Re, uwx, s, c, ct, jx, js, jy, d_wheel, px, py, t_rr, ranges)
+
+
+def _wheel_spin(ch: Chassis, w: _WheelIn, o: _Row, t_drive, h, mult: float) -> _WheelOut:
+    """Spin update (drive, brake, rolling resistance) and chassis-force terms of one wheel (module docstring)."""
+    R, om, Re, ct, c, s = w.radius, w.omega, o.re, o.ct, o.c, o.s
+    fx, jx, js, d_wheel = o.fx, o.jx, o.js, o.d_wheel
+    # wheel spin: drive and tire linearly implicit, brake + rolling resistance as implicit Coulomb friction;
+    # the tire torque R Fx responds to the spin through the slip velocity omega Re: dT/domega = R Re Jx k_x
+    cap = jnp.clip(w.brake, 0.0, 1.0) * ch.max_brake_torque * w.brake_share + o.t_rr
+    om_new, held = coulomb_spin_update(om, t_drive - mult * fx * R, cap, d_wheel, h)
     domega = (om_new - om) / h
     fx_gs = fx + jx * Re * ct.kx * (h * domega)  # linearised Gauss-Seidel: the chassis sees the new spin
 
     # force on the chassis (body frame): tire + ploughing drag at the contact
-    px, py = ploughing_force(w.surface, fz, ucx, ucy)
-    fbx = mult * (c * fx_gs - s * fy + px)
-    fby = mult * (s * fx_gs + c * fy + py)
+    fbx = mult * (c * fx_gs - s * o.fy + o.px)
+    fby = mult * (s * fx_gs + c * o.fy + o.py)
     # tire damping of the contact velocity, rotated into the body frame; the longitudinal part is the
     # Schur complement of the wheel's implicit row (a free wheel follows the chassis: (I + h Jb) / D)
     # dFx/du_x of the tire (<= 0 as -cu): the chassis sees it through the Schur complement of the wheel's
@@ -581,19 +612,19 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
     j_ch = jnp.where(held, js, jx)
     # d kappa'/du_x: the lag's decay -|u_x| d / sigma adds -sign(u_x) kappa' to the -1 of the slip velocity
     # (a locked wheel's steady deflection does not depend on the speed), the damper its -tau
-    fu = jnp.maximum(1.0 + jnp.sign(uwx) * ct.dx / ct.sx, 0.0)
+    fu = jnp.maximum(1.0 + jnp.sign(o.uwx) * ct.dx / ct.sx, 0.0)
     cu = mult * j_ch * (ct.kx - ct.gx * (1.0 - fu) / ct.sx)
     cx = cu * jnp.where(held, 1.0, w.inertia / d_wheel)
-    cy = mult * jy * ct.ky / (1.0 + ct.tan_alpha * ct.tan_alpha)
+    cy = mult * o.jy * ct.ky / (1.0 + ct.tan_alpha * ct.tan_alpha)
     # back-substitution gain: d omega' += h * g * du_x / dt, du_x/dt = c (dvx - y dr) + s (dvy + x dr)
     g = jnp.where(held, 0.0, h * R * cu / d_wheel)
     # deflections: d' = d_pred + G (Re h domega - fu h du_x/dt) and G h du_y/dt, du_y/dt = -s (dvx - y dr) + c (dvy + x dr)
     gfu = -ct.gx * fu
     return _WheelOut(
         fx,
-        fy,
-        kappa,
-        alpha,
+        o.fy,
+        o.kappa,
+        o.alpha,
         domega,
         fbx,
         fby,
@@ -612,8 +643,13 @@ def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -
         -ct.gy * s,
         ct.gy * c,
         ct.gy * (c * w.x + s * w.y),
-        ranges,
+        o.ranges,
     )
+
+
+def _wheel(ch: Chassis, tire, w: _WheelIn, vx, vy, r, t_avail, h, mult: float) -> _WheelOut:
+    """Tire, spin and chassis-force terms of one wheel with the drive torque ``t_avail`` x its share."""
+    return _wheel_spin(ch, w, _wheel_row(tire, w, vx, vy, r, h, mult), t_avail * w.drive, h, mult)
 
 
 def _stack(values: list):
@@ -664,6 +700,39 @@ def _wheel_sum(a):
     return out
 
 
+def _driveline_wheels(params: VehicleParams, state: VehicleState, controls: Controls, h, ins: list, tires, mult, nf):
+    """The wheels of a car with a :class:`~sims.vehicles.driveline.Driveline`: every wheel's tire and implicit
+    row, then the driveline's coupled solve (:func:`sims.vehicles.driveline.drive_torques`: drive torques and
+    the arbitrated brakes), then each wheel's spin and friction.  Returns the stacked wheel outputs and the
+    derivative of :attr:`VehicleState.drive` (``(new - old) / h``)."""
+    ch = params.chassis
+    vx, vy, r = state.vx, state.vy, state.yaw_rate
+    rows = _map_wheels(
+        lambda tire, w: _wheel_row(tire, w, vx, vy, r, h, mult), [(tires[0], ins[:nf]), (tires[1], ins[nf:])]
+    )
+    w = jax.tree.map(lambda *v: _stack(list(v)), *ins)
+    n = len(ins)
+    each = lambda a: [a[i] for i in range(n)]  # noqa: E731
+    wheel_rows = driveline.WheelRows(
+        each(w.omega),
+        each(rows.d_wheel),
+        each(-mult * rows.fx * w.radius),
+        each(rows.re),
+        each(rows.uwx),
+        each(w.radius),
+        each(w.brake_share),
+        each(w.y),
+        each(w.brake),
+        each(w.fz),
+    )
+    steer = jnp.clip(controls.steer, -ch.max_steer, ch.max_steer)
+    torques, brakes, new = driveline.drive_torques(
+        params.driveline, state.drive, ch, steer, jnp.clip(controls.throttle, -1.0, 1.0), wheel_rows, state, h
+    )
+    o = _wheel_spin(ch, w._replace(brake=_stack(brakes)), rows, _stack(torques), h, mult)
+    return o, jax.tree.map(lambda a, b: (a - b) / h, new, state.drive)
+
+
 def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geom: Geometry):
     """Linearly implicit time derivatives of the velocity states (module docstring); pose rates are zero.
 
@@ -707,8 +776,12 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
         for i in range(n)
     ]
     tires = (scale_tire(params.tire_front, *ch.tire_scale_front), scale_tire(params.tire_rear, *ch.tire_scale_rear))
-    fn = lambda tire, w: _wheel(ch, tire, w, vx, vy, r, t_avail, h, mult)  # noqa: E731
-    o = _map_wheels(fn, [(tires[0], ins[:nf]), (tires[1], ins[nf:])])
+    d_drive = None
+    if params.driveline is None:  # static (the pytree's structure): the chassis' one-number drive
+        fn = lambda tire, w: _wheel(ch, tire, w, vx, vy, r, t_avail, h, mult)  # noqa: E731
+        o = _map_wheels(fn, [(tires[0], ins[:nf]), (tires[1], ins[nf:])])
+    else:
+        o, d_drive = _driveline_wheels(params, state, controls, h, ins, tires, mult, nf)
 
     X, Y = _stack(geom.x), _stack(geom.y)
     m, iz = ch.mass, ch.yaw_inertia
@@ -746,6 +819,7 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
         (ay_m - state.ay) * lag,
         last(ddx),
         last(ddy),
+        d_drive,
     )
     tel = Telemetry(
         mult * last(_stack(geom.fz)),

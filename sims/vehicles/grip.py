@@ -30,16 +30,18 @@ _FINE = np.stack(
 )
 
 
-def peak_braking(tire, fz, surface=None, speed=20.0):
+def peak_braking(tire, fz, surface=None, speed=20.0, driving: bool = False):
     """``(kappa_peak, mu_peak)``: the slip [-] (> 0, the braking slip magnitude) at which ``-Fx`` peaks and
     ``-Fx_peak / fz`` [-], for ``tire`` at load ``fz`` [N] > 0 on ``surface`` at ``speed`` [m/s] (module
-    docstring).  ``fz`` and the surface fields may be batched (the result broadcasts like them)."""
+    docstring).  ``fz`` and the surface fields may be batched (the result broadcasts like them).
+    ``driving=True``: the same for the driving side, the peak of ``+Fx`` over ``0 <= kappa <= 1``."""
     fz = jnp.asarray(fz)
     if surface is not None:  # the slip grid goes on a leading axis: give fz the full batch shape first
         fz = jnp.broadcast_to(fz, jnp.broadcast_shapes(fz.shape, *(jnp.shape(f) for f in surface)))
 
     def force(k):  # braking slip magnitudes k (n, ...) on a leading axis -> -Fx (n, ...)
-        return -tire_forces(tire, -k, 0.0, 0.0, fz, speed, surface).fx
+        sign = 1.0 if driving else -1.0
+        return sign * tire_forces(tire, sign * k, 0.0, 0.0, fz, speed, surface).fx
 
     coarse = jnp.asarray(_COARSE, fz.dtype)
     fc = force(coarse.reshape((-1,) + (1,) * fz.ndim))

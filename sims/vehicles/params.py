@@ -33,6 +33,7 @@ import numpy as np
 from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import SurfaceTable, preset_table
 from jaxtire.validation import ValidationError, check_choice, check_range, is_concrete
+from sims.vehicles.driveline import fleet_axis, validate_driveline
 from sims.vehicles.road import check_road
 
 #: Deprecated alias of :data:`jaxtire.constants.GRAVITY` (standard gravity [m/s^2]); use that.
@@ -161,6 +162,8 @@ class VehicleParams(NamedTuple):
     :class:`sims.vehicles.road.Road` whose grade, bank and per-wheel surfaces along the road replace them.
     ``suspension``: the full vehicle's :class:`sims.vehicles.suspension.Suspension` (batched like the
     chassis), ``None`` for the planar models or a suspension derived from the chassis.
+    ``driveline`` ``None`` (the chassis' one-number drive) or a per-vehicle
+    :class:`sims.vehicles.driveline.Driveline` (engine, gearbox, differentials, traction / stability control).
     """
 
     chassis: Chassis
@@ -169,6 +172,7 @@ class VehicleParams(NamedTuple):
     surfaces: SurfaceTable
     road: Any = None
     suspension: Any = None
+    driveline: Any = None
 
 
 class VehicleState(NamedTuple):
@@ -182,7 +186,8 @@ class VehicleState(NamedTuple):
     :mod:`sims.vehicles.core`, one per wheel state like ``omega``: lagged slips ``kappa' = defl_x /
     sigma_x``, ``tan(alpha') = defl_y / sigma_y``).  They default to ``0.0`` (broadcast over the wheels) so
     states built without them keep working; :func:`init_state` gives zeros of ``omega``'s shape, which a
-    ``lax.scan`` carry needs.
+    ``lax.scan`` carry needs.  ``drive``: the :class:`sims.vehicles.driveline.DriveState` of a car with a
+    driveline (``None`` without one).
     """
 
     x: Any
@@ -196,6 +201,7 @@ class VehicleState(NamedTuple):
     ay: Any
     defl_x: Any = 0.0
     defl_y: Any = 0.0
+    drive: Any = None
 
 
 class Controls(NamedTuple):
@@ -342,6 +348,8 @@ def validate_params(params: VehicleParams, source: str = "VehicleParams") -> Non
     validate_chassis(params.chassis, n, source=source)
     if params.road is not None and is_concrete(params.road):
         check_road(params.road, n, source=source)
+    if params.driveline is not None:
+        validate_driveline(params.driveline, source=source)
 
 
 def make_chassis(
@@ -421,11 +429,12 @@ def astype(params: VehicleParams, dtype) -> VehicleParams:
 
 def fleet_axes(params: VehicleParams) -> VehicleParams:
     """``vmap`` ``in_axes`` for a fleet: chassis (and suspension) batched on axis 0, tires, surface table and
-    road shared (a road with a leading vehicle axis, :func:`sims.roads.profile.batched`, batched too)."""
+    road shared (a road with a leading vehicle axis, :func:`sims.roads.profile.batched`, batched too), the
+    driveline batched or shared (:func:`sims.vehicles.driveline.fleet_axis`)."""
     road = getattr(params, "road", None)
     road_axis = 0 if getattr(road, "per_vehicle", False) else None
     # the leaves are vmap axes (int / None), not parameters: _make skips the field types
-    return VehicleParams._make((0, None, None, None, road_axis, 0))
+    return VehicleParams._make((0, None, None, None, road_axis, 0, fleet_axis(params.driveline)))
 
 
 def init_state(

@@ -31,12 +31,14 @@ from __future__ import annotations
 import functools
 
 import jax.numpy as jnp
+import numpy as np
 
 from jaxtire.simple import default_simple_params
 from jaxtire.surfaces import SurfaceTable, preset_table
 from jaxtire.tir import default_tire
 from jaxtire.tire import is_tire, with_nominal
 from jaxtire.validation import check_choice
+from sims.vehicles.driveline import Differential, Driveline, Engine, Gearbox, make_driveline, rpm, validate_driveline
 from sims.vehicles.params import CHASSIS_DEFAULTS, TireScale, VehicleParams, make_chassis, make_vehicle
 
 #: The chassis of every preset but the hatchback (whose chassis is
@@ -178,11 +180,20 @@ def chassis_values(name: str) -> dict:
 
 
 def get(
-    name: str, tire=None, surfaces: SurfaceTable | None = None, dtype=None, *, surface_ids=None, **overrides
+    name: str,
+    tire=None,
+    surfaces: SurfaceTable | None = None,
+    dtype=None,
+    *,
+    surface_ids=None,
+    driveline: bool | Driveline = False,
+    **overrides,
 ) -> VehicleParams:
     """Validated :class:`VehicleParams` of preset ``name`` (``hatchback``, ``sports_car``, ``kart``,
     ``race_car``) on ``tire`` (a jaxtire tire pytree, ``None`` the bundled tire, ``"mf"`` or ``"simple"``;
-    :func:`base_tire`); ``overrides`` replace chassis fields,
+    :func:`base_tire`); ``overrides`` replace chassis fields; ``driveline`` ``True`` attaches the preset's
+    :func:`get_driveline` (engine, gearbox, differentials), a :class:`~sims.vehicles.driveline.Driveline` that one,
+    ``False`` (default) the chassis' one-number drive;
     ``surface_ids`` (scalar or 4 values, default 0) index ``surfaces`` (default
     :func:`jaxtire.surfaces.preset_table`)."""
     spec = PRESETS[check_name(name)]
@@ -199,8 +210,113 @@ def get(
     )
     tf = base_tire(tire, dtype, **(spec["tire_front"] or {}))
     tr = base_tire(tire, dtype, **(spec["tire_rear"] or {}))
-    return make_vehicle(ch, tf, tr, surfaces, dtype=dtype)
+    params = make_vehicle(ch, tf, tr, surfaces, dtype=dtype)
+    if driveline is False:
+        return params
+    dl = get_driveline(name, dtype=dtype) if driveline is True else driveline
+    validate_driveline(dl, source="presets.get")
+    return params._replace(driveline=dl)
 
 
 for _n, _d in PRESET_DOCS.items():
     get.__doc__ = (get.__doc__ or "") + f"\n\n    ``{_n}``: {_d}"
+
+
+# ------------------------------------------------------------------------------------------ drivelines
+def _rpm_table(points):
+    rpm_, full, drag = (np.asarray(c, float) for c in zip(*points, strict=True))
+    return rpm(rpm_), full, drag
+
+
+# fmt: off
+#: name -> (engine table ``(rpm, full-load torque [N m], closed-throttle torque [N m])``, idle [rpm], rev limit
+#: [rpm], engine inertia [kg m^2], gear ratios, gear efficiency, final drive, final efficiency, reverse ratio,
+#: upshift / part-throttle upshift / downshift [rpm], shift time [s], clutch capacity [N m], clutch
+#: engaged [rpm], front / rear / centre differential).  Sources: :data:`DRIVELINE_DOCS`.
+_DRIVELINES: dict[str, dict] = {
+    "hatchback": dict(
+        table=[(800, 120, -12), (1400, 200, -14), (4000, 200, -20), (5000, 176, -24), (6000, 146, -30), (6500, 125, -34)],
+        idle=800, limit=6500, inertia=0.15,
+        ratios=(3.62, 1.95, 1.28, 0.97, 0.78, 0.64), eff=0.97, final=3.65, final_eff=0.97, reverse=3.45,
+        up=6200, up_part=2800, down=1200, shift_time=0.3, clutch=400.0, engage=2000,
+        front=Differential(), rear=Differential(), centre=Differential(),
+    ),
+    "sports_car": dict(
+        table=[(900, 200, -15), (1700, 450, -20), (5000, 450, -32), (6500, 400, -40), (7000, 350, -44), (7500, 300, -48)],
+        idle=900, limit=7500, inertia=0.2,
+        ratios=(3.91, 2.29, 1.65, 1.30, 1.08, 0.88, 0.62), eff=0.97, final=3.44, final_eff=0.97, reverse=3.55,
+        up=7200, up_part=2800, down=1500, shift_time=0.1, clutch=700.0, engage=2500,
+        front=Differential(), rear=Differential(30.0, 0.22, 0.27), centre=Differential(),
+    ),
+    "kart": dict(
+        table=[(2000, 4, -1), (4000, 8, -1.5), (8000, 13, -2), (11000, 15.5, -2.5), (14000, 14.3, -3), (15500, 12, -3.5)],
+        idle=2000, limit=15500, inertia=0.004,
+        ratios=(1.0,), eff=1.0, final=78.0 / 12.0, final_eff=0.95, reverse=1.0,
+        up=15000, up_part=15000, down=1000, shift_time=0.0, clutch=40.0, engage=4500,
+        front=Differential(), rear=Differential(locked=1.0), centre=Differential(),
+    ),
+    "race_car": dict(
+        table=[(2500, 250, -25), (4000, 350, -30), (6000, 380, -38), (7500, 365, -45), (8000, 334, -48), (8500, 300, -52)],
+        idle=2500, limit=8500, inertia=0.08,
+        ratios=(2.92, 2.19, 1.77, 1.48, 1.27, 1.10), eff=0.98, final=3.20, final_eff=0.97, reverse=2.9,
+        up=8200, up_part=6000, down=4000, shift_time=0.05, clutch=600.0, engage=4000,
+        front=Differential(), rear=Differential(100.0, 0.3, 0.4), centre=Differential(),
+    ),
+}
+# fmt: on
+
+#: Where each preset's driveline comes from.
+DRIVELINE_DOCS: dict[str, str] = {
+    "hatchback": (
+        "VW Golf VII 1.4 TSI 92 kW class: maker's data 200 N m from 1400 to 4000 rpm, 92 kW from 5000 to 6000 "
+        "rpm (the table's 176 / 146 N m); idle 800, limiter 6500 rpm, the six gear ratios and 3.65 final drive "
+        "typical of the class, closed-throttle drag (2 bar friction mean effective pressure, rising with speed), "
+        "crank + flywheel inertia 0.15 kg m^2, 97 % per gear stage and the automatic's schedule are estimates; "
+        "open front differential."
+    ),
+    "sports_car": (
+        "Porsche 911 Carrera (991.2) PDK class: maker's data 450 N m from 1700 to 5000 rpm, 272 kW at 6500 rpm, "
+        "limiter 7500 rpm, seven-speed PDK ratios 3.91 / 2.29 / 1.65 / 1.30 / 1.08 / 0.88 / 0.62 with a 3.44 "
+        "final drive, 0.1 s shifts; the drag curve, inertia, efficiencies and the rear limited-slip "
+        "differential (30 N m preload, 22 % / 27 % locking on power / coast) are estimates."
+    ),
+    "kart": (
+        "125 cc kart with a centrifugal clutch (IAME X30 class): ~15.5 N m at 11000 rpm, 21 kW at 14000 rpm, "
+        "12 / 78 sprockets, clutch engaged by 4500 rpm; one gear (direct drive), a solid rear axle (a locked "
+        "differential); table, drag and inertia are estimates."
+    ),
+    "race_car": (
+        "FIA Formula 3 class 3.4 l V6: ~280 kW near 7500 rpm (the table's 365 N m), limiter 8500 rpm, six-speed "
+        "sequential with 0.05 s shifts; ratios, final drive, drag, inertia and the preloaded limited-slip "
+        "differential (100 N m, 30 % / 40 %) are estimates."
+    ),
+}
+
+
+def get_driveline(name: str, dtype=None, **gearbox_overrides) -> Driveline:
+    """The validated :class:`~sims.vehicles.driveline.Driveline` of preset ``name`` (:data:`DRIVELINE_DOCS`);
+    ``gearbox_overrides`` replace :class:`~sims.vehicles.driveline.Gearbox` fields."""
+    d = _DRIVELINES[check_name(name)]
+    speeds, full, drag = _rpm_table(d["table"])
+    engine = Engine(speeds, full, drag, float(rpm(d["idle"])), float(rpm(d["limit"])), d["inertia"])
+    k = len(d["ratios"])
+    box = Gearbox(
+        np.asarray(d["ratios"], float),
+        np.full(k, d["eff"]),
+        d["final"],
+        d["final_eff"],
+        d["reverse"],
+        float(k),
+        float(rpm(d["up"])),
+        float(rpm(d["up_part"])),
+        float(rpm(d["down"])),
+        d["shift_time"],
+        1.0,
+        d["clutch"],
+        float(rpm(d["engage"])),
+    )._replace(**gearbox_overrides)
+    return make_driveline(engine, box, d["front"], d["rear"], d["centre"], dtype=dtype)
+
+
+for _n, _d in DRIVELINE_DOCS.items():
+    get_driveline.__doc__ = (get_driveline.__doc__ or "") + f"\n\n    ``{_n}``: {_d}"

@@ -1,0 +1,53 @@
+"""The driveline scenarios as fleet-CLI Monte Carlo runs (``python -m sims --scenario acceleration`` etc.).
+
+:func:`run_catalogue`: ``--vehicles`` cars of ``--preset`` with the preset's driveline
+(:func:`sims.vehicles.presets.get_driveline`), payload and tire friction / stiffness drawn as in the braking
+Monte Carlo (:func:`sims.run.fleet.sample_fleet`, seed ``--seed``; the first of ``--surfaces`` under every
+wheel, the split-mu launch sets its own), run with :func:`sims.scenarios.base.run_scenario`; prints each
+metric's mean and 5 / 50 / 95 % percentiles (a flag's rate) and returns them.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from jaxtire.surfaces import surface_id
+from sims.run.fleet import Sampling, sample_fleet
+from sims.scenarios.base import run_scenario
+from sims.vehicles import presets
+
+#: CLI name -> catalogue name.
+CATALOGUE_RUNS = {
+    "acceleration": "acceleration",
+    "split-mu-launch": "split_mu_launch",
+    "sine-with-dwell": "sine_with_dwell",
+}
+
+
+def run_catalogue(args, name: str, runner: dict) -> dict:
+    """Run the catalogue scenario ``name`` as a Monte Carlo of the CLI's ``args`` (module docstring)."""
+    base = presets.get(args.preset, tire=args.tire_params, driveline=True)
+    sid = surface_id(args.surface_list[0])
+    fleet, _ = sample_fleet(jax.random.PRNGKey(args.seed), base, args.vehicles, Sampling(surfaces=(sid,)))
+    metrics, stats = run_scenario(
+        name,
+        fleet,
+        compiler_options=runner["compiler_options"],
+        devices=runner["devices"],
+        chunk_steps=args.chunk_steps,
+    )
+    print(f"jaxtire fleet: {args.vehicles} x {args.preset} with its driveline, scenario {name}; seed {args.seed}")
+    summary: dict = {}
+    for k, v in metrics.items():
+        v = np.asarray(v, float)
+        fin = v[np.isfinite(v)]
+        if k in ("passed", "spun"):
+            summary[k] = float(v.mean())
+            print(f"  {k:22s} rate {v.mean():.3f}")
+        elif fin.size:
+            p5, p50, p95 = np.percentile(fin, (5, 50, 95))
+            summary[k] = dict(mean=float(fin.mean()), p5=float(p5), p50=float(p50), p95=float(p95))
+            print(f"  {k:22s} mean {fin.mean():10.4g}   p5 {p5:10.4g}   p50 {p50:10.4g}   p95 {p95:10.4g}")
+    print(f"  compile {stats.compile_s:.1f} s, run {stats.run_s:.1f} s")
+    return summary
