@@ -112,6 +112,7 @@ class FullState(NamedTuple):
     ay: Any
     defl_x: Any = 0.0
     defl_y: Any = 0.0
+    drive: Any = None
     z: Any = 0.0
     roll: Any = 0.0
     pitch: Any = 0.0
