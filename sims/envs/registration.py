@@ -30,6 +30,10 @@ GYM_IDS = {
     f"{NAMESPACE}/RaceOval-v0": "race-oval",
     f"{NAMESPACE}/RaceTwisty-v0": "race-twisty",
 }
+#: The shipped circuits (the names of sims.roads.circuits.CIRCUITS, written out so this module stays free of
+#: JAX): jaxtire/RaceMonza-v0, jaxtire/RaceSpa-v0, ...
+CIRCUIT_NAMES = ("Monza", "Spa", "Silverstone", "Budapest", "Norisring", "Zandvoort", "Spielberg", "IMS")
+GYM_IDS.update({f"{NAMESPACE}/Race{c}-v0": f"race-{c.lower()}" for c in CIRCUIT_NAMES})
 
 ENTRY_POINT = "sims.envs.gymnasium:JaxEnv"
 VECTOR_ENTRY_POINT = "sims.envs.gymnasium:JaxVectorEnv"
