@@ -30,7 +30,17 @@ import jax
 import jax.numpy as jnp
 
 from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
-from sims.roads.circuits import Track, TrackPose, astype, curvature_at, get_track, point_at, progress_delta, track_pose, widths_at
+from sims.roads.circuits import (
+    Track,
+    TrackPose,
+    astype,
+    curvature_at,
+    get_track,
+    point_at,
+    progress_delta,
+    track_pose,
+    widths_at,
+)
 from sims.vehicles import double_track
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
 

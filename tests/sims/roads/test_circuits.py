@@ -87,10 +87,16 @@ def test_unseen_circuit_file_loads_by_path(tmp_path):
         ("1,2,3,4\n", "line 1: data before the header"),
         ("# x_m,y_m,w_tr_left_m\n0,0,1\n", "lacks column 'w_tr_right_m'"),
         ("# x_m,y_m,speed\n", "line 1: unknown column 'speed'"),
-        ("# x_m,y_m,w_tr_right_m,w_tr_left_m\n0,0,1,1\n5,0,1,1\n5,abc,1,1\n", "line 4: field y_m = 'abc' is not a number"),
+        (
+            "# x_m,y_m,w_tr_right_m,w_tr_left_m\n0,0,1,1\n5,0,1,1\n5,abc,1,1\n",
+            "line 4: field y_m = 'abc' is not a number",
+        ),
         ("# x_m,y_m,w_tr_right_m,w_tr_left_m\n0,0,1,1\n5,0,1\n", "line 3: 3 fields, the header names 4"),
         ("# x_m,y_m,w_tr_right_m,w_tr_left_m\n0,0,1,1\n5,0,-1,1\n", "line 3: field w_tr_right_m = -1.0 is negative"),
-        ("# x_m,y_m,w_tr_right_m,w_tr_left_m\n0,0,1,1\n5,0,nan,1\n", "line 3: field w_tr_right_m = 'nan' is not finite"),
+        (
+            "# x_m,y_m,w_tr_right_m,w_tr_left_m\n0,0,1,1\n5,0,nan,1\n",
+            "line 3: field w_tr_right_m = 'nan' is not finite",
+        ),
         ("# x_m,y_m,w_tr_right_m,w_tr_left_m\n0,0,1,1\n", "1 points; a closed circuit needs at least 3"),
         ("", "no header line"),
     ],
