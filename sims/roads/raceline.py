@@ -135,7 +135,8 @@ def min_curvature_offsets(
         best, radius = cost(alpha), trust
         for _ in range(n_iter):
             k0 = np.asarray(kappa_fn(alpha))
-            cols_d = np.asarray(jax.vmap(lambda t: jax.jvp(kappa_fn, (jnp.asarray(alpha),), (t,))[1])(colours))
+            a0 = jnp.asarray(alpha)
+            cols_d = np.asarray(jax.vmap(lambda t, a0=a0: jax.jvp(kappa_fn, (a0,), (t,))[1])(colours))
             # entry (i, j) of J, j = i + d: the colour j % 3 of the column gives it
             vals = np.concatenate([cols_d[np.mod(np.arange(n) + d, n) % 3, np.arange(n)] for d in (-1, 0, 1)])
             J = csr_matrix((vals, (rows, cols)), shape=(n, n))

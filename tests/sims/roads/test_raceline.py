@@ -39,5 +39,5 @@ def test_min_curvature_line_inside_widths_and_no_worse_than_database(name):
 
 def test_margin_without_room_is_refused():
     cl = c.load_circuit("Norisring", ds=4.0)
-    with pytest.raises(ValidationError, match="margin = 5.0 m leaves no room"):
-        R.min_curvature_offsets(cl, margin=5.0)
+    with pytest.raises(ValidationError, match="margin = 6.0 m leaves no room"):
+        R.min_curvature_offsets(cl, margin=6.0)

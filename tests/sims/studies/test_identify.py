@@ -33,8 +33,17 @@ def test_identification_recovers_hidden_params():
 
 def _arrays(n=20, wheels=4):
     t = np.arange(n) * 0.01
-    st = VehicleState(x=20 * t, y=0 * t, yaw=0 * t, vx=20 + 0 * t, vy=0 * t, yaw_rate=0 * t,
-                      omega=np.full((n, wheels), 64.5), ax=0 * t, ay=0 * t)
+    st = VehicleState(
+        x=20 * t,
+        y=0 * t,
+        yaw=0 * t,
+        vx=20 + 0 * t,
+        vy=0 * t,
+        yaw_rate=0 * t,
+        omega=np.full((n, wheels), 64.5),
+        ax=0 * t,
+        ay=0 * t,
+    )
     ct = Controls(steer=np.zeros(n - 1), throttle=np.full(n - 1, 0.1), brake=np.zeros(n - 1))
     fz = np.full((n - 1, wheels), 3300.0)
     return st, ct, fz
