@@ -1,0 +1,52 @@
+"""Lap-time gradients w.r.t. the setup (sims.studies.lap_setup) against finite differences; an optimisation."""
+
+import jax
+import numpy as np
+import pytest
+
+from sims.roads import circuits as c
+from sims.run.rollout import fast_compile_options
+from sims.studies import lap_setup as S
+from sims.vehicles import presets
+
+
+@pytest.fixture(scope="module")
+def car_line():
+    # the simple tire (load-sensitive: the roll-stiffness split and the weight distribution matter) keeps the
+    # compile short; float64 for the finite differences
+    with jax.enable_x64(True):
+        p = presets.get("race_car", tire="simple", dtype=np.float64)
+        line = c.load_raceline("Norisring", ds=5.0, dtype=np.float64)
+        yield p, line
+
+
+def test_lap_time_gradient_matches_central_differences_for_every_setup_parameter(car_line):
+    p, line = car_line
+    s0 = S.setup_of(p)
+    f = jax.jit(lambda s: S.lap_time(s, p, line))
+    g = jax.jit(jax.grad(lambda s: S.lap_time(s, p, line)))(s0)
+    fds = {}
+    for name in S.LapSetup._fields:
+        v = float(getattr(s0, name))
+        h = 1e-4 * max(abs(v), 1.0)
+        fds[name] = (float(f(s0._replace(**{name: v + h}))) - float(f(s0._replace(**{name: v - h})))) / (2 * h)
+    scale = max(abs(d) * (1.0 if n != "mass" else 100.0) for n, d in fds.items())
+    for name, fd in fds.items():
+        ad = float(getattr(g, name))
+        assert np.isfinite(ad)
+        if name == "k_scale":  # the point mass sees the peak friction only: (near) zero both ways
+            assert abs(ad - fd) < 1e-3 * scale and abs(fd) < 0.05 * scale
+        else:
+            assert abs(ad / fd - 1) < 0.01, (name, ad, fd)
+    # signs a race engineer expects: more friction and less mass are faster
+    assert fds["mu_scale"] < 0 and fds["mass"] > 0
+
+
+def test_optimisation_lowers_the_lap_time_checked_by_a_rerun(car_line):
+    p, line = car_line
+    res = S.optimise_setup(p, line, n_iter=12, compiler_options=fast_compile_options())
+    assert res.time_best < res.time_start - 0.05  # re-run laps at the start and the optimum
+    assert res.time_best <= float(res.losses[0]) and np.isclose(res.time_start, float(res.losses[0]), rtol=1e-9)
+    assert set(res.gains) == set(S.FREE) and any(g > 0 for g in res.gains.values())
+    for f, (a, b) in res.moves.items():
+        assert S.BOUNDS[f][0] <= b <= S.BOUNDS[f][1]
