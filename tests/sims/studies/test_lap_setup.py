@@ -48,5 +48,5 @@ def test_optimisation_lowers_the_lap_time_checked_by_a_rerun(car_line):
     assert res.time_best < res.time_start - 0.05  # re-run laps at the start and the optimum
     assert res.time_best <= float(res.losses[0]) and np.isclose(res.time_start, float(res.losses[0]), rtol=1e-9)
     assert set(res.gains) == set(S.FREE) and any(g > 0 for g in res.gains.values())
-    for f, (a, b) in res.moves.items():
+    for f, (_a, b) in res.moves.items():
         assert S.BOUNDS[f][0] <= b <= S.BOUNDS[f][1]
