@@ -14,6 +14,8 @@ Everything is smooth or piecewise linear (``clip``), so gradients flow through c
 * :class:`CircleFollower` drives a constant-radius circle (skidpad) at a target speed.
 * :class:`StraightBraking` brakes in a straight line with locked wheels or with an ABS slip controller.
 * :class:`LaneChangeDriver` follows a single lane change (:func:`lane_reference`).
+* :class:`PathFollower` follows any :class:`sims.roads.path.Path` (open or closed, e.g. a circuit) with a
+  curvature feed-forward, look-ahead feedback and a speed hold (or a speed profile along the path).
 
 Heading errors are wrapped with :func:`jaxtire.constants.wrap_angle` (to ``[-pi, pi)``).
 
@@ -36,6 +38,7 @@ import numpy as np
 from jaxtire.constants import wrap_angle
 from jaxtire.tire import scale_tire
 from jaxtire.validation import ValidationError, check_finite, check_range, is_concrete
+from sims.roads.path import heading_error, project, sample
 from sims.vehicles.core import axle_loads, rolling_radii
 from sims.vehicles.grip import peak_braking
 from sims.vehicles.params import Controls, per_wheel_array, wheel_layout, wheel_radii
@@ -86,6 +89,12 @@ DRIVER_RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "x0": _ANY,
     "length": (0.0, 1e5, False, True),
     "width": (-100.0, 100.0, True, True),
+    "x_preview": (0.0, 1000.0, True, True),
+    "t_ff": (0.0, 5.0, True, True),
+    "understeer": (-1.0, 1.0, True, True),
+    "brake_gain": _GAIN,
+    "profile": _UNIT,
+    "course": _UNIT,
 }
 
 
@@ -111,10 +120,47 @@ def validate_driver(drv) -> None:
                 else:
                     check_finite(name, leaf, source=src)
             continue
+        if isinstance(value, tuple):  # a pytree field (a path): every leaf finite
+            for path, leaf in jax.tree_util.tree_leaves_with_path(value):
+                check_finite(f"{f.name}{jax.tree_util.keystr(path)}", leaf, source=src)
+            continue
         rng = DRIVER_RANGES.get(f.name, _ANY)
         arr = check_range(f.name, value, *rng, source=src)
         if f.name == "radius" and (arr == 0).any():
             raise ValidationError(f"{src}: radius = 0.0 is not allowed (nonzero, |radius| <= 1e5; sign = direction)")
+
+
+def top_speed(ch):
+    """Power-limited top speed [m/s] on a level road, ``(2 P / (rho Cd A))^(1/3)`` (aerodynamic drag alone
+    absorbs ``max_power``; rolling resistance left out, so a little high); ``inf`` without drag."""
+    drag = 0.5 * jnp.asarray(ch.air_density) * jnp.asarray(ch.drag_area)
+    return jnp.where(drag > 0.0, (jnp.asarray(ch.max_power) / jnp.where(drag > 0.0, drag, 1.0)) ** (1.0 / 3.0), jnp.inf)
+
+
+#: A driver's ``target_speed`` may exceed the vehicle's :func:`top_speed` by this factor.
+TOP_SPEED_MARGIN = 1.2
+
+
+def check_target_speed(driver, params, source: str | None = None) -> None:
+    """Refuse a concrete ``target_speed`` [m/s] of ``driver`` above :data:`TOP_SPEED_MARGIN` times the vehicle's
+    :func:`top_speed` (per vehicle in a fleet): most likely km/h given as m/s (``target_speed=80`` on a
+    hatchback whose top speed is 62 m/s).  Raises :class:`~jaxtire.validation.ValidationError` with the hint."""
+    ts = getattr(driver, "target_speed", None)
+    ch = getattr(params, "chassis", None)
+    if ts is None or ch is None or not is_concrete((ts, ch.max_power, ch.drag_area, ch.air_density)):
+        return
+    v = np.asarray(ts, float)
+    vmax = np.asarray(top_speed(ch), float)
+    bad = np.broadcast_to(v > TOP_SPEED_MARGIN * vmax, np.broadcast_shapes(v.shape, vmax.shape))
+    if bad.any():
+        i = np.unravel_index(int(np.argmax(bad)), bad.shape)
+        vi = float(np.broadcast_to(v, bad.shape)[i])
+        mi = float(np.broadcast_to(vmax, bad.shape)[i])
+        raise ValidationError(
+            f"{source or type(driver).__name__}: target_speed = {vi:g} m/s ({vi * 3.6:.0f} km/h) is above the "
+            f"vehicle's top speed {mi:.1f} m/s ({mi * 3.6:.0f} km/h, from max_power and drag_area); speeds are in "
+            f"m/s: {vi:g} km/h is {vi / 3.6:.4g} m/s (pass target_speed={vi:g} / 3.6)"
+        )
 
 
 @typing.dataclass_transform(frozen_default=True)
@@ -497,3 +543,65 @@ class LaneChangeDriver(Driver):
         )
         throttle = speed_hold(self.target_speed, state.vx, self.speed_gain)
         return Controls(steer, throttle, jnp.zeros_like(steer))
+
+
+@pytree_dataclass
+class PathFollower(Driver):
+    """Follows a :class:`sims.roads.path.Path` (open or closed, of any length) at a target speed.
+
+    Each step the vehicle's CG is projected onto the path (:func:`sims.roads.path.project`, searching a
+    window around the last station, the driver's state ``s`` [m]): lateral error ``e_y`` [m] (positive left
+    of the path), heading error ``e_psi = wrap(psi + course atan(vy / V) - heading(s))``: ``course = 0`` the
+    body's heading (the default: the yaw damping a driver needs near the limit, e.g. in a double lane
+    change), ``course = 1`` the velocity's direction, which is zero in steady cornering on the path whatever
+    the body slip angle, so the look-ahead term leaves no steady offset on long curves (circuits).  Steering (road-wheel angle) is a
+    curvature feed-forward plus a look-ahead feedback (Kapania and Gerdes, *Vehicle System Dynamics* 53,
+    2015: the lateral error projected ``x_la`` ahead)::
+
+        kappa_ff = kappa(s + t_ff V)                      the path's curvature slightly ahead
+        steer    = atan(L kappa_ff) + understeer V^2 kappa_ff - k_y (e_y + x_la e_psi) - k_psi e_psi
+        x_la     = x_preview + t_preview V,   V = max(vx, 1 m/s)
+
+    ``L`` the wheelbase [m]; ``understeer`` [rad/(m/s^2)] the understeer gradient to add to the kinematic
+    steer (0: the feedback takes it up); ``k_y`` [rad/m], ``k_psi`` [-], ``x_preview`` [m], ``t_preview`` [s],
+    ``t_ff`` [s].  Speed: the target ``v_t = (1 - profile) target_speed + profile speed(s)`` (``speed(s)`` the
+    path's profile) held with ``throttle = clip(speed_gain (v_t - V), 0, 1)`` and ``brake =
+    clip(brake_gain (V - v_t), 0, 1)`` (``brake_gain = 0``: no braking).  In a fleet the path is one per
+    vehicle (every leaf with the vehicle axis; :func:`sims.run.fleet.fleet_start` copies it)."""
+
+    path: Any
+    target_speed: Any = 20.0
+    speed_gain: Any = 0.5
+    brake_gain: Any = 0.0
+    profile: Any = 0.0
+    k_y: Any = 0.1
+    k_psi: Any = 0.0
+    x_preview: Any = 5.0
+    t_preview: Any = 0.5
+    t_ff: Any = 0.1
+    understeer: Any = 0.0
+    course: Any = 0.0
+
+    def init(self, params, state):
+        """The station of the start: the nearest point over the whole path."""
+        return project(self.path, state.x, state.y).s
+
+    def __call__(self, t, state, params, dstate, dt):
+        ch = params.chassis
+        L = ch.cg_to_front + ch.cg_to_rear
+        pr = project(self.path, state.x, state.y, dstate)
+        v = jnp.maximum(state.vx, 1.0)
+        e_psi = heading_error(state.yaw + self.course * jnp.arctan2(state.vy, v), pr.heading)
+        k_ff = sample(self.path, pr.s + self.t_ff * v).curvature
+        x_la = self.x_preview + self.t_preview * v
+        steer = (
+            jnp.arctan(L * k_ff)
+            + self.understeer * v * v * k_ff
+            - self.k_y * (pr.e_y + x_la * e_psi)
+            - self.k_psi * e_psi
+        )
+        target = (1.0 - self.profile) * self.target_speed + self.profile * pr.speed
+        speed = jnp.sqrt(state.vx**2 + state.vy**2)
+        throttle = speed_hold(target, speed, self.speed_gain)
+        brake = jnp.clip(self.brake_gain * (speed - target), 0.0, 1.0)
+        return Controls(steer, throttle, brake), pr.s

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+# one CPU device: the tests pin their own device counts (importing sims.run would give one per core)
+os.environ.setdefault("JAXTIRE_HOST_DEVICES", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_TIR = REPO.parent / "shared" / "tir"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 from pathlib import Path
 
 SEED_MAX = 2**63 - 1  # jax.random.PRNGKey takes a signed 64-bit integer; the CLIs take [0, 2**63 - 1]
@@ -73,9 +74,24 @@ def check_out_dir(ap, out: str, flag: str = "--out") -> None:
         ap.error(f"{flag} {out}: not writable ({e.strerror or type(e).__name__})")
 
 
+_ROLE = re.compile(r":[a-z]+:`(~?)([^`<]*?)(?:\s*<[^>]*>)?`")
+
+
+def plain_text(text: str) -> str:
+    """``text`` with the docstrings' reStructuredText markup removed for a terminal: ``:func:`~a.b.c``` ->
+    ``c`` (the last component with ``~``, else the whole target), ``:class:`X``` -> ``X``, double
+    backquotes dropped."""
+    text = _ROLE.sub(lambda m: m.group(2).rsplit(".", 1)[-1] if m.group(1) else m.group(2), text)
+    return text.replace("``", "")
+
+
 class OneLineParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line on stderr (``prog: error: message``, exit status 2):
-    no usage block, no traceback (``--help`` still prints the usage)."""
+    no usage block, no traceback (``--help`` still prints the usage); its help is plain text
+    (:func:`plain_text`: no reStructuredText roles from the docstrings it quotes)."""
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+    def format_help(self) -> str:
+        return plain_text(super().format_help())

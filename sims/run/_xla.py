@@ -56,6 +56,11 @@ def tune_cpu(environ=None, flags: set | None = None, host_devices: int | None = 
     cur = env.get("XLA_FLAGS", "")
     if env.get("JAXTIRE_XLA_DEFAULT") == "1" or (environ is None and backend_started()):
         return None
+    auto = env.get(_AUTO_KEY, "")
+    if host_devices is not None and auto and auto in cur.split():  # the default of use_host_devices yields
+        cur = " ".join(f for f in cur.split() if f != auto)
+        env["XLA_FLAGS"] = cur
+        del env[_AUTO_KEY]
     added = []
     if "xla_cpu_prefer_vector_width" not in cur and "avx512f" in (cpu_flags() if flags is None else flags):
         added.append(VECTOR_FLAG)
@@ -65,3 +70,30 @@ def tune_cpu(environ=None, flags: set | None = None, host_devices: int | None = 
         return None
     env["XLA_FLAGS"] = " ".join([cur] + added).strip()
     return " ".join(added)
+
+
+def use_host_devices(environ=None) -> str | None:
+    """What ``import sims.run`` does (so the Python API splits a fleet over the cores as the CLI does):
+    :func:`tune_cpu` with one host device per core, ``host_devices = JAXTIRE_HOST_DEVICES`` (an integer;
+    default ``os.cpu_count()``; ``1`` keeps the single CPU device, as the test suite does).  Too late once
+    JAX has started a backend (import :mod:`sims` before computing anything); ``JAXTIRE_XLA_DEFAULT=1``
+    turns every flag off."""
+    env = os.environ if environ is None else environ
+    raw = env.get("JAXTIRE_HOST_DEVICES", "")
+    try:
+        n = int(raw) if raw.strip() else (os.cpu_count() or 1)
+    except ValueError:
+        raise ValueError(
+            f"JAXTIRE_HOST_DEVICES = {raw!r} must be an integer >= 1 (CPU devices for the fleets)"
+        ) from None
+    if _AUTO_KEY in env or "xla_force_host_platform_device_count" in env.get("XLA_FLAGS", ""):
+        return None
+    added = tune_cpu(environ, host_devices=max(1, n))
+    count = [f for f in (added or "").split() if f.startswith("--xla_force_host_platform_device_count")]
+    if count:  # remembered, so an explicit tune_cpu(host_devices=...) (the CLI's --devices) may replace it
+        env[_AUTO_KEY] = count[0]
+    return added
+
+
+#: Environment key holding the device-count flag :func:`use_host_devices` added (not the user's).
+_AUTO_KEY = "JAXTIRE_AUTO_DEVICE_FLAG"

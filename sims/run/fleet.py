@@ -31,7 +31,9 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxtire.validation import check_int, check_range
+from jaxtire.surfaces import surface_id
+from jaxtire.validation import ValidationError, check_int, check_range
+from sims.drivers import check_target_speed
 from sims.run._mesh import block_of, device_mesh, pad, shard, split_call
 from sims.run._scan import blocked, chunk_fns
 from sims.run.rollout import RolloutResult, _launch, _rollout_arguments, _rollout_impl, check_args, options_key
@@ -60,7 +62,9 @@ def fleet_start(params: VehicleParams, model, driver, *, speed=0.0, yaw_rate=0.0
         params, per(speed), per(yaw_rate)
     )
     drv = jax.tree.map(lambda x: jnp.asarray(x, dtype), broadcast(driver, n))
-    return m, state0, dataclasses.replace(drv, **{k: per(v) for k, v in per_vehicle.items()})
+    drv = dataclasses.replace(drv, **{k: per(v) for k, v in per_vehicle.items()})
+    check_target_speed(drv, params, source=f"{type(driver).__name__} (fleet_start)")
+    return m, state0, drv
 
 
 def fleet_size(params: VehicleParams) -> int:
@@ -105,9 +109,44 @@ class FleetSample(NamedTuple):
 
 
 def _check_range(name, rng, lo, hi):
-    """A ``(low, high)`` range inside ``(lo, hi]`` with ``low <= high`` (through :mod:`jaxtire.validation`)."""
-    a, b = check_range(f"{name}", [float(v) for v in rng], lo, hi, lo_incl=False, source="Sampling")
-    check_range(f"{name} high", b, a, hi, source="Sampling")
+    """A ``(low, high)`` range inside ``(lo, hi]`` with ``low <= high`` (through :mod:`jaxtire.validation`);
+    the errors name the field, the value, and what to write instead."""
+    if isinstance(rng, (str, bytes)) or not hasattr(rng, "__len__") or len(rng) != 2:
+        raise ValidationError(
+            f"Sampling: {name} = {rng!r} is not a range; give (low, high), e.g. {name}=({rng!r}, {rng!r}) "
+            f"for a fixed factor"
+            if not hasattr(rng, "__len__")
+            else f"Sampling: {name} = {rng!r} must be two numbers (low, high), got {len(rng)}"
+        )
+    try:
+        vals = [float(v) for v in rng]
+    except (TypeError, ValueError):
+        raise ValidationError(f"Sampling: {name} = {rng!r} must be two numbers (low, high)") from None
+    if vals[0] > vals[1]:
+        raise ValidationError(
+            f"Sampling: {name} = {tuple(rng)!r} has low > high ({vals[0]:g} > {vals[1]:g}); "
+            f"swap them: {name}=({vals[1]:g}, {vals[0]:g})"
+        )
+    check_range(f"{name}", vals, lo, hi, lo_incl=False, source="Sampling")
+
+
+def surface_ids_of(surfaces, source: str = "Sampling.surfaces") -> tuple[int, ...]:
+    """Surface names (``"asphalt_wet"``, of :data:`jaxtire.surfaces.PRESETS`) or integer ids, as ids; a single
+    name or id is one surface.  Raises :class:`~jaxtire.validation.ValidationError` naming the bad entry."""
+    if isinstance(surfaces, (str, int, np.integer)):
+        surfaces = (surfaces,)
+    out = []
+    for s in surfaces:
+        if isinstance(s, str):
+            try:
+                out.append(surface_id(s))
+            except (KeyError, ValueError) as e:
+                raise ValidationError(f"{source}: unknown surface {s!r} ({e})") from None
+        elif isinstance(s, (int, np.integer)) and not isinstance(s, bool):
+            out.append(int(s))
+        else:
+            raise ValidationError(f"{source}: {s!r} is neither a surface name nor an integer id")
+    return tuple(out)
 
 
 def scale_chassis(ch: Chassis, mass_f, mu_f, k_f, surface_ids) -> Chassis:
@@ -136,7 +175,7 @@ def sample_fleet(key, params: VehicleParams, n: int, sampling: Sampling = Sampli
     _check_range("mass", sampling.mass, 0.0, 100.0)
     _check_range("mu", sampling.mu, 0.0, 10.0)
     _check_range("stiffness", sampling.stiffness, 0.0, 10.0)
-    ids = np.asarray(sampling.surfaces)
+    ids = np.asarray(surface_ids_of(sampling.surfaces))
     n_surf = int(jnp.shape(params.surfaces.grip)[-1])
     if ids.ndim != 1 or ids.size == 0:
         raise ValueError(f"Sampling.surfaces must be a non-empty list of surface ids, got {sampling.surfaces!r}")
@@ -211,7 +250,13 @@ def fleet_rollout(
             if axes == 0:
                 sizes = {jnp.shape(x)[0] if jnp.ndim(x) else None for x in jax.tree.leaves(tree)}
                 if sizes - {n}:
-                    raise ValueError(f"{name}: every leaf needs a leading vehicle axis of {n}, got sizes {sizes}")
+                    hint = (
+                        "; a driver (or controls) shared by every vehicle needs controls_axes=None, or copy it "
+                        "per vehicle with sims.run.fleet.broadcast(driver, n)"
+                        if name == "controls"
+                        else ""
+                    )
+                    raise ValueError(f"{name}: every leaf needs a leading vehicle axis of {n}, got sizes {sizes}{hint}")
 
     return _launch(
         _fleet_impl,
@@ -298,7 +343,7 @@ class FleetRun:
             (float(t0), fleet_axes(params), driver_axes, reducer_axes),
             dict(options=options_key(compiler_options), block=default_block() if block == "auto" else block),
         )
-        self._driver_axes = driver_axes
+        self._driver_axes, self._reducer_axes = driver_axes, reducer_axes
         self.mesh = device_mesh(devices, source="FleetRun")
         self.devices = 1 if self.mesh is None else int(self.mesh.devices.size)
         self._n_pad = -(-self.n // self.devices) * self.devices
@@ -308,6 +353,8 @@ class FleetRun:
         )
         self._init, self._chunk = self._chunk_fns(chunk_steps)
         self._compiled: Any = None
+        self._partial: dict = {}  # steps -> the compiled shorter last chunk
+        self._compacted: dict = {}  # (steps, batch) -> the compiled program of a gathered batch
         self._seen: set = set()  # signatures already run on every device (their per-device programs compiled)
         self._ready = False
         self.compile_s = 0.0
@@ -336,21 +383,27 @@ class FleetRun:
             self._ready = True
 
     def compile(self) -> float:
-        """Compile the chunk function ahead of time; returns the seconds it took."""
+        """Compile the chunk function ahead of time; returns the seconds it took (also the initial driver
+        state and accumulator's program).  :meth:`run` calls it first, so its ``RunStats.run_s`` never
+        includes compiling."""
         if self._compiled is None:
             t = time.perf_counter()
             self._initialise()
-            p, s, drv, red = self._args
-            args = (p, s, self.dstate, self.acc, drv, red, jnp.int32(0))
-            if self.mesh is None:
-                self._compiled = self._chunk.lower(*args).compile()
-            else:  # one program per device (the same HLO), compiled in parallel threads
-                blocks = [jax.tree.map(lambda x, d=d: block_of(x, d), args) for d in self.mesh.devices.flat]
-                lowered = [self._chunk.lower(*b) for b in blocks]
-                with concurrent.futures.ThreadPoolExecutor(len(lowered)) as pool:
-                    self._compiled = list(pool.map(lambda low: low.compile(), lowered))
-            self.compile_s = time.perf_counter() - t
+            self._compiled = self._aot(self._chunk)
+            self.compile_s += time.perf_counter() - t
         return self.compile_s
+
+    def _aot(self, chunk):
+        """``chunk`` compiled for this run's arguments: one executable, or one per device (the same HLO,
+        compiled in parallel threads)."""
+        p, s, drv, red = self._args
+        args = (p, s, self.dstate, self.acc, drv, red, jnp.int32(0))
+        if self.mesh is None:
+            return chunk.lower(*args).compile()
+        blocks = [jax.tree.map(lambda x, d=d: block_of(x, d), args) for d in self.mesh.devices.flat]
+        lowered = [chunk.lower(*b) for b in blocks]
+        with concurrent.futures.ThreadPoolExecutor(len(lowered)) as pool:
+            return list(pool.map(lambda low: low.compile(), lowered))
 
     def run(self, n_steps: int, progress=None, done=None, active=None, min_batch: int = 1024, max_compactions: int = 1):
         """Run ``n_steps`` steps (the last chunk partial if needed); returns ``(state, dstate, acc, RunStats)``.
@@ -366,8 +419,13 @@ class FleetRun:
         """
         if not isinstance(n_steps, int) or isinstance(n_steps, bool) or n_steps < 1:
             raise ValueError(f"n_steps = {n_steps!r} must be an integer >= 1")
-        self._initialise()
-        fn = self._compiled if self._compiled is not None else self._chunk
+        self.compile()  # compiled before the clock starts: run_s is the run alone
+        fn = self._compiled
+        last = n_steps % self.chunk_steps
+        if last and last not in self._partial:  # the shorter last chunk, compiled now as well
+            t_c = time.perf_counter()
+            self._partial[last] = self._aot(self._chunk_fns(last)[1])
+            self.compile_s += time.perf_counter() - t_c
         params, state, driver, reducer = self._args
         full = (state, self.dstate, self.acc)
         cur = full
@@ -382,8 +440,19 @@ class FleetRun:
             if idx is not None:
                 fn = self._chunk  # a compacted batch has another shape
             if steps_i < self.chunk_steps:
-                fn = self._chunk_fns(steps_i)[1]  # the partial last chunk
-            (s, d, a), _ = self._call(fn, params, s, d, a, driver, reducer, jnp.int32(k0), split=idx is None)
+                # the partial last chunk: compiled above for the whole fleet, on first use for a compacted batch
+                fn = self._partial[steps_i] if idx is None else self._chunk_fns(steps_i)[1]
+            args = (params, s, d, a, driver, reducer, jnp.int32(k0))
+            if idx is not None and fn is not self._compiled:
+                key = (steps_i, len(idx))
+                if key not in self._compacted:  # compile the gathered batch's program off the clock
+                    t_c = time.perf_counter()
+                    self._compacted[key] = fn.lower(*args).compile()
+                    spent = time.perf_counter() - t_c
+                    self.compile_s += spent
+                    t += spent
+                fn = self._compacted[key]
+            (s, d, a), _ = self._call(fn, *args, split=idx is None)
             cur = (s, d, a)
             jax.block_until_ready(s)
             steps += steps_i
@@ -417,7 +486,8 @@ class FleetRun:
 
                 params = one(p0._replace(chassis=jax.tree.map(take, p0.chassis)))
                 driver = one(jax.tree.map(take, d0) if self._driver_axes == 0 else d0)
-                reducer = one(reducer)
+                r0 = self._args[3]
+                reducer = one(jax.tree.map(take, r0) if self._reducer_axes == 0 else r0)
                 cur = one(jax.tree.map(take, full))
         full = self._scatter(full, cur, idx, n_valid)
         run_s = time.perf_counter() - t

@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from sims.drivers import check_target_speed
 from sims.run._scan import check_steps, record_fn, run_steps
 from sims.vehicles import get_model
 from sims.vehicles.integrators import check_dt, check_substeps, get_integrator, make_step_with_telemetry
@@ -151,6 +152,7 @@ def _launch(impl, static_names: tuple, a: dict, check, **static) -> RolloutResul
     record_fn(a["record"])
     get_model(a["model"])
     check(n_steps)
+    check_target_speed(a["controls"], a["params"])
     args = (a["params"], a["state0"], a["controls"], a["reducer"], a["t0"])
     fn = jitted(impl, static_names, _options_unless_traced(a["compiler_options"], *args))
     run = {k: a[k] for k in ("model", "integrator", "substeps", "record", "every")}

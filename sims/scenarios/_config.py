@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 
-from jaxtire.validation import ValidationError, check_int, check_range
+import numpy as np
+
+from jaxtire.validation import ValidationError, check_int, check_range, is_concrete
 
 _INF = math.inf
 
@@ -34,6 +36,9 @@ SCENARIO_RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "spin_angle": (0.0, math.pi, False, True),  # [rad] (BrakingReducer)
 }
 
+#: Plausible speeds of a scenario [m/s] (324 km/h): above, most likely a speed in km/h given as m/s.
+SPEED_LIMIT = 90.0
+
 #: Allowed range of each count: name -> ``(low, high)`` (inclusive).
 SCENARIO_COUNTS: dict[str, tuple[int, int]] = {
     "n": (1, 100_000_000),
@@ -56,6 +61,23 @@ def check_config(source: str, **values) -> None:
             check_int(name, value, *SCENARIO_COUNTS[name], source=source)
         else:
             check_range(name, value, *SCENARIO_RANGES[name], source=source)
+            if name in ("speed", "speeds"):
+                check_speed(name, value, source)
+
+
+def check_speed(name: str, value, source: str, high: float = SPEED_LIMIT) -> None:
+    """Refuse a concrete speed [m/s] outside ``(0, high]`` with a hint about units (km/h given as m/s)."""
+    if not is_concrete(value):
+        return
+    arr = np.asarray(value, dtype=float)
+    bad = ~np.isfinite(arr) | (arr <= 0.0) | (arr > high)
+    if bad.any():
+        v = float(arr[bad].ravel()[0])
+        raise ValidationError(
+            f"{source}: {name} = {v:g} m/s is outside the plausible range (0, {high:g}] m/s "
+            f"({high * 3.6:.0f} km/h); speeds are in m/s: {v:g} km/h is {v / 3.6:.4g} m/s "
+            f"(pass {name}={v:g} / 3.6)"
+        )
 
 
 def check_window(source: str, name: str, duration: float, start: float) -> None:

@@ -21,6 +21,7 @@ the static wheel load) and ``drag`` the surface's ploughing drag [N/N], so it st
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, NamedTuple
 
@@ -35,10 +36,12 @@ from jaxtire.tire import scale_tire, tire_forces
 from sims.drivers import StraightBraking, pytree_dataclass
 from sims.run.fleet import FleetRun, FleetSample, Sampling, broadcast, fleet_start, sample_fleet
 from sims.scenarios._config import check_config
+from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, per_vehicle
 from sims.vehicles import presets
 from sims.vehicles.core import axle_loads
 from sims.vehicles.grip import peak_braking
 from sims.vehicles.params import VehicleParams
+from sims.vehicles.road import surface_change
 
 #: Surfaces of the validation table.
 SURFACES = ("asphalt_dry", "asphalt_wet", "gravel", "snow", "ice")
@@ -198,6 +201,131 @@ def brake_test(
     return res, stats, run
 
 
+#: The metrics of the braking scenarios (:class:`Braking`).
+BRAKING_METRICS = (
+    Metric("distance", "m", "value", True, "path length travelled until the speed first drops below stop_speed"),
+    Metric("stop_time", "s", "value", False, "time to the stop (inf: not stopped within max_time)"),
+    Metric("stopped", "-", "flag", False, "1 when the vehicle stopped within max_time"),
+    Metric("spun", "-", "flag", False, "1 when the heading turned more than spin_angle from the start"),
+    Metric("max_yaw", "rad", "value", True, "largest heading change from the start"),
+    PASSED._replace(doc="1 when the vehicle stopped without spinning"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Braking(ScenarioBase):
+    """Straight-line braking as a catalogue scenario (module docstring): full pedal from ``t = 0`` with
+    :class:`~sims.drivers.StraightBraking`, measured by :class:`BrakingReducer`.
+
+    Settings (scalars or per vehicle): ``speed`` [m/s] the entry speed (default 100 km/h), ``yaw_rate0``
+    [rad/s] the initial yaw-rate disturbance, ``abs_on`` [-] 1 with the ABS, 0 locked.  Static options:
+    ``dt`` [s], ``max_time`` [s] the horizon, ``model``, the reducer's ``stop_speed`` [m/s] and
+    ``spin_angle`` [rad].  Passed: stopped within ``max_time`` without spinning.  Subclasses change the
+    road through :meth:`road_params` (grade, split-mu, a surface change)."""
+
+    name: str = "braking"
+    dt: float = 0.005
+    max_time: float = 60.0
+    model: Any = "double_track"
+    stop_speed: float = 0.1
+    spin_angle: float = math.pi / 2
+    settings: Any = dataclasses.field(
+        compare=False, default_factory=lambda: {"speed": V0, "yaw_rate0": YAW_RATE0, "abs_on": 1.0}
+    )
+    metrics: Any = BRAKING_METRICS
+    ranges: Any = dataclasses.field(
+        compare=False, default_factory=lambda: {"yaw_rate0": (-10.0, 10.0), "abs_on": (0.0, 1.0)}
+    )
+
+    def road_params(self, params: VehicleParams, settings) -> VehicleParams:
+        """The fleet as it meets the road (here: unchanged)."""
+        return params
+
+    def setup(self, params: VehicleParams, settings) -> Setup:
+        check_config(self.name, dt=self.dt, max_time=self.max_time)
+        check_config("BrakingReducer", stop_speed=self.stop_speed, spin_angle=self.spin_angle)
+        params = self.road_params(params, settings)
+        m, state0, drv = fleet_start(
+            params,
+            self.model,
+            StraightBraking(),
+            speed=settings["speed"],
+            yaw_rate=settings["yaw_rate0"],
+            abs_on=settings["abs_on"],
+        )
+        dtype = jnp.asarray(params.chassis.mass).dtype
+        red = per_vehicle(BrakingReducer(self.stop_speed, self.spin_angle), state0.vx.shape[0], dtype)
+        return Setup(params, state0, drv, red, m, self.dt, max(1, int(math.ceil(self.max_time / self.dt))))
+
+    def evaluate(self, acc: BrakingAcc, setup: Setup, settings) -> dict:
+        dtype = acc.distance.dtype
+        spun = acc.max_yaw > self.spin_angle
+        return dict(
+            distance=acc.distance,
+            stop_time=acc.stop_time,
+            stopped=acc.stopped.astype(dtype),
+            spun=spun.astype(dtype),
+            max_yaw=acc.max_yaw,
+            passed=(acc.stopped & ~spun).astype(dtype),
+        )
+
+    def done(self, acc: BrakingAcc):
+        return acc.stopped
+
+
+def _surface(s) -> int:
+    return surface_id(s) if isinstance(s, str) else int(s)
+
+
+@dataclasses.dataclass(frozen=True)
+class SplitMuBraking(Braking):
+    """:class:`Braking` with the left wheels (FL, RL) on surface ``left`` and the right wheels (FR, RR) on
+    ``right`` (names or ids, static): the yaw moment of the unequal braking forces (as
+    :func:`split_mu_brake_test`; the steering is held straight)."""
+
+    name: str = "split_mu_braking"
+    left: Any = "asphalt_dry"
+    right: Any = "ice"
+
+    def road_params(self, params: VehicleParams, settings) -> VehicleParams:
+        sl, sr = _surface(self.left), _surface(self.right)
+        return _with_chassis(params, surface_ids=jnp.asarray([sl, sr, sl, sr], jnp.int32))
+
+
+@dataclasses.dataclass(frozen=True)
+class GradeBraking(Braking):
+    """:class:`Braking` down a constant slope: setting ``grade`` [rad] (default ``atan(0.1)``, a 10 % grade;
+    per vehicle, differentiable) sets ``road_grade = -grade`` (as :func:`downhill_brake_test`)."""
+
+    name: str = "grade_braking"
+    settings: Any = dataclasses.field(
+        compare=False,
+        default_factory=lambda: {"speed": V0, "yaw_rate0": YAW_RATE0, "abs_on": 1.0, "grade": math.atan(0.1)},
+    )
+    ranges: Any = dataclasses.field(
+        compare=False, default_factory=lambda: {"yaw_rate0": (-10.0, 10.0), "abs_on": (0.0, 1.0), "grade": (-0.8, 0.8)}
+    )
+
+    def road_params(self, params: VehicleParams, settings) -> VehicleParams:
+        return _with_chassis(params, road_grade=-settings["grade"])
+
+
+@dataclasses.dataclass(frozen=True)
+class MuJumpBraking(Braking):
+    """:class:`Braking` over a surface change (a mu-jump): the road's surface changes from ``before`` to
+    ``after`` (names or ids, static) at ``station`` [m] along ``X`` (:func:`sims.vehicles.road.surface_change`;
+    the start is at ``X = 0``), so the ABS meets the new surface mid-stop."""
+
+    name: str = "mu_jump_braking"
+    before: Any = "asphalt_dry"
+    after: Any = "asphalt_wet"
+    station: float = 15.0
+
+    def road_params(self, params: VehicleParams, settings) -> VehicleParams:
+        dtype = jnp.asarray(params.chassis.mass).dtype
+        return params._replace(road=surface_change(self.station, self.before, self.after, dtype=dtype))
+
+
 def sliding_friction(params: VehicleParams, surface: str | int, speed=V0) -> float:
     """Load-weighted sliding friction ``-Fx(kappa = -1) / Fz`` of the vehicle's tires on ``surface`` at the
     static wheel loads (front and rear tire, each with its per-vehicle scale), from jaxtire."""
@@ -347,6 +475,5 @@ def split_mu_brake_test(params: VehicleParams, abs_on, left="asphalt_dry", right
     """:func:`brake_test` with the left wheels (FL, RL) on surface ``left`` and the right wheels (FR, RR)
     on ``right`` (names or ids): the braking forces differ side to side, so the car yaws towards the
     high-grip side unless the driver (here: none, steering held straight) or ABS limits it."""
-    sl = surface_id(left) if isinstance(left, str) else int(left)
-    sr = surface_id(right) if isinstance(right, str) else int(right)
+    sl, sr = _surface(left), _surface(right)
     return brake_test(_with_chassis(params, surface_ids=jnp.asarray([sl, sr, sl, sr], jnp.int32)), abs_on, **kw)

@@ -31,10 +31,10 @@ In steady state the yaw rate equals ``V / R`` (kinematics); ``tests/sims`` check
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -44,6 +44,7 @@ from jaxtire.tire import linear_stiffness, scale_tire
 from sims.drivers import CircleFollower, pytree_dataclass, radial_error
 from sims.run.fleet import FleetRun, broadcast, fleet_start
 from sims.scenarios._config import check_config, check_window
+from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, per_vehicle
 from sims.vehicles import presets
 from sims.vehicles.core import axle_loads
 from sims.vehicles.params import VehicleParams
@@ -157,13 +158,82 @@ def circle_run(
         **run_kw,
     )
     _, _, acc, _ = run.run(max(chunk_steps, int(math.ceil(duration / dt))))
-    acc = jax.tree.map(np.asarray, acc)
-    c = np.maximum(acc.count, 1.0)
+    return SkidpadPoint(*(np.asarray(a) for a in steady_point(acc, radius, tolerance)))
+
+
+def steady_point(acc: SkidpadAcc, radius, tolerance) -> SkidpadPoint:
+    """The means of a :class:`SkidpadAcc` over its window and the *holds* criterion (module docstring:
+    ``|mean err| < tolerance R``, RMS ``< 2 tolerance R``, body slip ``< 20 deg``, finite); JAX arrays."""
+    c = jnp.maximum(acc.count, 1.0)
     err = acc.err / c
-    rms = np.sqrt(np.maximum(acc.err2 / c, 0.0))
-    holds = (np.abs(err) < tolerance * radius) & (rms < 2 * tolerance * radius) & (acc.max_beta < np.radians(20.0))
-    holds &= np.isfinite(acc.ay)
-    return SkidpadPoint(acc.ay / c, acc.steer / c, err, rms, acc.yaw_rate / c, acc.speed / c, acc.max_beta, holds)
+    rms = jnp.sqrt(jnp.maximum(acc.err2 / c, 0.0))
+    holds = (jnp.abs(err) < tolerance * radius) & (rms < 2 * tolerance * radius) & (acc.max_beta < np.radians(20.0))
+    holds &= jnp.isfinite(acc.ay)
+    # _make: the fields hold JAX arrays here (numpy in circle_run's result)
+    return SkidpadPoint._make(
+        (acc.ay / c, acc.steer / c, err, rms, acc.yaw_rate / c, acc.speed / c, acc.max_beta, holds)
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Skidpad(ScenarioBase):
+    """ISO 4138 constant-radius skidpad as a catalogue scenario: each vehicle drives the circle of ``radius``
+    [m] (static) at the speed ``sqrt(ay_target R)`` of its setting ``ay_target`` [m/s^2] with
+    :class:`~sims.drivers.CircleFollower`; :class:`SkidpadReducer` averages after ``settle`` [s] (static, as
+    ``duration`` and ``dt``).  Metrics: the steady means of :func:`steady_point` and the secant understeer
+    ``(steer - L r / V) / a_y`` [rad/(m/s^2)] (the least-squares gradient over several ``a_y`` is
+    :func:`understeer_fit`, across vehicles).  Passed: the vehicle holds the circle (``tolerance``)."""
+
+    name: str = "skidpad"
+    radius: float = RADIUS
+    settle: float = 10.0
+    duration: float = 20.0
+    dt: float = 0.005
+    tolerance: float = 0.02
+    model: Any = "double_track"
+    settings: Any = dataclasses.field(compare=False, default_factory=lambda: {"ay_target": 4.0})
+    ranges: Any = dataclasses.field(compare=False, default_factory=lambda: {"ay_target": (0.0, 100.0)})
+    metrics: Any = (
+        Metric("ay", "m/s^2", "value", True, "mean lateral acceleration V r after settle"),
+        Metric("steer", "rad", "value", True, "mean road-wheel steer angle after settle"),
+        Metric("understeer", "rad/(m/s^2)", "value", True, "secant understeer (steer - L r / V) / a_y"),
+        Metric("err", "m", "value", True, "mean radial path error"),
+        Metric("err_rms", "m", "value", True, "RMS radial path error"),
+        Metric("max_beta", "rad", "value", True, "largest body slip angle after settle"),
+        PASSED._replace(doc="1 when the vehicle holds the circle (tolerance on the radial error, slip < 20 deg)"),
+    )
+
+    def setup(self, params: VehicleParams, settings) -> Setup:
+        check_config(self.name, radius=self.radius, duration=self.duration, settle=self.settle, dt=self.dt)
+        check_window(self.name, "duration", self.duration, self.settle)
+        speed = jnp.sqrt(settings["ay_target"] * self.radius)
+        r = self.radius
+        m, state0, drv = fleet_start(
+            params,
+            self.model,
+            CircleFollower(radius=r, center_x=0.0, center_y=r),
+            speed=speed,
+            yaw_rate=speed / r,
+            target_speed=speed,
+        )
+        dtype = jnp.asarray(params.chassis.mass).dtype
+        red = per_vehicle(SkidpadReducer(self.settle, r, 0.0, r), speed.shape[0], dtype)
+        return Setup(params, state0, drv, red, m, self.dt, int(math.ceil(self.duration / self.dt)))
+
+    def evaluate(self, acc: SkidpadAcc, setup: Setup, settings) -> dict:
+        pt = steady_point(acc, self.radius, self.tolerance)
+        ch = setup.params.chassis
+        kin = (ch.cg_to_front + ch.cg_to_rear) * pt.yaw_rate / jnp.maximum(pt.speed, 0.1)
+        dtype = pt.ay.dtype
+        return dict(
+            ay=pt.ay,
+            steer=pt.steer,
+            understeer=(pt.steer - kin) / jnp.where(jnp.abs(pt.ay) > 1e-3, pt.ay, 1e-3),
+            err=pt.err,
+            err_rms=pt.err_rms,
+            max_beta=pt.max_beta,
+            passed=pt.holds.astype(dtype),
+        )
 
 
 #: Default upper end of the linear range of the understeer fit [g].

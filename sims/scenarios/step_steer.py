@@ -14,16 +14,19 @@ yaw rate ``r(t)`` (one value per step, few vehicles):
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import dataclasses
+import math
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxtire.surfaces import surface_id
-from sims.drivers import StepSteer
+from sims.drivers import StepSteer, pytree_dataclass
 from sims.run.fleet import fleet_rollout, fleet_start
 from sims.scenarios._config import check_config, check_window
+from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, per_vehicle
 from sims.vehicles import presets
 from sims.vehicles.params import VehicleParams
 
@@ -54,6 +57,25 @@ def _run(params, amplitude, *, speed, t_step, ramp, duration, dt, model="double_
 
 def _record(t, s, c, tel):
     return s.yaw_rate, jnp.sqrt(s.vx**2 + s.vy**2)
+
+
+def response_metrics(t, r, r_ss, t50):
+    """ISO 7401 response times of yaw-rate traces ``r`` ``(..., K)`` [rad/s] sampled at ``t`` ``(K,)`` [s], with
+    steady values ``r_ss`` ``(...)`` and the time ``t50`` [s] of 50 % steer input: ``(response_time,
+    peak_time, overshoot)``, each ``(...)``: the first time after ``t50`` that ``r`` reaches 90 % of ``r_ss``
+    (``nan`` if never), the time of the largest ``r`` after ``t50`` (both from ``t50``), and ``(max r - r_ss)
+    / r_ss`` (``nan`` for ``r_ss = 0``); the sign of ``r_ss`` is the positive direction.  Vectorised JAX."""
+    sign = jnp.where(r_ss < 0.0, -1.0, 1.0)[..., None]
+    ri = r * sign
+    rs = jnp.abs(r_ss)
+    after = t >= t50
+    hit = after & (ri >= 0.9 * rs[..., None])
+    first = jnp.argmax(hit, axis=-1)
+    resp = jnp.where(jnp.any(hit, axis=-1), t[first] - t50, jnp.nan)
+    k = jnp.argmax(jnp.where(after, ri, -jnp.inf), axis=-1)
+    peak = jnp.take_along_axis(ri, k[..., None], axis=-1)[..., 0]
+    over = jnp.where(rs > 0.0, (peak - rs) / jnp.where(rs > 0.0, rs, 1.0), jnp.nan)
+    return resp, t[k] - t50, over
 
 
 def step_steer(
@@ -92,20 +114,9 @@ def step_steer(
     t = np.arange(r.shape[1]) * dt
     r_ss = np.mean(r[:, -n_last:], axis=1)
     ay_ss = np.mean(r[:, -n_last:] * v[:, -n_last:], axis=1)
-    t50 = t_step + 0.5 * ramp
-    after = t >= t50
-    resp = np.full(r.shape[0], np.nan)
-    peak_t = np.full(r.shape[0], np.nan)
-    over = np.full(r.shape[0], np.nan)
-    for i in range(r.shape[0]):  # post-processing of a few recorded curves on the host
-        ri = r[i] * np.sign(r_ss[i])
-        rs = abs(r_ss[i])
-        hit = np.nonzero(after & (ri >= 0.9 * rs))[0]
-        if hit.size:
-            resp[i] = t[hit[0]] - t50
-        k = int(np.argmax(np.where(after, ri, -np.inf)))
-        peak_t[i] = t[k] - t50
-        over[i] = (ri[k] - rs) / rs if rs > 0 else np.nan
+    resp, peak_t, over = (
+        np.asarray(a) for a in response_metrics(jnp.asarray(t), jnp.asarray(r), r_ss, t_step + 0.5 * ramp)
+    )
     return StepSteerResult(np.asarray(amp * np.ones(r.shape[0])), ay_ss, r_ss, resp, peak_t, over, t, r)
 
 
@@ -142,3 +153,91 @@ def format_table(rows: list[dict]) -> str:
             f"{r['response_time']:.3f} | {r['peak_time']:.3f} | {100 * r['overshoot']:.1f} |"
         )
     return "\n".join(lines)
+
+
+class TraceAcc(NamedTuple):
+    """Yaw rate ``r`` [rad/s] and ground speed ``v`` [m/s] at the sample times (one vehicle: ``(K,)`` each)."""
+
+    r: Any
+    v: Any
+
+
+@pytree_dataclass
+class TraceReducer:
+    """Records the yaw rate and speed every ``spacing`` [s] into ``K`` slots (``slots``: a ``(K,)`` template
+    array fixing the length): slot ``k`` holds the state at the start of the last step with
+    ``floor((t + dt/2) / spacing) = k``, so a fleet keeps a short decimated trace per vehicle instead of a
+    recorded trajectory."""
+
+    spacing: Any
+    slots: Any
+
+    def init(self, params, state) -> TraceAcc:
+        z = jnp.zeros_like(self.slots) + jnp.zeros_like(state.vx)
+        return TraceAcc(z, z)
+
+    def update(self, acc: TraceAcc, t, state, controls, tel, new, params, dt) -> TraceAcc:
+        k = jnp.clip(jnp.floor((t + 0.5 * dt) / self.spacing).astype(jnp.int32), 0, self.slots.shape[-1] - 1)
+        v = jnp.sqrt(state.vx**2 + state.vy**2)
+        return TraceAcc(acc.r.at[k].set(state.yaw_rate), acc.v.at[k].set(v))
+
+
+@dataclasses.dataclass(frozen=True)
+class StepSteerScenario(ScenarioBase):
+    """ISO 7401 step steer as a catalogue scenario (module docstring), in one run: the steer amplitude is the
+    neutral-steer one ``L a_y / V^2`` of the settings ``speed`` [m/s] and ``ay_target`` [m/s^2] (the achieved
+    ``ay_ss`` is a metric; :func:`step_steer` calibrates the amplitude in a second run instead).  The yaw
+    rate is kept every ``spacing`` [s] (:class:`TraceReducer`) and :func:`response_metrics` reads it.
+    Passed: the yaw rate settles (reaches 90 % of its steady value) without spinning (``|r_ss| > 0``)."""
+
+    name: str = "step_steer"
+    t_step: float = 0.5
+    ramp: float = 0.1
+    duration: float = 4.0
+    dt: float = 0.002
+    spacing: float = 0.01
+    model: Any = "double_track"
+    settings: Any = dataclasses.field(compare=False, default_factory=lambda: {"speed": 80.0 / 3.6, "ay_target": 4.0})
+    ranges: Any = dataclasses.field(compare=False, default_factory=lambda: {"ay_target": (0.0, 100.0)})
+    metrics: Any = (
+        Metric("amplitude", "rad", "value", True, "road-wheel steer amplitude L a_y / V^2"),
+        Metric("ay_ss", "m/s^2", "value", True, "steady lateral acceleration (mean over the last second)"),
+        Metric("r_ss", "rad/s", "value", True, "steady yaw rate (mean over the last second)"),
+        Metric("response_time", "s", "value", False, "from 50 % steer to 90 % of the steady yaw rate"),
+        Metric("peak_time", "s", "value", False, "from 50 % steer to the yaw-rate peak"),
+        Metric("overshoot", "-", "value", True, "(peak yaw rate - r_ss) / r_ss"),
+        PASSED._replace(doc="1 when the yaw rate reached 90 % of its steady value"),
+    )
+
+    def setup(self, params: VehicleParams, settings) -> Setup:
+        check_config(self.name, t_step=self.t_step, ramp=self.ramp, duration=self.duration, dt=self.dt)
+        check_window(self.name, "duration", self.duration, self.t_step + self.ramp + 1.0)
+        ch = params.chassis
+        v = settings["speed"]
+        amp = (ch.cg_to_front + ch.cg_to_rear) * settings["ay_target"] / (v * v)
+        m, state0, drv = fleet_start(
+            params, self.model, StepSteer(t_step=self.t_step, ramp=self.ramp), speed=v, target_speed=v, amplitude=amp
+        )
+        dtype = jnp.asarray(ch.mass).dtype
+        k = int(math.ceil(self.duration / self.spacing))
+        red = per_vehicle(TraceReducer(self.spacing, jnp.zeros(k, dtype)), v.shape[0], dtype)
+        return Setup(params, state0, drv, red, m, self.dt, int(math.ceil(self.duration / self.dt)))
+
+    def evaluate(self, acc: TraceAcc, setup: Setup, settings) -> dict:
+        k = acc.r.shape[-1]
+        t = jnp.arange(k, dtype=acc.r.dtype) * self.spacing
+        last = max(1, int(round(1.0 / self.spacing)))
+        r_ss = jnp.mean(acc.r[..., -last:], axis=-1)
+        ay_ss = jnp.mean(acc.r[..., -last:] * acc.v[..., -last:], axis=-1)
+        resp, peak, over = response_metrics(t, acc.r, r_ss, self.t_step + 0.5 * self.ramp)
+        ch = setup.params.chassis
+        v = settings["speed"]
+        return dict(
+            amplitude=(ch.cg_to_front + ch.cg_to_rear) * settings["ay_target"] / (v * v),
+            ay_ss=ay_ss,
+            r_ss=r_ss,
+            response_time=resp,
+            peak_time=peak,
+            overshoot=over,
+            passed=jnp.isfinite(resp).astype(acc.r.dtype),
+        )

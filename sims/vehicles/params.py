@@ -98,6 +98,12 @@ class Chassis(NamedTuple):
     tires -1, so an asymmetric tire file, e.g. one with conicity or ply steer, is mirrored on the right
     and the car runs straight; 0 evaluates the tire as measured).  Passed to the tire as its ``side``
     option where the tire model has one (:func:`jaxtire.tire.model_options`), ignored otherwise.
+
+    Body (for geometric criteria such as cone hits; no effect on the dynamics): ``body_width`` [m] the
+    overall width without mirrors (ISO 612), ``overhang_front`` / ``overhang_rear`` [m] from the front /
+    rear axle to the front / rear end of the body; :attr:`body_length` is the overall length.  The body is
+    the rectangle ``-(b + overhang_rear) <= x <= a + overhang_front``, ``|y| <= body_width / 2`` in the
+    body frame.
     """
 
     mass: Any
@@ -131,10 +137,18 @@ class Chassis(NamedTuple):
     tire_scale_rear: TireScale
     surface_ids: Any
     tire_sides: Any = (1.0, -1.0, 1.0, -1.0)
+    body_width: Any = 1.80
+    overhang_front: Any = 0.88
+    overhang_rear: Any = 0.74
 
     @property
     def wheelbase(self):
         return self.cg_to_front + self.cg_to_rear
+
+    @property
+    def body_length(self):
+        """Overall length [m]: ``overhang_front + wheelbase + overhang_rear``."""
+        return self.overhang_front + self.cg_to_front + self.cg_to_rear + self.overhang_rear
 
 
 class VehicleParams(NamedTuple):
@@ -220,6 +234,9 @@ CHASSIS_DEFAULTS: dict[str, Any] = dict(
     load_transfer_tau=0.05,
     road_grade=0.0,
     road_bank=0.0,
+    body_width=1.80,
+    overhang_front=0.88,
+    overhang_rear=0.74,
 )
 
 _INF = math.inf
@@ -252,6 +269,9 @@ CHASSIS_RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "load_transfer_tau": (0.0, 10.0, True, True),
     "road_grade": (-0.8, 0.8, True, True),
     "road_bank": (-0.8, 0.8, True, True),
+    "body_width": (0.0, 10.0, False, True),
+    "overhang_front": (0.0, 10.0, True, True),
+    "overhang_rear": (0.0, 10.0, True, True),
 }
 TIRE_SCALE_RANGE = (0.0, 10.0, False, True)
 

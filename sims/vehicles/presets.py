@@ -71,6 +71,9 @@ _CHASSIS_TABLE: dict[str, tuple[float, ...]] = {
     "aero_balance_front":   (     0.4,      0.5,     0.45),
     "air_density":          (     1.2,      1.2,      1.2),
     "load_transfer_tau":    (    0.05,     0.03,     0.03),
+    "body_width":           (   1.808,     1.40,    1.885),
+    "overhang_front":       (    1.00,     0.45,     1.20),
+    "overhang_rear":        (    1.05,     0.33,    0.865),
 }
 # fmt: on
 
@@ -108,20 +111,21 @@ PRESET_DOCS: dict[str, str] = {
     "hatchback": (
         "Compact front-wheel-drive hatchback, VW Golf VII 1.4 TSI class (maker's data: kerb mass 1270 kg, "
         "wheelbase 2.637 m, tracks 1.549 / 1.520 m, 92 kW, Cd 0.27 x A 2.19 m^2 -> CdA ~0.6 m^2; 61 % "
-        "front axle load); + 75 kg driver -> 1350 kg.  CG height 0.55 m [Hei], Iz ~ m a b [RCVD], wheel "
+        "front axle load; width 1.799 m, length 4.255 m -> overhangs ~0.88 / 0.74 m, the split estimated); + 75 kg driver -> 1350 kg.  CG height 0.55 m [Hei], Iz ~ m a b [RCVD], wheel "
         "inertia ~1 kg m^2 (+ driveline on the driven axle) [Gil], 205/55 R16 rolling radius 0.31 m, brake "
         "bias 70 % front [Gil ch. 3]."
     ),
     "sports_car": (
         "Rear-engine sports car, Porsche 911 Carrera (991.2) class (maker's data: 1430 kg DIN + 75 kg "
         "driver, wheelbase 2.450 m, tracks 1.541 / 1.518 m, 272 kW, 38.5 / 61.5 % axle loads, 235/40 ZR19 "
-        "front and 295/35 ZR20 rear tires -> radii 0.32 / 0.345 m, Cd ~0.30 x A ~2.0 m^2).  CG height "
+        "front and 295/35 ZR20 rear tires -> radii 0.32 / 0.345 m, Cd ~0.30 x A ~2.0 m^2, width 1.808 m, length "
+        "4.499 m -> overhangs ~1.00 / 1.05 m, the split estimated).  CG height "
         "0.47 m and Iz ~ m a b [RCVD] are estimates; the wider rear tires are a 1.4x rear cornering-"
         "stiffness scale and summer-tire friction 1.1x the reference tire."
     ),
     "kart": (
         "Direct-drive 125 cc racing kart, CIK-FIA OK class: 150 kg with driver (OK minimum 145 kg), wheelbase "
-        "1.04 m (regulation 1.01-1.07 m), front / rear track 1.15 / 1.35 m (overall width <= 1.40 m), 21 kW, "
+        "1.04 m (regulation 1.01-1.07 m), front / rear track 1.15 / 1.35 m (overall width <= 1.40 m, length <= 1.82 m: overhangs ~0.45 / 0.33 m), 21 kW, "
         "10x4.50-5 front and 11x7.10-5 rear tires (radii 0.127 / 0.14 m), hydraulic brake on the rear axle "
         "only (brake_bias_front = 0), ~42 / 58 % axle loads.  CG height 0.25 m, Iz 30 kg m^2, wheel inertia "
         "and the 1.5x slick friction are estimates; the solid rear axle is modelled as an open differential "
@@ -129,7 +133,7 @@ PRESET_DOCS: dict[str, str] = {
     ),
     "race_car": (
         "Single-seater with wings, FIA Formula 3 (Dallara F3 2019) class: 673 kg with driver (FIA F3 minimum), "
-        "wheelbase ~2.9 m, 280 kW 3.4 l V6, 45 / 55 % axle loads, 13-inch slicks (radius 0.33 m).  Aero from "
+        "wheelbase ~2.9 m, length ~4.97 m and width ~1.89 m (overhangs ~1.20 / 0.87 m, estimated split), 280 kW 3.4 l V6, 45 / 55 % axle loads, 13-inch slicks (radius 0.33 m).  Aero from "
         "[Katz]: CdA ~1.1 m^2 and ClA ~3.0 m^2 (downforce equal to the weight near 57 m/s), 45 % front.  CG "
         "height 0.28 m, Iz and the slick scales (friction 1.6x, stiffness 1.3x the road tire) are estimates."
     ),
