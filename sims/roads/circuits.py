@@ -185,8 +185,8 @@ def make_track(
         w = max(int(round(smooth_curvature / (length / n))) | 1, 1)
         pad = np.concatenate([curvature[-(w // 2) :], curvature, curvature[: w // 2]]) if w > 1 else curvature
         curvature = np.convolve(pad, np.ones(w) / w, mode="valid")
-    w = np.full(n, float(half_width))
-    return _finish(xy, heading, curvature, length, length / n, w, w, np.zeros(n), np.zeros(n), dtype)
+    widths = np.full(n, float(half_width))
+    return _finish(xy, heading, curvature, length, length / n, widths, widths, np.zeros(n), np.zeros(n), dtype)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -369,8 +369,8 @@ def read_csv(path, *, widths: bool = True) -> CircuitFile:
     if len(rows) < 3:
         raise ValidationError(f"{name}: {len(rows)} points; a closed circuit needs at least 3")
     data = np.asarray(rows, dtype=np.float64)
-    got = {COLUMNS[c]: data[:, i] for i, c in enumerate(header)}
-    return CircuitFile(**{f: got.get(f) for f in CircuitFile._fields})
+    got: dict[str, Any] = {COLUMNS[c]: data[:, i] for i, c in enumerate(header)}
+    return CircuitFile(*(got.get(f) for f in CircuitFile._fields))
 
 
 def circuit_path(name_or_path, kind: str = "tracks") -> Path:
