@@ -370,7 +370,9 @@ def read_csv(path, *, widths: bool = True) -> CircuitFile:
         raise ValidationError(f"{name}: {len(rows)} points; a closed circuit needs at least 3")
     data = np.asarray(rows, dtype=np.float64)
     got: dict[str, Any] = {COLUMNS[c]: data[:, i] for i, c in enumerate(header)}
-    return CircuitFile(*(got.get(f) for f in CircuitFile._fields))
+    return CircuitFile(
+        got["x"], got["y"], got.get("width_right"), got.get("width_left"), got.get("elevation"), got.get("banking")
+    )
 
 
 def circuit_path(name_or_path, kind: str = "tracks") -> Path:
