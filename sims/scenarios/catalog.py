@@ -16,6 +16,7 @@ from __future__ import annotations
 from sims.scenarios.base import REGISTRY, Scenario, resolve_scenario
 from sims.scenarios.braking import Braking, GradeBraking, MuJumpBraking, SplitMuBraking
 from sims.scenarios.lane_change import iso3888_1, iso3888_2
+from sims.scenarios.lap import TransientLap
 from sims.scenarios.skidpad import Skidpad
 from sims.scenarios.step_steer import StepSteerScenario
 
@@ -62,5 +63,6 @@ for _sc in (
     iso3888_2(),
     StepSteerScenario(),
     Skidpad(),
+    TransientLap(),
 ):
     register(_sc)

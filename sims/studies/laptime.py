@@ -56,6 +56,8 @@ from jaxtire.tire import scale_tire
 from jaxtire.validation import ValidationError, check_range
 from sims.roads.circuits import Track
 from sims.run.rollout import options_key
+from sims.scenarios.base import run_scenario
+from sims.scenarios.lap import TransientLap, path_from_line
 from sims.vehicles.core import corner_loads, gravity
 from sims.vehicles.grip import AXES, peak_force
 from sims.vehicles.params import VehicleParams, fleet_axes, validate_params
@@ -355,3 +357,34 @@ def _jitted_fleet(n_loads: int, n_fixed: int, v_max: float, options: tuple):
         return jax.vmap(one, in_axes=(fleet_axes(params),))(params)
 
     return jax.jit(run, compiler_options=dict(options) or None)
+
+
+def transient_lap(
+    params: VehicleParams,
+    line: Track,
+    centre: Track,
+    *,
+    margin=0.95,
+    model="double_track",
+    dt: float = 0.005,
+    qss: LapResult | None = None,
+    **run_kw,
+):
+    """The transient lap (:class:`sims.scenarios.lap.TransientLap`) of the fleet ``params`` on ``line`` (the
+    race line; ``centre`` the circuit's centreline with its widths) at ``margin`` times each vehicle's QSS
+    speed profile (:func:`lap_times`, or ``qss`` when given); ``(metrics, qss)`` with the scenario's
+    per-vehicle metrics from :func:`sims.scenarios.base.run_scenario` (``run_kw`` go to it)."""
+    if qss is None:
+        qss = lap_times(params, line)
+    v = jnp.asarray(qss.v)
+    geom = path_from_line(line, dtype=v.dtype)
+    speed = jnp.concatenate([v, v[:, :1]], axis=1)  # the closed path repeats its first point
+    sc = TransientLap(
+        line=geom._replace(speed=speed),
+        track=centre,
+        model=model,
+        dt=dt,
+        max_time=float(1.5 * jnp.max(qss.lap_time) / np.min(margin)),
+    )
+    metrics, _ = run_scenario(sc, params, {"margin": margin}, **run_kw)
+    return metrics, qss
