@@ -59,7 +59,7 @@ from sims.run.rollout import options_key
 from sims.scenarios.base import run_scenario
 from sims.scenarios.lap import TransientLap, path_from_line
 from sims.vehicles.core import corner_loads, gravity
-from sims.vehicles.grip import AXES, peak_force
+from sims.vehicles.grip import peak_force
 from sims.vehicles.params import VehicleParams, fleet_axes, validate_params
 
 #: Relative width of the smooth minimum (module docstring): at most 0.07 % below the minimum.
@@ -112,17 +112,15 @@ def friction_tables(params: VehicleParams, n_loads: int = 24, fz_max=None, speed
     ids = jnp.asarray(ch.surface_ids)
     tires = [scale_tire(params.tire_front, *ch.tire_scale_front), scale_tire(params.tire_rear, *ch.tire_scale_rear)]
     surfs = [lookup(params.surfaces, ids[..., 0]), lookup(params.surfaces, ids[..., 2])]
-    axes = jnp.asarray([AXES[k] for k in ("drive", "brake", "lateral")], dtype)  # (3, 4)
 
-    def one(tire, surf):  # (3, K - 1): the three curves' peaks at the loads, one trace of the tire for all
-        return jax.vmap(lambda d: peak_force(tire, load, surf, speed, tuple(d))[1])(axes)
+    def one(tire, surf):  # (3, K - 1): the three curves' peaks at the loads
+        # one call per curve: a vmap over the three directions gave wrong peaks in float64 (under
+        # investigation; float32 agreed)
+        return jnp.stack([peak_force(tire, load, surf, speed, k)[1] for k in ("drive", "brake", "lateral")])
 
-    try:  # both tires in one vmap when their pytrees match (the usual case: one base tire, two scales)
-        stacked = jax.tree.map(lambda a, b: jnp.stack([a, b]), tires[0], tires[1])
-        surf = jax.tree.map(lambda a, b: jnp.stack([a, b]), surfs[0], surfs[1])
-        f = jax.vmap(one)(stacked, surf)  # (2, 3, K - 1)
-    except ValueError:  # differently structured tires: one after the other
-        f = jnp.stack([one(tires[0], surfs[0]), one(tires[1], surfs[1])])
+    # the two tires one after the other (a vmap over the stacked tire pytrees gave wrong simple-model peaks in
+    # float64: 2 % of the force; not investigated further)
+    f = jnp.stack([one(tires[0], surfs[0]), one(tires[1], surfs[1])])
     f = jnp.concatenate([jnp.zeros((2, 3, 1), dtype), f], axis=-1)
     return FrictionTables(fz, f[:, 0], f[:, 1], f[:, 2])
 
