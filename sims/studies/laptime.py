@@ -116,7 +116,7 @@ def friction_tables(params: VehicleParams, n_loads: int = 24, fz_max=None, speed
     def one(tire, surf):  # (3, K - 1): the three curves' peaks at the loads
         # one call per curve: a vmap over the three directions gave wrong peaks in float64 (under
         # investigation; float32 agreed)
-        return jnp.stack([peak_force(tire, load, surf, speed, k)[1] for k in ("drive", "brake", "lateral")])
+        return jnp.stack([peak_force(tire, load, surf, speed, k, pure=True)[1] for k in ("drive", "brake", "lateral")])
 
     # the two tires one after the other (a vmap over the stacked tire pytrees gave wrong simple-model peaks in
     # float64: 2 % of the force; not investigated further)

@@ -35,14 +35,16 @@ _FINE = np.stack(
 AXES = {"brake": (-1.0, 0.0, -1.0, 0.0), "drive": (1.0, 0.0, 1.0, 0.0), "lateral": (0.0, 1.0, 0.0, -1.0)}
 
 
-def peak_force(tire, fz, surface=None, speed=20.0, axis="brake"):
+def peak_force(tire, fz, surface=None, speed=20.0, axis="brake", pure: bool = False):
     """``(slip_peak, force_peak)``: the pure-slip peak of one force curve of ``tire`` at load ``fz`` [N] on
     ``surface`` at ``speed`` [m/s] (module docstring: a fixed coarse-then-fine grid of slip magnitudes in
     ``[1e-3, 1]``).  ``axis``: ``"brake"`` ``max -Fx(-kappa)``, ``"drive"`` ``max Fx(kappa)``, ``"lateral"``
     ``max -Fy(alpha)`` (slip angle [rad], positive alpha gives negative Fy).  The slip has zero gradient (an
     ``argmax``), the force the tire's own gradient at that slip (at the peak ``dF/dslip = 0``, so this is the
     total derivative of the peak force: the envelope theorem).  ``force_peak`` [N] > 0 for a loaded tire.
-    ``axis`` may also be the four numbers of an :data:`AXES` entry (arrays, e.g. under ``vmap``)."""
+    ``axis`` may also be the four numbers of an :data:`AXES` entry (arrays, e.g. under ``vmap``).  ``pure``:
+    the tire's pure-slip curves (``combined=False``: no combined-slip terms, whose square roots at an exact
+    zero of the other slip can make a parameter gradient NaN)."""
     if isinstance(axis, str):
         if axis not in AXES:
             raise ValueError(f"peak_force: axis must be one of {tuple(AXES)}, got {axis!r}")
@@ -53,7 +55,7 @@ def peak_force(tire, fz, surface=None, speed=20.0, axis="brake"):
         fz = jnp.broadcast_to(fz, jnp.broadcast_shapes(fz.shape, *(jnp.shape(f) for f in surface)))
 
     def force(k):  # slip magnitudes k (n, ...) on a leading axis -> the force (n, ...)
-        f = tire_forces(tire, s_k * k, s_a * k, 0.0, fz, speed, surface)
+        f = tire_forces(tire, s_k * k, s_a * k, 0.0, fz, speed, surface, combined=not pure)
         return w_x * f.fx + w_y * f.fy
 
     coarse = jnp.asarray(_COARSE, fz.dtype)
