@@ -114,12 +114,11 @@ def friction_tables(params: VehicleParams, n_loads: int = 24, fz_max=None, speed
     surfs = [lookup(params.surfaces, ids[..., 0]), lookup(params.surfaces, ids[..., 2])]
 
     def one(tire, surf):  # (3, K - 1): the three curves' peaks at the loads
-        # one call per curve: a vmap over the three directions gave wrong peaks in float64 (under
-        # investigation; float32 agreed)
+        # one call per curve: a vmap over the three directions gave wrong float64 peaks under XLA:CPU's
+        # 512-bit vector width (--xla_cpu_prefer_vector_width=512, set by sims.run._xla.tune_cpu)
         return jnp.stack([peak_force(tire, load, surf, speed, k, pure=True)[1] for k in ("drive", "brake", "lateral")])
 
-    # the two tires one after the other (a vmap over the stacked tire pytrees gave wrong simple-model peaks in
-    # float64: 2 % of the force; not investigated further)
+    # the two tires one after the other (see one(): a vmap here gave wrong float64 peaks at 512-bit vectors)
     f = jnp.stack([one(tires[0], surfs[0]), one(tires[1], surfs[1])])
     f = jnp.concatenate([jnp.zeros((2, 3, 1), dtype), f], axis=-1)
     return FrictionTables(fz, f[:, 0], f[:, 1], f[:, 2])
