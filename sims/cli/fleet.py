@@ -35,6 +35,7 @@ from sims.cli._checks import OneLineParser, check_memory, check_out_dir, check_s
 from sims.cli._common import Progress, rows_to_columns, write_table
 from sims.cli._drive import CATALOGUE_RUNS, run_catalogue
 from sims.cli._tire import add_tire_arguments, check_tire_arguments, tire_from_args, tire_label
+from sims.cli.lap import check_track, run_lap
 from sims.drivers import Constant
 from sims.run._xla import tune_cpu
 from sims.run.fleet import FleetRun, Sampling, fleet_start, sample_fleet
@@ -46,7 +47,7 @@ from sims.vehicles import MODELS, presets
 from sims.vehicles.integrators import INTEGRATORS
 from sims.vehicles.presets import PRESET_NAMES
 
-SCENARIOS = ("braking", "braking-table", "skidpad", "step-steer", "throughput", *CATALOGUE_RUNS)
+SCENARIOS = ("braking", "braking-table", "skidpad", "step-steer", "throughput", *CATALOGUE_RUNS, "lap")
 DEFAULT_SURFACES = ("asphalt_dry", "asphalt_wet", "gravel", "snow", "ice")
 
 
@@ -58,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--scenario", default="braking", help=f"one of {', '.join(SCENARIOS)}")
     ap.add_argument("--vehicles", type=int, default=10_000, help="fleet size of the braking Monte Carlo")
+    ap.add_argument("--track", default="Monza", help="lap: a shipped circuit or a circuit CSV file (sims.cli.lap)")
     ap.add_argument(
         "--steps",
         type=int,
@@ -117,6 +119,8 @@ def _validate(ap: argparse.ArgumentParser, args) -> None:
 
     if args.scenario not in SCENARIOS:
         bad(f"--scenario {args.scenario!r} is unknown; allowed: {', '.join(SCENARIOS)}")
+    if args.scenario == "lap":
+        check_track(ap, args.track)
     if not 1 <= args.vehicles <= 100_000_000:
         bad(f"--vehicles {args.vehicles} is outside the allowed range [1, 100000000]")
     if args.steps is not None and args.steps < 1:
@@ -451,4 +455,6 @@ def main(argv=None) -> dict:
             return run_throughput(args, out)
         if args.scenario in CATALOGUE_RUNS:
             return run_catalogue(args, CATALOGUE_RUNS[args.scenario], _runner(args))
+        if args.scenario == "lap":
+            return run_lap(args, out)
         return run_tables(args, out)

@@ -21,6 +21,10 @@ ENV_IDS: dict[str, str] = {
     f"{NAMESPACE}/RaceOval-v0": "race-oval",
     f"{NAMESPACE}/RaceTwisty-v0": "race-twisty",
 }
+#: The shipped circuits (the names of :data:`sims.roads.circuits.CIRCUITS`, written out so this module stays
+#: free of JAX): ``jaxtire/RaceMonza-v0``, ``jaxtire/RaceSpa-v0``, ...
+CIRCUIT_NAMES = ("Monza", "Spa", "Silverstone", "Budapest", "Norisring", "Zandvoort", "Spielberg", "IMS")
+ENV_IDS.update({f"{NAMESPACE}/Race{c}-v0": f"race-{c.lower()}" for c in CIRCUIT_NAMES})
 #: deprecated short name -> id.
 SHORT_NAMES: dict[str, str] = {short: env_id for env_id, short in ENV_IDS.items()}
 

@@ -1,7 +1,8 @@
 """Track-following race on a closed track: drive as far along the centreline as possible.
 
-The track (:mod:`sims.envs.tracks`; ``make("jaxtire/RaceOval-v0")``, ``make("jaxtire/RaceTwisty-v0")`` or
-``Race(track=my_track)``) is part of ``params`` (``params.track``), so a track with the same number of
+The track (:mod:`sims.roads.circuits`; ``make("jaxtire/RaceOval-v0")``, ``make("jaxtire/RaceTwisty-v0")``, a
+shipped circuit ``make("jaxtire/RaceMonza-v0")`` or ``Race(track=my_track)``) is part of ``params`` (``params.track``),
+so a track with the same number of
 points can be swapped without recompiling.  Each episode starts at a random arc length (or at the line
 with ``params.random_start = False``), with a small random lateral offset and heading error, at a
 speed drawn from ``params.speed`` (5-15 m/s); the vehicle is the front-wheel-drive ``hatchback`` of
@@ -16,7 +17,7 @@ speed drawn from ``params.speed`` (5-15 m/s); the vehicle is the front-wheel-dri
   ``privileged=True`` appends the surface grip, friction and mass scales (29,).
 * **Reward** ``params.progress_scale`` (0.1) per metre of progress along the centreline (negative when
   going backwards), ``-params.crash_penalty`` (5) on a crash.
-* **Termination**: off track (``|lateral| > half_width``), spin (``|heading error| >
+* **Termination**: off track (``lateral`` beyond the left or right width at ``s``), spin (``|heading error| >
   params.spin_heading``, 1.5 rad), a non-finite state; truncation after ``params.max_steps`` (1000 steps,
   50 s).
 * **Metrics**: ``speed`` [m/s], ``progress`` [m] in the episode, ``lateral`` [m], ``laps``.
@@ -30,7 +31,17 @@ import jax
 import jax.numpy as jnp
 
 from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
-from sims.envs.tracks import Track, TrackPose, curvature_at, get_track, point_at, progress_delta, track_pose
+from sims.roads.circuits import (
+    Track,
+    TrackPose,
+    astype,
+    curvature_at,
+    get_track,
+    point_at,
+    progress_delta,
+    track_pose,
+    widths_at,
+)
 from sims.vehicles import double_track
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
@@ -112,8 +123,7 @@ class Race(SteerPedal):
 
     def init_params(self, dtype) -> RaceParams:
         f = lambda v: as_params_array(v, dtype)  # noqa: E731
-        track = get_track(self.track, dtype=dtype)
-        track = Track(*(jnp.asarray(x, dtype) for x in track))
+        track = astype(get_track(self.track, dtype=dtype), dtype)
         return RaceParams(
             vehicle=make_env_vehicle(self.vehicle, dtype=dtype),
             track=track,
@@ -157,7 +167,8 @@ class Race(SteerPedal):
         tr = params.track
         pose = track_pose(tr, vs.x, vs.y, vs.yaw, hint=state.pose.index, window=self.window)
         ds = progress_delta(tr, pose.s, state.pose.s)
-        off = jnp.abs(pose.lateral) > tr.half_width
+        wl, wr = widths_at(tr, pose.s)
+        off = (pose.lateral > wl) | (-pose.lateral > wr)
         spin = jnp.abs(pose.heading_error) > params.spin_heading
         crash = off | spin
         reward = params.progress_scale * ds - jnp.where(crash, params.crash_penalty, 0.0)

@@ -20,11 +20,11 @@ try:
 except ImportError:  # the rl extra is not installed: nothing to register
     gymnasium = None  # type: ignore[assignment]  # the module or None; callers test `is None`
 
-from sims.envs.names import ENV_IDS, NAMESPACE
+from sims.envs.names import CIRCUIT_NAMES, ENV_IDS, NAMESPACE
 
 #: gymnasium id -> the name sims.envs.make takes (the same id: one name per environment, sims.envs.names).
 GYM_IDS = {gym_id: gym_id for gym_id in ENV_IDS}
-__all__ = ["GYM_IDS", "NAMESPACE", "register"]
+__all__ = ["CIRCUIT_NAMES", "GYM_IDS", "NAMESPACE", "register"]
 
 ENTRY_POINT = "sims.envs.gymnasium:JaxEnv"
 VECTOR_ENTRY_POINT = "sims.envs.gymnasium:JaxVectorEnv"

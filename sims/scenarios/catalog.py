@@ -17,6 +17,7 @@ from sims.scenarios.acceleration import Acceleration, SplitMuLaunch
 from sims.scenarios.base import REGISTRY, Scenario, resolve_scenario
 from sims.scenarios.braking import Braking, GradeBraking, MuJumpBraking, SplitMuBraking
 from sims.scenarios.lane_change import iso3888_1, iso3888_2
+from sims.scenarios.lap import TransientLap
 from sims.scenarios.sine_dwell import SineDwell
 from sims.scenarios.skidpad import Skidpad
 from sims.scenarios.step_steer import StepSteerScenario
@@ -67,5 +68,6 @@ for _sc in (
     Acceleration(),
     SplitMuLaunch(),
     SineDwell(),
+    TransientLap(),
 ):
     register(_sc)

@@ -263,7 +263,7 @@ def test_builtin_tracks_geometry():
     assert abs(kt.sum() * float(tw.ds) - 2 * np.pi) < 0.05  # one full counter-clockwise turn
     assert 1 / np.abs(kt).max() > 12.0 and kt.min() < 0  # tight, with right-handers
     with pytest.raises(ValueError, match="unknown track"):
-        tracks.get_track("monza")
+        tracks.get_track("nurburgring")
     with pytest.raises(ValueError, match="at least 3"):
         tracks.make_track([(0, 0), (1, 0)])
 

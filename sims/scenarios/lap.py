@@ -1,0 +1,187 @@
+"""The transient lap: any vehicle model driven round a closed line by :class:`sims.drivers.PathFollower`.
+
+The driver follows the race line (a :class:`sims.roads.path.Path`, closed) at a target-speed profile (for
+the quasi-steady lap's profile times a margin, :func:`sims.studies.laptime.transient_lap` builds the
+scenario), starting on the line at ``s = 0`` at the profile's speed.  Measured in the scan
+(:class:`LapReducer`), per vehicle, against the circuit's centreline and widths (a
+:class:`sims.roads.circuits.Track`):
+
+* ``lap_time`` [s]: when the distance driven along the centreline first reaches its length (linear in the
+  step that crosses; ``nan`` if not within the horizon);
+* ``time_off`` [s]: time with any wheel contact (``x_i``, ``y_i`` of the wheel layout, turned by the heading
+  error) beyond the left or right edge;
+* ``spun``: the heading error left ``spin_angle`` at some step; ``peak_alpha`` [rad]: the largest slip angle
+  of any wheel; ``passed``: a lap with no time off track and no spin.
+
+Static options: ``line`` (the Path the driver follows; default the built-in oval's centreline at the
+``speed`` setting), ``track`` (the centreline Track the edges come from; default the oval), ``dt`` [s],
+``model``, ``max_time`` [s], ``spin_angle`` [rad], ``window`` (segments searched around the last one), the
+driver (``driver``: its gains).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from sims.drivers import PathFollower, pytree_dataclass
+from sims.roads.circuits import Track, get_track, progress_delta, track_pose, widths_at
+from sims.roads.path import Path, make_path
+from sims.run.fleet import fleet_start
+from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup
+from sims.vehicles.params import VehicleParams, wheel_layout
+
+
+class LapAcc(NamedTuple):
+    """In-scan accumulator of :class:`LapReducer` (module docstring); ``s`` and ``index`` the last pose."""
+
+    s: Any
+    index: Any
+    progress: Any
+    lap_time: Any
+    time_off: Any
+    spun: Any
+    peak_alpha: Any
+
+
+@pytree_dataclass
+class LapReducer:
+    """Lap time, time off track, spin and peak slip against ``track`` (module docstring); ``window`` segments
+    searched around the last one (a Python int, static)."""
+
+    track: Any
+    spin_angle: Any = 1.2
+
+    def init(self, params, state) -> LapAcc:
+        pose = track_pose(self.track, state.x, state.y, state.yaw)
+        z = jnp.zeros_like(state.vx)
+        return LapAcc(pose.s, pose.index, z, z + jnp.nan, z, jnp.zeros(jnp.shape(z), bool), z)
+
+    def update(self, acc: LapAcc, t, state, controls, tel, new, params, dt) -> LapAcc:
+        tr = self.track
+        pose = track_pose(tr, new.x, new.y, new.yaw, hint=acc.index, window=WINDOW)
+        ds = progress_delta(tr, pose.s, acc.s)
+        prog = acc.progress + ds
+        crossed = jnp.isnan(acc.lap_time) & (prog >= tr.length)
+        frac = jnp.clip((tr.length - acc.progress) / jnp.where(ds > 1e-9, ds, 1.0), 0.0, 1.0)
+        lap_time = jnp.where(crossed, t + frac * dt, acc.lap_time)
+        lay = wheel_layout(params.chassis, 4)
+        c, s = jnp.cos(pose.heading_error), jnp.sin(pose.heading_error)
+        wl, wr = widths_at(tr, pose.s)
+        off = jnp.zeros_like(ds, dtype=bool)
+        for x, y in zip(lay.x, lay.y, strict=True):
+            lat = pose.lateral + s * x + c * y
+            off = off | (lat > wl) | (-lat > wr)
+        running = jnp.isnan(acc.lap_time)
+        return LapAcc(
+            pose.s,
+            pose.index,
+            prog,
+            lap_time,
+            acc.time_off + jnp.where(off & running, dt, 0.0),
+            acc.spun | (jnp.abs(pose.heading_error) > self.spin_angle),
+            jnp.maximum(acc.peak_alpha, jnp.max(jnp.abs(tel.alpha))),
+        )
+
+
+#: Segments searched either side of the last one (a car moves < 1 segment of 1-2.5 m per 5 ms step).
+WINDOW = 8
+
+LAP_METRICS = (
+    Metric("lap_time", "s", "value", True, "time to drive one lap (nan if not within max_time)"),
+    Metric("time_off", "s", "value", False, "time with any wheel beyond an edge during the lap"),
+    Metric("spun", "-", "flag", False, "1 when the heading error left spin_angle"),
+    Metric("peak_alpha", "rad", "value", True, "largest slip angle of any wheel"),
+    Metric("finished", "-", "flag", False, "1 when the lap was completed within max_time"),
+    PASSED._replace(doc="1 for a completed lap with no time off track and no spin"),
+)
+
+
+def path_from_line(line: Track, speed=None, dtype=None) -> Path:
+    """The closed :class:`~sims.roads.path.Path` through the points of ``line`` with a target ``speed``
+    profile [m/s] (one per point; ``None``: 0)."""
+    xy = np.asarray(line.xy, np.float64)
+    return make_path(xy[:, 0], xy[:, 1], closed=True, speed=speed, dtype=dtype)
+
+
+@dataclasses.dataclass(frozen=True)
+class TransientLap(ScenarioBase):
+    """A lap with :class:`~sims.drivers.PathFollower` (module docstring).  Settings: ``speed`` [m/s] (a
+    constant target where the line has no profile), ``margin`` [-] (the profile's factor)."""
+
+    name: str = "lap"
+    line: Any = dataclasses.field(default=None, compare=False)
+    track: Any = dataclasses.field(default=None, compare=False)
+    dt: float = 0.005
+    model: Any = "double_track"
+    max_time: float = 200.0
+    spin_angle: float = 1.2
+    driver: Any = dataclasses.field(default=None, compare=False)
+    settings: Any = dataclasses.field(compare=False, default_factory=lambda: {"speed": 15.0, "margin": 1.0})
+    metrics: Any = LAP_METRICS
+    ranges: Any = dataclasses.field(compare=False, default_factory=lambda: {"margin": (0.1, 1.2)})
+
+    def __post_init__(self):  # the default geometry, built here (concrete numpy work, never under a trace)
+        if self.track is None:
+            object.__setattr__(self, "track", get_track("oval", dtype=np.float32))
+        if self.line is None:
+            object.__setattr__(self, "line", path_from_line(self.track, dtype=np.float32))
+
+    def geometry(self, dtype):
+        """``(line Path, centreline Track)``: the options, or the built-in oval."""
+        return self.line, self.track
+
+    def setup(self, params: VehicleParams, settings) -> Setup:
+        ch = params.chassis
+        n = ch.mass.shape[0]
+        dtype = jnp.asarray(ch.mass).dtype
+        line, track = self.geometry(dtype)
+        line = Path(*(jnp.asarray(a, dtype) for a in line))
+        shape = (n, line.s.shape[-1])
+        has_profile = jnp.max(line.speed) > 0  # else the constant speed setting
+        prof = jnp.broadcast_to(line.speed, shape) * settings["margin"][:, None]
+        speed = jnp.where(has_profile, prof, settings["speed"][:, None] + jnp.zeros(shape, dtype))
+        geo = jnp.broadcast_to
+        paths = Path(
+            geo(line.s, (n,) + line.s.shape[-1:]),
+            geo(line.x, (n,) + line.s.shape[-1:]),
+            geo(line.y, (n,) + line.s.shape[-1:]),
+            geo(line.heading, (n,) + line.s.shape[-1:]),
+            geo(line.curvature, (n,) + line.s.shape[-1:]),
+            speed,
+            geo(line.closed, (n,)),
+        )
+        base = (
+            self.driver if self.driver is not None else PathFollower(paths, course=1.0, brake_gain=1.0, speed_gain=1.0)
+        )
+        one = dataclasses.replace(base, path=Path(*(a[0] for a in paths)))
+        m, state0, drv = fleet_start(params, self.model, one, speed=speed[:, 0], profile=1.0)
+        drv = dataclasses.replace(drv, path=paths)
+        state0 = state0._replace(
+            x=state0.x * 0 + paths.x[:, 0], y=state0.y * 0 + paths.y[:, 0], yaw=state0.yaw * 0 + paths.heading[:, 0]
+        )
+        trk = Track(
+            *(None if a is None else jnp.broadcast_to(jnp.asarray(a, dtype), (n,) + jnp.shape(a)) for a in track)
+        )
+        red = LapReducer(trk, jnp.full((n,), self.spin_angle, dtype))
+        return Setup(params, state0, drv, red, m, self.dt, int(math.ceil(self.max_time / self.dt)))
+
+    def evaluate(self, acc: LapAcc, setup: Setup, settings) -> dict:
+        dtype = acc.progress.dtype
+        done = ~jnp.isnan(acc.lap_time)
+        ok = done & (acc.time_off <= 0) & ~acc.spun
+        return dict(
+            lap_time=acc.lap_time,
+            time_off=acc.time_off,
+            spun=acc.spun.astype(dtype),
+            peak_alpha=acc.peak_alpha,
+            finished=done.astype(dtype),
+            passed=ok.astype(dtype),
+        )
+
+    def done(self, acc: LapAcc):
+        return ~jnp.isnan(acc.lap_time) | acc.spun

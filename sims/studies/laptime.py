@@ -1,0 +1,387 @@
+"""Quasi-steady-state (QSS) lap time: a point mass on a line with the car's own g-g-v envelope.
+
+The method of OpenLAP and TUM's laptime-simulation (forward/backward passes on a race line), with the
+envelope computed from the vehicle of :mod:`sims.vehicles` itself: the jaxtire tires at the wheel loads
+(downforce, longitudinal and lateral load transfer by :func:`sims.vehicles.core.corner_loads`, the chassis'
+roll-stiffness split, weight distribution and aero balance), drag, engine torque and power, brake bias and
+brake torque.  Pure JAX: differentiable w.r.t. every chassis and tire parameter, ``vmap``-ped over setups
+(:func:`lap_times`).
+
+**Friction tables** (:func:`friction_tables`, once per vehicle): each axle's tire (its
+:class:`~sims.vehicles.params.TireScale` applied, on the surface under the left wheel) gives its pure-slip
+peak forces ``Fx_drive(Fz)``, ``Fx_brake(Fz)``, ``Fy(Fz)`` (:func:`sims.vehicles.grip.peak_force`) on a grid
+of ``n_loads`` loads from 0 to ``fz_max``, read back by a C1 cubic (Catmull-Rom) interpolation.
+
+**Capacity at a point** (:func:`ax_limits`), speed ``v``, lateral acceleration ``a_y = kappa v^2``, road grade
+``theta`` and bank ``phi`` (gravity ``g_x, g_y`` by :func:`sims.vehicles.core.gravity`)::
+
+    Fz_i            = corner_loads(v, a_x, a_y)                      (FL, FR, RL, RR)
+    Fy_f = m (a_y - g_y) b / L,   Fy_r = m (a_y - g_y) a / L        (steady yaw: each axle's share)
+    u_axle          = |Fy_axle| / (Fy_max(Fz_left) + Fy_max(Fz_right))     lateral utilisation
+    Fx_i            = Fx_max(Fz_i) sqrt(1 - u_axle^2)                  friction ellipse per tire
+    drive:  F = smin(2 smin(Fx_FL, Fx_FR) / d, 2 smin(Fx_RL, Fx_RR) / (1 - d), F_engine(v))
+            F_engine = T P / (r sqrt(P^2 + (T v / r)^2))               (the chassis' torque-power fade)
+    brake:  F = smin(2 smin(Fx_FL, Fx_FR) / beta, 2 smin(Fx_RL, Fx_RR) / (1 - beta), T_b / r)
+    a_x = (+-F - 1/2 rho CdA v^2) / m + g_x
+
+(open differentials and equal brake torque left/right: the weaker tire of an axle limits it; ``d`` the
+front drive share, ``beta`` the front brake bias).  ``a_x`` enters the loads: ``n_fixed`` fixed-point
+iterations from the previous point's value.  ``smin(a, b) = -eps log(exp(-a/eps) + exp(-b/eps))`` with
+``eps`` = :data:`SMOOTH` x the smaller of the two (a smooth minimum, at most ``eps ln 2`` below the minimum):
+the lap time is differentiable in the brake bias and the drive split.  Rolling resistance, the yaw
+inertia and the tires' aligning torques are not modelled.
+
+**Apex speeds** ``v_lat(s)``: the largest ``v <= v_max`` with ``smax(u_f, u_r) = 1`` at ``a_x = 0`` (bisection,
+``n_bisect`` steps, then one Newton step whose derivative is held constant: its gradient is the implicit
+function theorem's, ``dv/dp = -(dg/dp) / (dg/dv)``).  With downforce this is the fixed point of ``v^2 kappa =
+a_y,max(v)``; on a flat circle with a constant-friction tire and no load transfer, ``sqrt(mu g R)``.
+
+**Passes** on the closed line (``lax.scan``, two laps each so the start is the steady lap): forward
+``v_{i+1}^2 = v_i^2 + (a_drive(v_i) + a_drive(v~_{i+1})) ds`` (Heun: second order; exact for a constant
+acceleration), ``v_{i+1} <= v_lat``; backward the same with the braking limit; ``v = min(forward,
+backward)``.  The time of a segment is ``2 ds / (v_i + v_{i+1})`` (exact for a constant acceleration).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtire.surfaces import lookup
+from jaxtire.tire import scale_tire
+from jaxtire.validation import ValidationError, check_range
+from sims.roads.circuits import Track
+from sims.run.rollout import options_key
+from sims.scenarios.base import run_scenario
+from sims.scenarios.lap import TransientLap, path_from_line
+from sims.vehicles.core import corner_loads, gravity
+from sims.vehicles.grip import peak_force
+from sims.vehicles.params import VehicleParams, fleet_axes, validate_params
+
+#: Relative width of the smooth minimum (module docstring): at most 0.07 % below the minimum.
+SMOOTH = 1e-3
+#: Speed cap of the solver [m/s] (above any car's top speed; the passes find the real one).
+V_MAX = 120.0
+
+
+class FrictionTables(NamedTuple):
+    """Peak pure-slip forces [N] of the front and rear tire (axis 0) at the loads ``fz`` [N] (axis 1, uniform
+    from 0): ``drive`` ``max Fx``, ``brake`` ``max -Fx``, ``lateral`` ``max -Fy``."""
+
+    fz: Any
+    drive: Any
+    brake: Any
+    lateral: Any
+
+
+class LapResult(NamedTuple):
+    """A QSS lap (arrays over the ``n`` points of the line; a leading setup axis from :func:`lap_times`):
+    ``lap_time`` [s], ``s`` [m], ``v`` [m/s], ``ax`` [m/s^2] (``dv/dt = (v_{i+1}^2 - v_{i-1}^2) / (4 ds)``),
+    ``ay`` [m/s^2] (``kappa v^2``), ``t`` [s] time at each point from the line's start, ``sector_times`` [s]
+    (one per sector), ``v_lat`` [m/s] the apex-speed limit."""
+
+    lap_time: Any
+    s: Any
+    v: Any
+    ax: Any
+    ay: Any
+    t: Any
+    sector_times: Any
+    v_lat: Any
+
+
+# --------------------------------------------------------------------------------------------------
+# the envelope
+
+
+def friction_tables(params: VehicleParams, n_loads: int = 24, fz_max=None, speed: float = 30.0) -> FrictionTables:
+    """:class:`FrictionTables` of ``params`` (module docstring): ``n_loads`` loads from 0 to ``fz_max`` [N]
+    (default ``m g + 1/2 rho ClA V_MAX^2``: a whole car's weight with downforce at :data:`V_MAX` on one
+    tire), tires at ``speed`` [m/s]."""
+    ch = params.chassis
+    dtype = jnp.asarray(ch.mass).dtype
+    if fz_max is None:
+        fz_max = ch.mass * 9.81 + 0.5 * ch.air_density * jnp.maximum(ch.lift_area, 0.0) * V_MAX**2
+    frac = jnp.linspace(0.0, 1.0, n_loads, dtype=dtype)
+    fz = fz_max * frac
+    load = jnp.maximum(fz[1:], 1.0)  # the tire at 0 N carries 0 N (set below), no 0/0 in its equations
+    ids = jnp.asarray(ch.surface_ids)
+    tires = [scale_tire(params.tire_front, *ch.tire_scale_front), scale_tire(params.tire_rear, *ch.tire_scale_rear)]
+    surfs = [lookup(params.surfaces, ids[..., 0]), lookup(params.surfaces, ids[..., 2])]
+
+    def one(tire, surf):  # (3, K - 1): the three curves' peaks at the loads
+        # one call per curve: a vmap over the three directions gave wrong float64 peaks under XLA:CPU's
+        # 512-bit vector width (--xla_cpu_prefer_vector_width=512, set by sims.run._xla.tune_cpu)
+        return jnp.stack([peak_force(tire, load, surf, speed, k, pure=True)[1] for k in ("drive", "brake", "lateral")])
+
+    # the two tires one after the other (see one(): a vmap here gave wrong float64 peaks at 512-bit vectors)
+    f = jnp.stack([one(tires[0], surfs[0]), one(tires[1], surfs[1])])
+    f = jnp.concatenate([jnp.zeros((2, 3, 1), dtype), f], axis=-1)
+    return FrictionTables(fz, f[:, 0], f[:, 1], f[:, 2])
+
+
+def _interp(table, fz_grid, fz):
+    """Catmull-Rom (C1 cubic) interpolation of ``table`` (K,) on the uniform ``fz_grid`` at ``fz``; linear
+    extrapolation beyond the last load (end slope), 0 at and below 0 N."""
+    k = table.shape[-1]
+    h = fz_grid[1] - fz_grid[0]
+    u = jnp.clip(fz, 0.0, None) / h
+    i = jnp.clip(jnp.floor(u).astype(jnp.int32), 0, k - 2)
+    w = u - i
+    ext = jnp.concatenate([2 * table[:1] - table[1:2], table, 2 * table[-1:] - table[-2:-1]])  # (K + 2,)
+    p0, p1, p2, p3 = ext[i], ext[i + 1], ext[i + 2], ext[i + 3]
+    m1, m2 = 0.5 * (p2 - p0), 0.5 * (p3 - p1)
+    w2, w3 = w * w, w * w * w
+    return (2 * w3 - 3 * w2 + 1) * p1 + (w3 - 2 * w2 + w) * m1 + (-2 * w3 + 3 * w2) * p2 + (w3 - w2) * m2
+
+
+def smin(a, b, rel=SMOOTH):
+    """Smooth minimum ``-eps log(exp(-a/eps) + exp(-b/eps))``, ``eps = rel min(|a|, |b|)`` (module docstring)."""
+    eps = rel * jnp.minimum(jnp.abs(a), jnp.abs(b)) + 1e-9
+    lo = jnp.minimum(a, b)
+    return lo - eps * jnp.log1p(jnp.exp(-jnp.abs(a - b) / eps))
+
+
+def _safe_ratio(num, den, big=1e9):
+    ok = den > 1e-6
+    return jnp.where(ok, num / jnp.where(ok, den, 1.0), big)
+
+
+def _road_chassis(ch, grade, bank):
+    return ch._replace(road_grade=grade, road_bank=bank)
+
+
+def _axle_terms(params: VehicleParams, tab: FrictionTables, v, ax, ay, grade, bank):
+    """Loads, lateral utilisations and the four tires' remaining longitudinal capacity factors."""
+    ch = _road_chassis(params.chassis, grade, bank)
+    fz = corner_loads(ch, v, ax, ay)
+    _, gy, _ = gravity(ch)
+    L = ch.cg_to_front + ch.cg_to_rear
+    fy_need = ch.mass * (ay - gy)
+    fy = [_interp(tab.lateral[0 if i < 2 else 1], tab.fz, fz[i]) for i in range(4)]
+    u_f = jnp.abs(fy_need) * ch.cg_to_rear / L / jnp.maximum(fy[0] + fy[1], 1e-6)
+    u_r = jnp.abs(fy_need) * ch.cg_to_front / L / jnp.maximum(fy[2] + fy[3], 1e-6)
+    return ch, fz, u_f, u_r
+
+
+def _ellipse(u):
+    return jnp.sqrt(jnp.clip(1.0 - u * u, 1e-9, None))
+
+
+def _long_accel(params: VehicleParams, tab: FrictionTables, v, ax, ay, grade, bank, brake):
+    """One fixed-point update of the longitudinal limit; ``brake`` a bool (array: traced, both formulas)."""
+    ch, fz, u_f, u_r = _axle_terms(params, tab, v, ax, ay, grade, bank)
+    table = jnp.where(brake, tab.brake, tab.drive)
+    cap = [_interp(table[0 if i < 2 else 1], tab.fz, fz[i]) for i in range(4)]
+    front = 2.0 * smin(cap[0], cap[1]) * _ellipse(u_f)
+    rear = 2.0 * smin(cap[2], cap[3]) * _ellipse(u_r)
+    gx = gravity(ch)[0]
+    drag = 0.5 * ch.air_density * ch.drag_area * v * v
+    share = jnp.where(brake, ch.brake_bias_front, ch.drive_split_front)
+    r = share * ch.wheel_radius_front + (1.0 - share) * ch.wheel_radius_rear
+    t, p = ch.max_drive_torque, ch.max_power
+    limit = jnp.where(brake, ch.max_brake_torque / r, t * p / (r * jnp.sqrt(p * p + (t * v / r) ** 2)))
+    force = smin(smin(_safe_ratio(front, share), _safe_ratio(rear, 1.0 - share)), limit)
+    return jnp.where(brake, -force, force) / ch.mass - drag / ch.mass + gx
+
+
+def ax_limit(params: VehicleParams, tab: FrictionTables, v, ay, grade=0.0, bank=0.0, ax0=0.0, n_fixed=3, brake=False):
+    """The largest (``brake=False``) or the smallest (``True``) longitudinal acceleration [m/s^2] at speed
+    ``v`` [m/s] with lateral acceleration ``ay`` [m/s^2] (module docstring): the ``n_fixed``-th fixed-point
+    iterate of the load transfer from ``ax0``."""
+    ax = jnp.asarray(ax0, jnp.asarray(v).dtype) + jnp.zeros_like(v)
+    body = lambda _, ax: _long_accel(params, tab, v, ax, ay, grade, bank, brake)  # noqa: E731
+    return jax.lax.fori_loop(0, n_fixed, body, ax)
+
+
+def ax_limits(params: VehicleParams, tab: FrictionTables, v, ay, grade=0.0, bank=0.0, n_fixed: int = 4):
+    """``(ax_drive, ax_brake)`` [m/s^2] (:func:`ax_limit` from ``ax0 = 0``): the g-g-v envelope at ``v``, ``ay``."""
+    return tuple(ax_limit(params, tab, v, ay, grade, bank, 0.0, n_fixed, b) for b in (False, True))
+
+
+def _lat_excess(params, tab, v, kappa, grade, bank):
+    _, _, u_f, u_r = _axle_terms(params, tab, v, 0.0, kappa * v * v, grade, bank)
+    return -smin(-u_f, -u_r) - 1.0  # smooth max of the utilisations, minus 1
+
+
+def apex_speed(params: VehicleParams, tab: FrictionTables, kappa, grade=0.0, bank=0.0, v_max=V_MAX, n_bisect=40):
+    """Apex speed [m/s] at curvature(s) ``kappa`` [1/m] (module docstring): ``v_max`` where the lateral grip
+    never runs out below it."""
+    dtype = jnp.asarray(kappa).dtype
+    g = lambda v: _lat_excess(params, tab, v, kappa, grade, bank)  # noqa: E731
+    lo = jnp.zeros_like(kappa)
+    hi = jnp.full_like(kappa, v_max)
+
+    def body(_, lh):
+        lo, hi = lh
+        mid = 0.5 * (lo + hi)
+        over = jax.lax.stop_gradient(g(mid)) > 0
+        return jnp.where(over, lo, mid), jnp.where(over, mid, hi)
+
+    lo, hi = jax.lax.fori_loop(0, n_bisect, body, (lo, hi))
+    vb = jax.lax.stop_gradient(0.5 * (lo + hi))
+    val, slope = jax.jvp(g, (vb,), (jnp.ones_like(vb),))
+    slope = jax.lax.stop_gradient(jnp.where(slope > 1e-9, slope, 1.0))
+    root = vb - val / slope  # value vb (val ~ 0), gradient -dg/dp / dg/dv (implicit function theorem)
+    capped = jax.lax.stop_gradient(g(jnp.full_like(vb, v_max))) <= 0
+    return jnp.where(capped, jnp.asarray(v_max, dtype) + 0.0 * val, root)
+
+
+# --------------------------------------------------------------------------------------------------
+# the solver
+
+
+def _line_arrays(line: Track):
+    n = int(np.shape(line.s)[-1])
+    kappa = jnp.asarray(line.curvature)
+    z = jnp.zeros_like(kappa) if line.elevation is None else jnp.asarray(line.elevation)
+    bank = jnp.zeros_like(kappa) if line.banking is None else jnp.asarray(line.banking)
+    grade = jnp.arctan((jnp.roll(z, -1) - jnp.roll(z, 1)) / (2.0 * line.ds))
+    return n, kappa, grade, bank
+
+
+def _passes(params, tab, kappa, grade, bank, v_lat, ds, n_fixed: int):
+    """The forward (driving) and backward (braking, on the reversed line) Heun passes over two laps each,
+    in one scan with the two passes on a leading axis of 2; returns ``(v_forward, v_backward)``."""
+    n = kappa.shape[0]
+    rev = lambda a: jnp.stack([a, jnp.flip(a)])  # noqa: E731  (2, n): forward, reversed
+    kap, gr, bk, vl = rev(kappa), rev(grade), rev(bank), rev(v_lat)
+    brake = jnp.asarray([False, True])
+    sign = jnp.asarray([1.0, -1.0], kappa.dtype)  # backwards, the speed grows by the deceleration
+    idx = jnp.concatenate([jnp.arange(n), jnp.arange(n)])
+    nxt = jnp.mod(idx + 1, n)
+
+    one = lambda v, k, g, b, a0, br: ax_limit(params, tab, v, k * v * v, g, b, a0, n_fixed, br)  # noqa: E731
+
+    def accel(v, i, ax0):  # (2,) speeds at point i of each pass -> (2,) accelerations, one trace for both
+        return jax.vmap(one)(v, kap[:, i], gr[:, i], bk[:, i], ax0, brake)
+
+    def step(carry, ij):
+        v, ax_prev = carry
+        i, j = ij
+        a0 = accel(v, i, ax_prev)
+        v_pred = jnp.minimum(jnp.sqrt(jnp.clip(v * v + 2.0 * sign * a0 * ds, 1e-6, None)), vl[:, j])
+        a1 = accel(v_pred, j, a0)
+        v_new = jnp.minimum(jnp.sqrt(jnp.clip(v * v + sign * (a0 + a1) * ds, 1e-6, None)), vl[:, j])
+        return (v_new, a1), v_new
+
+    (_, _), vs = jax.lax.scan(step, (vl[:, 0], jnp.zeros_like(vl[:, 0])), (idx, nxt))
+    v = jnp.roll(vs[n:], 1, axis=0)  # vs[k] is the speed at point k + 1 of the second lap; (n, 2)
+    return v[:, 0], jnp.flip(v[:, 1])
+
+
+def solve_lap(
+    params: VehicleParams,
+    line: Track,
+    *,
+    sectors=3,
+    n_loads: int = 24,
+    n_fixed: int = 2,
+    v_max: float = V_MAX,
+    tables: FrictionTables | None = None,
+) -> LapResult:
+    """The QSS lap (module docstring) of one vehicle ``params`` on the closed ``line`` (a
+    :class:`~sims.roads.circuits.Track`: its curvature, spacing ``ds``, elevation and banking).  ``sectors``:
+    a number of equal sectors or the arc lengths [m] of the sector ends (the last the line's length).
+    Traceable; :func:`lap_times` vmaps it over setups."""
+    n, kappa, grade, bank = _line_arrays(line)
+    ds = jnp.asarray(line.ds)
+    tab = friction_tables(params, n_loads) if tables is None else tables
+    v_lat = apex_speed(params, tab, kappa, grade, bank, v_max)
+    v_f, v_b = _passes(params, tab, kappa, grade, bank, v_lat, ds, n_fixed)
+    v = jnp.minimum(v_f, v_b)
+    v_next = jnp.roll(v, -1)
+    dt = 2.0 * ds / (v + v_next)
+    t = jnp.concatenate([jnp.zeros((1,), dt.dtype), jnp.cumsum(dt)[:-1]])
+    lap = jnp.sum(dt)
+    s = jnp.asarray(line.s)
+    ax = (v_next**2 - jnp.roll(v, 1) ** 2) / (4.0 * ds)
+    ay = kappa * v * v
+    bounds = _sector_ends(sectors, line)
+    t_ends = jnp.interp(bounds, jnp.concatenate([s, s[-1:] + ds]), jnp.concatenate([t, lap[None]]))
+    sector_times = jnp.diff(jnp.concatenate([jnp.zeros((1,), t_ends.dtype), t_ends]))
+    return LapResult(lap, s, v, ax, ay, t, sector_times, v_lat)
+
+
+def _sector_ends(sectors, line: Track):
+    length = jnp.asarray(line.length)
+    if np.ndim(sectors) == 0:
+        k = int(sectors)
+        if k < 1:
+            raise ValidationError(f"solve_lap: sectors = {sectors} must be >= 1")
+        return length * jnp.arange(1, k + 1, dtype=length.dtype) / k
+    return jnp.asarray(sectors, length.dtype)
+
+
+def check_line(line: Track, source: str = "solve_lap") -> None:
+    """Raise :class:`~jaxtire.validation.ValidationError` unless ``line`` is a concrete closed line with at
+    least 8 points and a positive spacing."""
+    if not isinstance(line, Track):
+        raise ValidationError(f"{source}: line must be a sims.roads.circuits.Track, got {type(line).__name__}")
+    check_range("ds", line.ds, 0.0, 100.0, False, True, source=source)
+    if int(np.shape(line.s)[-1]) < 8:
+        raise ValidationError(f"{source}: the line has {np.shape(line.s)[-1]} points; at least 8 are needed")
+
+
+def lap_times(
+    params: VehicleParams,
+    line: Track,
+    *,
+    sectors=3,
+    n_loads: int = 24,
+    n_fixed: int = 2,
+    v_max: float = V_MAX,
+    compiler_options=None,
+) -> LapResult:
+    """:func:`solve_lap` for a fleet of setups (chassis leaves batched on axis 0, tires shared:
+    :func:`sims.vehicles.params.fleet_axes`), in one compiled ``vmap``; validates ``params`` and ``line``
+    first.  ``compiler_options``: XLA options of the compile (e.g. :func:`sims.run.rollout.fast_compile_options`)."""
+    validate_params(params, source="lap_times")
+    check_line(line, "lap_times")
+    ends = _sector_ends(sectors, line)
+    fn = _jitted_fleet(n_loads, n_fixed, float(v_max), options_key(compiler_options))
+    return fn(params, line, ends)
+
+
+@functools.cache
+def _jitted_fleet(n_loads: int, n_fixed: int, v_max: float, options: tuple):
+    def run(params, line, ends):
+        one = lambda p: solve_lap(p, line, sectors=ends, n_loads=n_loads, n_fixed=n_fixed, v_max=v_max)  # noqa: E731
+        return jax.vmap(one, in_axes=(fleet_axes(params),))(params)
+
+    return jax.jit(run, compiler_options=dict(options) or None)
+
+
+def transient_lap(
+    params: VehicleParams,
+    line: Track,
+    centre: Track,
+    *,
+    margin=0.95,
+    model="double_track",
+    dt: float = 0.005,
+    qss: LapResult | None = None,
+    **run_kw,
+):
+    """The transient lap (:class:`sims.scenarios.lap.TransientLap`) of the fleet ``params`` on ``line`` (the
+    race line; ``centre`` the circuit's centreline with its widths) at ``margin`` times each vehicle's QSS
+    speed profile (:func:`lap_times`, or ``qss`` when given); ``(metrics, qss)`` with the scenario's
+    per-vehicle metrics from :func:`sims.scenarios.base.run_scenario` (``run_kw`` go to it)."""
+    if qss is None:
+        qss = lap_times(params, line)
+    v = jnp.asarray(qss.v)
+    geom = path_from_line(line, dtype=v.dtype)
+    speed = jnp.concatenate([v, v[:, :1]], axis=1)  # the closed path repeats its first point
+    sc = TransientLap(
+        line=geom._replace(speed=speed),
+        track=centre,
+        model=model,
+        dt=dt,
+        max_time=float(1.5 * jnp.max(qss.lap_time) / np.min(margin)),
+    )
+    metrics, _ = run_scenario(sc, params, {"margin": margin}, **run_kw)
+    return metrics, qss

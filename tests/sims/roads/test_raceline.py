@@ -1,0 +1,43 @@
+"""Minimum-curvature racing line (sims.roads.raceline) against the racetrack database's own race lines."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from jaxtire.validation import ValidationError
+from sims.roads import circuits as c
+from sims.roads import raceline as R
+
+
+def test_box_qp_matches_a_dense_active_set_solution():
+    rng = np.random.default_rng(0)
+    n = 30
+    m = rng.normal(size=(n, n))
+    H = m @ m.T + n * np.eye(n)
+    f = rng.normal(size=n) * 40
+    lo, hi = -np.ones(n), np.ones(n)
+    x = R.box_qp(sp.csc_matrix(H), f, lo, hi, np.zeros(n))
+    # KKT of the bound-constrained QP: g = Hx + f is 0 on free variables, >= 0 at the lower, <= 0 at the upper bound
+    g = H @ x + f
+    free = (x > lo + 1e-9) & (x < hi - 1e-9)
+    assert np.all(np.abs(g[free]) < 1e-8) and (x <= lo + 1e-9).any() and (x >= hi - 1e-9).any()
+    assert np.all(g[x <= lo + 1e-9] >= -1e-8) and np.all(g[x >= hi - 1e-9] <= 1e-8)
+
+
+@pytest.mark.parametrize("name", ["Norisring", "IMS"])
+def test_min_curvature_line_inside_widths_and_no_worse_than_database(name):
+    cl = c.load_circuit(name, ds=2.0)
+    line, alpha = R.min_curvature_line(cl)
+    wl, wr = np.asarray(cl.width_left), np.asarray(cl.width_right)
+    assert np.all(alpha <= wl - R.MARGIN + 1e-6) and np.all(-alpha <= wr - R.MARGIN + 1e-6)
+    # the resampled line stays inside too (its widths to the edges, from the spline through the points)
+    assert float(np.min(line.width_left)) > 0 and float(np.min(line.width_right)) > 0
+    db = c.load_raceline(name, ds=2.0)
+    assert R.curvature_cost(line) <= 1.02 * R.curvature_cost(db)
+    assert R.curvature_cost(line) < R.curvature_cost(cl)  # smoother than the centreline
+
+
+def test_margin_without_room_is_refused():
+    cl = c.load_circuit("Norisring", ds=4.0)
+    with pytest.raises(ValidationError, match="margin = 6.0 m leaves no room"):
+        R.min_curvature_offsets(cl, margin=6.0)
