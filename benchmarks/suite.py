@@ -415,7 +415,7 @@ def vehicle_check(n: int, js, state0) -> dict:
         setattr(ch64, k, up(v))
     ch64.surface_ids = ch.surface_ids
     t64 = inputs.reference_tire(np.float64)
-    f = [np.asarray(v, np.float64) for v in state0]
+    f = [np.asarray(v, np.float64) for v in state0[:11]]  # x ... defl_y (no driveline state: drive is None)
     wheels = lambda a: [a[:, i] for i in range(4)]  # noqa: E731
     st64 = tuple(f[:6]) + (wheels(f[6]),) + tuple(f[7:9]) + tuple(wheels(a) for a in f[9:])  # + contact deflections
     ns = ref.vehicle_step(ref.NP, ch64, t64, t64, inputs.reference_table(np.float64), st64, up(c), DT)

@@ -149,7 +149,7 @@ def check_target_speed(driver, params, source: str | None = None) -> None:
     hatchback whose top speed is 62 m/s).  Raises :class:`~jaxtire.validation.ValidationError` with the hint."""
     ts = getattr(driver, "target_speed", None)
     ch = getattr(params, "chassis", None)
-    if ts is None or ch is None or not is_concrete((ts, ch.max_power, ch.drag_area, ch.air_density)):
+    if ts is None or ch is None or not is_concrete((ts, ch)):  # top_speed reads several chassis fields
         return
     v = np.asarray(ts, float)
     vmax = np.asarray(top_speed(ch), float)

@@ -119,7 +119,7 @@ class Race(SteerPedal):
         self.track = track
         self.vehicle = vehicle
         self.window = int(window)
-        self.name = f"race-{track}" if isinstance(track, str) else "race"
+        self.name = f"race-{track.lower()}" if isinstance(track, str) else "race"
 
     def init_params(self, dtype) -> RaceParams:
         f = lambda v: as_params_array(v, dtype)  # noqa: E731

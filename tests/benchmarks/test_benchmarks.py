@@ -85,7 +85,7 @@ def test_reference_vehicle_step_equals_sims(x64):
     ns = ref.vehicle_step(ref.NP, ch64, t64, t64, inputs.reference_table(np.float64), _state_from_jax(state),
                           _to64(c), 0.005)
     names = ("x", "y", "yaw", "vx", "vy", "yaw_rate", "omega", "ax", "ay", "defl_x", "defl_y")
-    for name, a, b in zip(names, js, ns, strict=True):
+    for name, a, b in zip(names, (getattr(js, n) for n in names), ns, strict=True):
         b = np.stack(b, -1) if isinstance(b, list) else b
         np.testing.assert_allclose(np.asarray(a), b, rtol=1e-6, atol=1e-7, err_msg=name)
     chs, tpy, tab, sts, cs = inputs.python_fleet(n)

@@ -99,6 +99,7 @@ def test_fleet_cli_runs_on_one_host_device_per_core_by_default(tmp_path):
     starts) splits the fleet over one host device per core and says so; ``--devices 1`` keeps one."""
     env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("XLA_FLAGS", None)
+    env.pop("JAXTIRE_HOST_DEVICES", None)  # the test suite's one-device setting (tests/conftest.py), not a user's
     base = [sys.executable, "-m", "sims", "--scenario", "throughput", "--counts", "24", "--steps", "4"]
     base += ["--no-progress", "--fast-compile", "--model", "single_track", "--out", str(tmp_path)]
     lines = {}

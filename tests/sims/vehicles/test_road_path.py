@@ -71,6 +71,8 @@ def test_a_uniform_road_equals_the_constant_chassis_fields():
     a, _ = rates(p, s, u, 0.005)
     b, _ = rates(on_road, s, u, 0.005)
     for x, y in zip(a, b, strict=True):
+        if x is None and y is None:  # the driveline state's rate (no driveline)
+            continue
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-5, atol=1e-5)
 
 
