@@ -90,3 +90,30 @@ def run_on_host_devices(script: str, n_devices: int, *args: str, timeout: float 
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1][len("RESULT ") :])
+
+
+def _map_count() -> int:
+    try:
+        with open("/proc/self/maps") as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return -1
+
+
+@pytest.fixture(autouse=True)
+def _free_compiled_programs():
+    """Drop the compiled programs once the process holds many memory maps.
+
+    XLA:CPU maps memory for each executable it compiles, and JAX's caches keep them alive: a serial run of the
+    whole suite passed Linux's default ``vm.max_map_count`` (65 530) and the next compile segfaulted inside
+    LLVM (one module, the Gymnasium checker over every env id, alone reaches ~45 000). After any test that
+    leaves more than 20 000 maps, the caches are cleared (back to ~1 100).
+    """
+    yield
+    if _map_count() > 20_000:
+        import gc
+
+        import jax
+
+        jax.clear_caches()
+        gc.collect()
