@@ -1,6 +1,6 @@
 """The Gymnasium adapters of sims.envs: step-for-step agreement with the JAX env in both autoreset modes,
 registration on ``import sims`` (``make``, ``make_vec``, the ``module:id`` form), gymnasium's env checker
-for every id, and gymnasium's vector wrappers (RecordEpisodeStatistics, NormalizeObservation).  Shares
+for every task (one shipped circuit; every circuit id is built on its own track), and gymnasium's vector wrappers (RecordEpisodeStatistics, NormalizeObservation).  Shares
 the compiled batched braking step with tests/sims/test_envs.py."""
 
 import jax
@@ -13,9 +13,10 @@ import sims  # noqa: E402,F401  (registers the ids)
 import sims.envs as envs  # noqa: E402
 from sims.envs.base import batched  # noqa: E402
 from sims.envs.gymnasium import JaxEnv, JaxVectorEnv  # noqa: E402
-from sims.envs.registration import GYM_IDS  # noqa: E402
+from sims.envs.registration import CIRCUIT_NAMES, GYM_IDS  # noqa: E402
 
 N = 4
+RACE_CHECKED = ("jaxtire/RaceOval-v0", "jaxtire/RaceTwisty-v0", "jaxtire/RaceMonza-v0")
 
 
 def _replay(params, seed):
@@ -147,8 +148,13 @@ def test_registered_ids_make_make_vec_and_module_form():
         JaxEnv("braking", render_mode="human")
 
 
-@pytest.mark.parametrize("gym_id", sorted(GYM_IDS))
-def test_every_id_passes_the_env_checker(gym_id):
+#: The ids the checker runs on: every task, and one shipped circuit for the race on a database track (the
+#: other circuits are the same env and code with another ``params.track``: see the test after this one).
+CHECKED_IDS = sorted(i for i in GYM_IDS if not i.startswith("jaxtire/Race") or i in RACE_CHECKED)
+
+
+@pytest.mark.parametrize("gym_id", CHECKED_IDS)
+def test_every_task_passes_the_env_checker(gym_id):
     from gymnasium.utils.env_checker import check_env
 
     env = gymnasium.make(gym_id, render_mode="rgb_array")
@@ -161,6 +167,22 @@ def test_every_id_passes_the_env_checker(gym_id):
     venv.reset(seed=0)
     obs, rew, term, trunc, infos = venv.step(venv.action_space.sample())
     assert venv.observation_space.contains(obs) and len(venv.render()) == 2
+
+
+def test_every_circuit_id_drives_its_own_circuit():
+    """Each shipped circuit's id builds the race env on that circuit (its centreline, widths and length as
+    :func:`sims.roads.circuits.get_track` reads the file) with the checked id's spaces; one reset on it."""
+    from sims.roads.circuits import get_track
+
+    monza = gymnasium.make("jaxtire/RaceMonza-v0").unwrapped
+    for name in CIRCUIT_NAMES:
+        env = gymnasium.make(f"jaxtire/Race{name}-v0").unwrapped
+        track, want = env._vec.params.track, get_track(name)
+        assert env.env.track.lower() == name.lower() and track.xy.shape == want.xy.shape
+        np.testing.assert_allclose(np.asarray(track.length), float(want.length), rtol=1e-6)
+        assert env.observation_space == monza.observation_space and env.action_space == monza.action_space
+    obs, _ = env.reset(seed=0)  # the last circuit: the start sits on its line
+    assert env.observation_space.contains(obs) and abs(obs[15]) < 0.5  # lateral offset / half width
 
 
 def test_single_env_episode_to_the_end():
