@@ -4,12 +4,15 @@ Usage (from the repository root)::
 
     python -m benchmarks.full_vehicle                    # 10 000 and 100 000 vehicles, 200 steps
     python -m benchmarks.full_vehicle --counts 1000 --steps 50   # a quick look
+    python -m benchmarks.full_vehicle --rounds 3         # alternate the two models 3 times (a shared machine)
 
 Each model runs the same open-loop step steer (``lax.scan`` of ``--steps`` steps of 5 ms, hatchback preset,
 bundled MF tire, float32) on a fleet of ``n`` vehicles; the timing excludes compilation (one warm-up run)
 and is the best of ``--repeats`` runs, reported as process CPU time per vehicle-step (wall time times the
-cores used is what the machine pays) and wall time per vehicle-step.  The issue's target: the full model
-at most 2.5x the double track's CPU time per vehicle-step.
+cores used is what the machine pays) and wall time per vehicle-step.  ``--rounds`` runs the pair (double
+track, then full) that many times per fleet size, so that on a shared machine both models see the same
+load, and prints the median of the rounds' ratios.  The issue's target: the full model at most 2.5x the
+double track's CPU time per vehicle-step.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import time
 
 import jax
@@ -80,21 +84,29 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--counts", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=1, help="alternate the two models this many times per size")
     ap.add_argument("--json", default=None, help="write the rows to this JSON file")
     args = ap.parse_args(argv)
     rows = []
     print(f"{'vehicles':>9} {'model':>13} {'CPU ns/veh-step':>16} {'wall ns/veh-step':>17} {'ratio':>6}")
     for n in args.counts:
-        ref = None
-        for name in ("double_track", "full"):
-            r = measure(name, n, args.steps, args.repeats)
-            ref = r if name == "double_track" else ref
-            r["cpu_ratio"] = r["cpu_ns_per_vehicle_step"] / ref["cpu_ns_per_vehicle_step"] if ref else 1.0
-            rows.append(r)
-            print(
-                f"{n:>9} {name:>13} {r['cpu_ns_per_vehicle_step']:>16.0f} {r['wall_ns_per_vehicle_step']:>17.0f} "
-                f"{r['cpu_ratio']:>6.2f}"
-            )
+        ratios = []
+        for rnd in range(args.rounds):
+            ref = None
+            for name in ("double_track", "full"):
+                r = measure(name, n, args.steps, args.repeats)
+                ref = r if name == "double_track" else ref
+                r["cpu_ratio"] = r["cpu_ns_per_vehicle_step"] / ref["cpu_ns_per_vehicle_step"] if ref else 1.0
+                r["round"] = rnd
+                rows.append(r)
+                print(
+                    f"{n:>9} {name:>13} {r['cpu_ns_per_vehicle_step']:>16.0f} "
+                    f"{r['wall_ns_per_vehicle_step']:>17.0f} {r['cpu_ratio']:>6.2f}",
+                    flush=True,
+                )
+            ratios.append(rows[-1]["cpu_ratio"])
+        if args.rounds > 1:
+            print(f"{n:>9} median CPU ratio of {args.rounds} rounds: {statistics.median(ratios):.2f}")
     print(f"({os.cpu_count()} CPUs, {jax.default_backend()}, {jax.device_count()} device(s))")
     if args.json:
         with open(args.json, "w") as f:

@@ -32,7 +32,10 @@ throttle and brake is documented per task; actions outside are clipped).
 Physics.  Each env step holds the action for ``params.dt`` seconds (default 0.05 s) and advances the
 four-wheel Magic Formula vehicle of :mod:`sims.vehicles.double_track` with ``substeps`` (default 10)
 steps of :func:`sims.vehicles.integrators.semi_implicit_euler`, i.e. 5 ms, the step at which the stopping
-distance of a braked car is converged to a few per cent.  The tires are evaluated by :mod:`jaxtire`
+distance of a braked car is converged to a few per cent.  ``model="full"`` (a constructor / ``make``
+keyword, static like ``substeps``) runs the 14-DOF :mod:`sims.vehicles.full` instead (body roll, pitch,
+heave, suspension, vertical tires; its state a :class:`~sims.vehicles.full.FullState` with the same planar
+fields, so the observations and rewards read it unchanged).  The tires are evaluated by :mod:`jaxtire`
 only (through the vehicle model); nothing here re-derives a tire equation.
 
 Domain randomisation.  ``params`` holds the base :class:`~sims.vehicles.params.VehicleParams` and
@@ -57,7 +60,7 @@ import numpy as np
 from jaxtire.surfaces import preset_table
 from sims.run.chunked import chunked as _chunked
 from sims.run.fleet import scale_chassis
-from sims.vehicles import double_track, presets
+from sims.vehicles import MODELS, double_track, get_model, presets
 from sims.vehicles.core import rolling_radii
 from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
@@ -136,13 +139,17 @@ def vehicle_for(params, phys: Physics) -> VehicleParams:
     return vp._replace(chassis=scale_chassis(vp.chassis, phys.mass_scale, phys.mu_scale, 1.0, phys.surface_ids))
 
 
-def advance(vp: VehicleParams, vs: VehicleState, controls: Controls, dt, substeps: int):
-    """``substeps`` semi-implicit Euler steps of the double-track model over ``dt`` [s] with the controls held.
+#: the vehicle models an environment can run (four wheels: the observations have one entry per wheel)
+ENV_MODELS = tuple(name for name, m in MODELS.items() if m.n_wheels == 4)
+
+
+def advance(vp: VehicleParams, vs: VehicleState, controls: Controls, dt, substeps: int, model=double_track.MODEL):
+    """``substeps`` semi-implicit Euler steps of ``model`` (default the double track) over ``dt`` [s] with the
+    controls held.
 
     Returns ``(state, telemetry)``, the :class:`~sims.vehicles.core.Telemetry` (slips, loads, forces) of the
     last substep (i.e. ``dt / substeps`` before the end of the step)."""
     h = dt / substeps
-    model = double_track.MODEL
     if substeps == 1:
         return semi_implicit_euler(model, vp, vs, controls, h)
     # one traced copy of the model (a loop carrying the telemetry) keeps the compile time down
@@ -184,7 +191,8 @@ class Environment:
     bookkeeping) are shared.
 
     ``substeps`` (Python int, static) vehicle steps per env step; ``privileged`` (static) appends the
-    privileged observations (surface grip under the wheels, friction scale, mass scale) to the observation.
+    privileged observations (surface grip under the wheels, friction scale, mass scale) to the observation;
+    ``model`` (static, a name of :data:`ENV_MODELS`: ``"double_track"`` or ``"full"``) the vehicle model.
     """
 
     name: str = "env"
@@ -193,11 +201,25 @@ class Environment:
     #: names of the action components, in order
     action_names: tuple = ()
 
-    def __init__(self, substeps: int = 10, privileged: bool = False):
+    def __init__(self, substeps: int = 10, privileged: bool = False, model: str = "double_track"):
         if not isinstance(substeps, int) or not 1 <= substeps <= 1000:
             raise ValueError(f"substeps = {substeps!r} must be an integer in [1, 1000]")
+        if model not in ENV_MODELS:
+            raise ValueError(
+                f"model = {model!r} is not an environment's vehicle model; allowed: {', '.join(ENV_MODELS)}"
+            )
         self.substeps = substeps
         self.privileged = bool(privileged)
+        self.model = model
+
+    @property
+    def vehicle_model(self):
+        """The :class:`sims.vehicles.core.Model` of :attr:`model`."""
+        return get_model(self.model)
+
+    def init_vehicle(self, vehicle: VehicleParams, speed, **kw):
+        """The vehicle rolling straight at ``speed`` [m/s] (keywords ``x, y, yaw``): the model's ``init_state``."""
+        return self.vehicle_model.init_state(vehicle, speed, **kw)
 
     # -- to implement ------------------------------------------------------------------------------
     def init_params(self, dtype):  # pragma: no cover - abstract
@@ -241,7 +263,8 @@ class Environment:
     def simulate(self, params, state, controls):
         """``(vehicle state, telemetry)`` after one env step: :attr:`substeps` vehicle steps over ``params.dt`` of
         ``state.vehicle`` with the episode's :class:`Physics` (``state.phys``) applied (:func:`advance`)."""
-        return advance(vehicle_for(params, state.phys), state.vehicle, controls, params.dt, self.substeps)
+        vp = vehicle_for(params, state.phys)
+        return advance(vp, state.vehicle, controls, params.dt, self.substeps, self.vehicle_model)
 
     #: names of the observation components (without the privileged ones)
     obs_names: tuple = ()
@@ -370,7 +393,10 @@ class Environment:
         return hash(self.config())
 
     def __repr__(self):
-        return f"{type(self).__name__}(name={self.name!r}, substeps={self.substeps}, privileged={self.privileged})"
+        model = "" if self.model == "double_track" else f", model={self.model!r}"
+        return (
+            f"{type(self).__name__}(name={self.name!r}, substeps={self.substeps}, privileged={self.privileged}{model})"
+        )
 
 
 def chunked(fn, chunk: int | None, in_axes=(0, 0, 0, None)):

@@ -37,7 +37,6 @@ import jax.numpy as jnp
 from jaxtire.constants import GRAVITY as G
 from jaxtire.surfaces import surface_id
 from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
-from sims.vehicles import double_track
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
 DEFAULT_SURFACES = ("asphalt_dry", "concrete", "asphalt_wet", "cobbles", "gravel", "dirt", "grass", "snow")
@@ -106,7 +105,7 @@ class Braking(Environment):
         sid = jax.random.choice(k_surf, jnp.asarray(params.surface_ids, jnp.int32))
         phys = self.sample_physics(k_phys, params, jnp.full((4,), sid, jnp.int32))
         v0 = uniform(k_v, params.speed, dtype)
-        vs = double_track.init_state(params.vehicle, v0)
+        vs = self.init_vehicle(params.vehicle, v0)
         mu = jnp.asarray(params.vehicle.surfaces.grip)[sid].astype(dtype) * phys.mu_scale
         d_ideal = v0 * v0 / (2.0 * G * jnp.maximum(mu, 1e-3))
         zero = jnp.zeros((), dtype)

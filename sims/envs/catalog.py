@@ -27,7 +27,8 @@ def make(name: str, **kwargs) -> Environment:
     """The environment ``name`` (:data:`REGISTRY`: ``"jaxtire/Braking-v0"``, ``"jaxtire/Drift-v0"``,
     ``"jaxtire/RaceOval-v0"``, ``"jaxtire/RaceTwisty-v0"``, ``"jaxtire/RaceMonza-v0"`` and the other shipped
     circuits; the short names ``"braking"``, ... warn); keywords go to the constructor (``substeps=10``,
-    ``privileged=False``, and for the race ``track=`` a built-in name or a :class:`~sims.roads.circuits.Track`)."""
+    ``privileged=False``, ``model="double_track"`` or ``"full"``, and for the race ``track=`` a built-in name or a
+    :class:`~sims.roads.circuits.Track`)."""
     cls, kw = REGISTRY[env_id(name)]
     return cls(**{**kw, **kwargs})
 

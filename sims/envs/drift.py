@@ -37,7 +37,6 @@ from jaxtire.constants import wrap_angle
 from jaxtire.surfaces import surface_id
 from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
 from sims.envs.race import SteerPedal
-from sims.vehicles import double_track
 from sims.vehicles.params import VehicleParams, VehicleState
 
 
@@ -93,8 +92,10 @@ class Drift(SteerPedal):
         "last_pedal",
     )
 
-    def __init__(self, vehicle: str = "sports_car", substeps: int = 10, privileged: bool = False):
-        super().__init__(substeps, privileged)
+    def __init__(
+        self, vehicle: str = "sports_car", substeps: int = 10, privileged: bool = False, model: str = "double_track"
+    ):
+        super().__init__(substeps, privileged, model)
         self.vehicle = vehicle
 
     def init_params(self, dtype) -> DriftParams:
@@ -125,7 +126,7 @@ class Drift(SteerPedal):
         beta = params.target_beta * jax.random.uniform(k_b, (), dtype)
         R = params.radius
         yaw = theta + 0.5 * jnp.pi - beta  # velocity along the counter-clockwise tangent
-        vs = double_track.init_state(
+        vs = self.init_vehicle(
             params.vehicle,
             v * jnp.cos(beta),
             x=R * jnp.cos(theta),

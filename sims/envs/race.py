@@ -42,7 +42,6 @@ from sims.roads.circuits import (
     track_pose,
     widths_at,
 )
-from sims.vehicles import double_track
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
 LOOKAHEAD = (5.0, 10.0, 20.0, 35.0, 50.0, 75.0)
@@ -113,9 +112,15 @@ class Race(SteerPedal):
     )
 
     def __init__(
-        self, track="twisty", vehicle: str = "hatchback", window: int = 10, substeps: int = 10, privileged: bool = False
+        self,
+        track="twisty",
+        vehicle: str = "hatchback",
+        window: int = 10,
+        substeps: int = 10,
+        privileged: bool = False,
+        model: str = "double_track",
     ):
-        super().__init__(substeps, privileged)
+        super().__init__(substeps, privileged, model)
         self.track = track
         self.vehicle = vehicle
         self.window = int(window)
@@ -154,7 +159,7 @@ class Race(SteerPedal):
         x = x - jnp.sin(heading) * lat
         y = y + jnp.cos(heading) * lat
         v = uniform(k_v, params.speed, dtype)
-        vs = double_track.init_state(params.vehicle, v, x=x, y=y, yaw=heading + he)
+        vs = self.init_vehicle(params.vehicle, v, x=x, y=y, yaw=heading + he)
         idx = jnp.mod(jnp.floor(s0 / tr.ds).astype(jnp.int32), tr.xy.shape[0])
         pose = TrackPose(s0, lat, he, idx)
         zero = jnp.zeros((), dtype)

@@ -6,7 +6,7 @@ the track edges and centreline; drift: the target circle; braking: lane lines an
 the car body (blue rectangle, ``L + 1`` m long, the front track wide, a white nose mark) and each
 tire's horizontal force ``(Fx, Fy)`` as a red arrow from its contact point, ``1 m per force_scale``
 newtons (default 2 kN), rotated from the wheel frame by the steer angle and the yaw.  The forces come
-from one evaluation of the vehicle model (:func:`sims.vehicles.double_track.rates`, the same tire
+from one evaluation of the env's vehicle model (:func:`sims.vehicles.double_track.rates` by default, the same tire
 calls as the step) at the state and the last action, jitted once per env.  About 2-20 ms a frame
 (320 x 320) on one CPU core.
 
@@ -24,7 +24,6 @@ import numpy as np
 from PIL import Image  # Pillow: a dependency of matplotlib, itself a core dependency
 
 from sims.envs.base import Environment, vehicle_for
-from sims.vehicles import double_track
 
 GROUND = (206, 211, 199)
 ROAD = (120, 120, 124)
@@ -41,7 +40,7 @@ def _forces_fn(env: Environment):
         vp = vehicle_for(params, state.phys)
         ch = vp.chassis
         controls = env.controls(state.last_action, params)
-        _, tel = double_track.MODEL.rates(vp, state.vehicle, controls, params.dt / env.substeps)
+        _, tel = env.vehicle_model.rates(vp, state.vehicle, controls, params.dt / env.substeps)
         a, b, tf, tr = ch.cg_to_front, ch.cg_to_rear, ch.track_front, ch.track_rear
         wx = jnp.stack([a, a, -b, -b])
         wy = jnp.stack([0.5 * tf, -0.5 * tf, 0.5 * tr, -0.5 * tr])

@@ -87,7 +87,7 @@ from jaxtire.constants import GRAVITY
 from jaxtire.tire import tire_deflection, tire_free_radius, vertical_force
 from jaxtire.transient import contact_stiffness
 from sims.roads.profile import Profile, heights_at
-from sims.vehicles import core, double_track
+from sims.vehicles import core, double_track, driveline
 from sims.vehicles.double_track import ackermann_angles
 from sims.vehicles.params import Controls, VehicleParams, init_state, wheel_layout
 from sims.vehicles.road import on_road, wheel_positions
@@ -456,7 +456,8 @@ def settle(params: VehicleParams, state: FullState, iterations: int = 4) -> Full
 def init_full_state(params: VehicleParams, speed=0.0, **kw) -> FullState:
     """A :class:`FullState` rolling straight at ``speed`` [m/s] (keywords ``x, y, yaw, vy, yaw_rate`` as
     :func:`sims.vehicles.params.init_state`), settled on its suspension (:func:`settle`), each wheel at
-    ``omega = speed / Re`` at its load (free rolling): six passes of a Newton step and the spin update."""
+    ``omega = speed / Re`` at its load (free rolling): six passes of a Newton step and the spin update; with a
+    driveline, its :func:`~sims.vehicles.driveline.init_drive_state` at those spins and loads."""
     base = init_state(params, 4, speed, **kw)
     zero = jnp.zeros_like(base.vx)
     z4 = jnp.zeros_like(base.omega)
@@ -470,7 +471,11 @@ def init_full_state(params: VehicleParams, speed=0.0, **kw) -> FullState:
         loads = corners(p, st, Controls(), lay, heights).ft
         return st._replace(omega=base.vx[..., None] / core.rolling_radii(p, 4, st.omega, loads))
 
-    return jax.lax.fori_loop(0, 6, body, state)
+    state = jax.lax.fori_loop(0, 6, body, state)
+    if p.driveline is None:  # static (the pytree's structure)
+        return state
+    loads = corners(p, state, Controls(), lay, heights).ft
+    return state._replace(drive=driveline.init_drive_state(p, state.omega, loads))
 
 
 @dataclasses.dataclass(frozen=True)

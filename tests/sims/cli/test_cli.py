@@ -83,3 +83,17 @@ def test_tir_runs_the_monte_carlo_on_that_tire(tmp_path, capsys):
     b = [r["distance_m"] for r in csv.DictReader(open(tmp_path / "b" / "braking.csv"))]
     assert len(a) == 8 and a != b
     assert out["stats"].vehicles == ref["stats"].vehicles == 8
+
+
+def test_full_model_runs_the_default_monte_carlo(tmp_path, capsys):
+    """``python -m sims --model full``: the default braking Monte Carlo (from 100 km/h) on the 14-DOF full
+    vehicle (issue 26); the stopped cars on dry asphalt stop between ``v^2 / (2 g 1.3)`` and ``v^2 / (2 g 0.6)``
+    (the tire's peak friction bounds them; locked wheels slide at ~0.75)."""
+    main(["--model", "full", "--vehicles", "8", "--steps", "1200", "--surfaces", "asphalt_dry,ice", "--no-plot",
+          "--no-progress", "--fast-compile", "--seed", "0", "--out", str(tmp_path)])
+    assert "(full," in capsys.readouterr().out
+    rows = list(csv.DictReader(open(tmp_path / "braking.csv")))
+    assert len(rows) == 8
+    v = 100 / 3.6
+    dry = [float(r["distance_m"]) for r in rows if r["surface"] == "asphalt_dry" and r["stopped"] == "1"]
+    assert dry and all(v * v / (2 * 9.81 * 1.3) < d < v * v / (2 * 9.81 * 0.6) for d in dry), dry
