@@ -406,8 +406,9 @@ class WheelRows(NamedTuple):
     """What :func:`drive_torques` needs of each wheel state (lists, one value per wheel): spin ``omega``
     [rad/s], implicit inertia ``inertia`` ``D`` [kg m^2], frictionless torque ``torque`` ``tau`` [N m] (the
     tire's), effective rolling radius ``re`` [m], contact speed ``u`` [m/s] (wheel frame), torque arm
-    ``radius`` [m], brake share [-], lateral position ``y`` [m], the driver's brake command [-] and the load
-    ``fz`` [N] of one tire."""
+    ``radius`` [m], brake share [-], lateral position ``y`` [m], the driver's brake command [-], the load
+    ``fz`` [N] of one tire and the rolling-resistance torque ``t_rr`` [N m] the wheel's Coulomb friction adds
+    to its brake."""
 
     omega: list
     inertia: list
@@ -419,6 +420,7 @@ class WheelRows(NamedTuple):
     y: list
     brake: list
     fz: list
+    t_rr: list | None = None
 
 
 def init_drive_state(params, omega, loads: list, gear=None) -> DriveState:
@@ -482,10 +484,10 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
     s = ch.drive_split_front
     tx, centre = _centre(dl.centre, front, rear, s, td_prev[2], h)
 
-    # chassis controls: traction control (throttle limit, wheel brakes), stability control (wheel brakes)
+    # chassis controls: the traction control's engine torque limit (the brakes below, on this step's torques)
     drive_share = [s * 0.5, s * 0.5, (1.0 - s) * 0.5, (1.0 - s) * 0.5] if n == 4 else [s, 1.0 - s]
-    t_limit, brakes, cstate = chassis_controls.arbitrate(
-        dl.controls, ds.controls, ch, state, steer, rows, drive_share, h
+    t_limit, cstate = chassis_controls.engine_limit(
+        dl.controls, ds.controls, ch, rows, drive_share, (dl.front, dl.rear), h
     )
     thr = throttle
 
@@ -526,6 +528,8 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
     else:
         torques = [t_front, t_rear]
     w_c = centre.free + h * centre.q * t_out  # the carrier after the step
+    # each wheel's brake: the driver's (ABS), the traction control's on this step's torques, the ESC's
+    brakes, held = chassis_controls.arbitrate(dl.controls, ds.controls, ch, state, steer, rows, torques, drive_share, h)
 
     # automatic shift schedule on the gearbox input speed (the engine speed with the clutch closed)
     w_in = ratio * w_c
@@ -549,6 +553,11 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
         t_cl,
         # the traction control's feed-forward reads the drive torques averaged over two steps (a one-step-old
         # torque alone closed a loop that alternated from step to step)
-        cstate._replace(torque=0.5 * (ds.controls.torque + jnp.stack(jnp.broadcast_arrays(*torques), -1))),
+        cstate._replace(
+            torque=0.5 * (ds.controls.torque + jnp.stack(jnp.broadcast_arrays(*torques), -1)),
+            held=None
+            if ds.controls.held is None
+            else 0.5 * (ds.controls.held + jnp.stack(jnp.broadcast_arrays(*held), -1)),
+        ),
     )
     return torques, brakes, new

@@ -265,30 +265,41 @@ def test_split_mu_limited_slip_torque_bias(split):
     np.testing.assert_allclose(tbr, (1 + LSD_K) / (1 - LSD_K), rtol=0.02)
 
 
+def _peak_drive(tire, fz, surf, speed):
+    """Peak driving slip and friction of ``tire`` at load ``fz`` on ``surf`` by a dense scan of Fx over
+    0 <= kappa <= 0.5 (1e-4 steps): written here, independent of the controller's own peak search."""
+    kap = np.linspace(0.0, 0.5, 5001)
+    fx = np.asarray(tire_forces(tire, jnp.asarray(kap), 0.0, 0.0, jnp.asarray(fz), jnp.asarray(speed), surf).fx)
+    j = int(np.argmax(fx))
+    return kap[j], fx[j] / fz
+
+
 def _tc_check(params, tr, i):
-    """Driven (rear) wheel slip in its band after 0.3 s and the acceleration against the friction bound."""
+    """The driven (rear) wheels' slip over the controller's target (``target_slip`` x the tire's peak driving
+    slip on the surface under the wheel) from 0.3 s on, the acceleration and the friction bound: the sum over
+    the driven wheels of their tire's peak driving friction (dense scan at the wheel's mean load and the mean
+    speed) x the wheel's load at each step, over the mass."""
     p = jax.tree.map(lambda x: x[i], params._replace(tire_front=None, tire_rear=None, surfaces=None))
     p = p._replace(tire_front=params.tire_front, tire_rear=params.tire_rear, surfaces=params.surfaces)
     ch = p.chassis
     tc = p.driveline.controls.tc
     sel = slice(int(0.3 / DT), None)
     fz = tr["fz"][i][sel]
+    speed = float(tr["vx"][i][sel].mean())
     ids = np.asarray(ch.surface_ids)
     tire = scale_tire(p.tire_rear, *ch.tire_scale_rear)
     slips, bounds = [], 0.0
     for k in (2, 3):
         surf = lookup(p.surfaces, jnp.asarray(ids[k]))
-        k_pk, mu_pk = (float(a) for a in peak_braking(tire, jnp.asarray(fz[:, k].mean()), surf, driving=True))
-        target = float(tc.target_slip) * k_pk
-        slips.append(tr["kappa"][i][sel][:, k] / target)  # the slip the tire works at over its target
+        k_pk, mu_pk = _peak_drive(tire, float(fz[:, k].mean()), surf, speed)
+        slips.append(tr["kappa"][i][sel][:, k] / (float(tc.target_slip) * k_pk))  # the tire's slip over its target
         bounds = bounds + mu_pk * fz[:, k]  # the peak friction at the mean load (load sensitivity: < 1 %)
-    a_bound = bounds / float(ch.mass)
-    return np.stack(slips, 1), tr["ax"][i][sel], a_bound
+    return np.stack(slips, 1), tr["ax"][i][sel], bounds / float(ch.mass)
 
 
 def test_traction_control_ice(split):
-    """Ice under all four wheels: the driven wheels' slip within +-50 % of the target from 0.3 s, the
-    acceleration at least 90 % of the tires' peak friction bound."""
+    """Ice under all four wheels (open rear differential): the driven wheels' slip within +-50 % of the
+    target from 0.3 s on, the acceleration at least 90 % of the tires' peak friction bound."""
     params, tr = split
     rel, ax, bound = _tc_check(params, tr, 3)
     assert np.all(np.abs(rel - 1.0) <= 0.5)
@@ -296,16 +307,15 @@ def test_traction_control_ice(split):
 
 
 def test_traction_control_split_mu(split):
-    """Split-mu with the sports car's limited-slip differential: the ice wheel's slip is on its target band
-    on the median and the acceleration reaches 85 % of the friction bound.  The issue's criteria are not
-    fully met here (so this test pins what is): the ice wheel's slip overshoots its band for ~0.3 s after
-    the first 0.3 s, and the acceleration is ~88 % of the bound (the dry wheel runs below its target slip
-    while the brake holds the ice wheel)."""
+    """Split-mu (left wheels on ice, right on dry asphalt) with the sports car's limited-slip differential:
+    both driven wheels' slip within +-50 % of their own targets from 0.3 s on (the ice wheel held by its
+    brake, the dry one by the engine loop), the acceleration at least 90 % of the friction bound (ice
+    wheel's plus dry wheel's peak force)."""
     params, tr = split
     rel, ax, bound = _tc_check(params, tr, 4)
-    assert abs(np.median(rel[:, 0]) - 1.0) <= 0.5
-    assert abs(np.median(rel[:, 1]) - 1.0) <= 0.5
-    assert ax.mean() >= 0.85 * bound.mean()
+    assert np.all(np.abs(rel - 1.0) <= 0.5)
+    assert ax.mean() >= 0.9 * bound.mean()
+    assert bound.mean() > 3.0 * _tc_check(params, tr, 3)[2].mean()  # the dry wheel's grip counts, not twice the ice
 
 
 # ------------------------------------------------------------------------------------------ coast-down
