@@ -167,7 +167,8 @@ def init_state(params, omega, loads: list) -> ControlsState:
     table = [jnp.stack([p[j] for p in peaks], axis=-2) for j in (0, 1)]
     radius = [ch.wheel_radius_front] * (n // 2) + [ch.wheel_radius_rear] * (n // 2)
     speed = omega * jnp.stack(jnp.broadcast_arrays(*radius), -1)  # rolling: no acceleration at the start
-    return ControlsState(z + 1.0, jnp.zeros_like(omega), jnp.zeros_like(omega), *table, speed, jnp.zeros_like(omega))
+    zeros = jnp.zeros_like(omega)
+    return ControlsState(z + 1.0, zeros, zeros, table[0], table[1], speed, zeros)
 
 
 def _axle_min(e: list) -> list:
