@@ -22,6 +22,7 @@ from jaxtire.validation import ValidationError
 from sims.drivers import Constant
 from sims.run.fleet import make_fleet
 from sims.vehicles import double_track, presets
+from sims.vehicles.controls import RANGES as CONTROL_RANGES
 from sims.vehicles.controls import ChassisControls, StabilityControl, TractionControl
 from sims.vehicles.driveline import (
     RANGES,
@@ -393,6 +394,19 @@ def test_every_parameter_validated(field):
         broken = dl._replace(**{part: obj._replace(**{name: value})})
         with pytest.raises(ValidationError, match=name):
             make_driveline(broken.engine, broken.gearbox, broken.front, broken.rear, broken.centre)
+
+
+@pytest.mark.parametrize("field", sorted(CONTROL_RANGES))
+def test_every_control_parameter_validated(field):
+    """Each traction / stability control field outside its range raises a ValidationError naming it."""
+    dl = presets.get_driveline("hatchback")
+    lo, hi, lo_incl, hi_incl = CONTROL_RANGES[field]
+    bad = hi * 2 + 1 if hi > 0 else lo - 1.0
+    part, _, name = field.partition(".")
+    c = ChassisControls()
+    c = c._replace(**{part: getattr(c, part)._replace(**{name: bad})})
+    with pytest.raises(ValidationError, match=f"controls.{part}.{name}"):
+        make_driveline(dl.engine, dl.gearbox, controls=c)
 
 
 def test_consistency_rules_and_units():
