@@ -106,7 +106,10 @@ class Gearbox(NamedTuple):
     [rad/s] gearbox input speed of an upshift at full / zero throttle, ``downshift_speed`` [rad/s],
     ``shift_time`` [s] of torque interruption, ``automatic`` (1: the shift schedule; 0: hold the gear),
     ``clutch_capacity`` [N m] of the launch clutch, ``clutch_engage_speed`` [rad/s] engine speed at which
-    it is fully closed (capacity ``C_max ((w_e - w_idle) / (w_engage - w_idle))^2``, clipped to [0, 1])."""
+    it is fully closed (capacity ``C_max ((w_e - w_idle) / (w_engage - w_idle))^2``, clipped to [0, 1]);
+    a torque converter instead of the launch clutch below ``lockup_speed`` [rad/s] of the gearbox input when
+    ``converter_k`` ``K0`` [rad/s / sqrt(N m)] > 0 (the capacity factor at stall), with the stall torque ratio
+    ``converter_ratio`` [-] and the ``coupling_point`` [-] speed ratio (:func:`torque_converter`)."""
 
     ratios: Any
     efficiency: Any
@@ -121,6 +124,10 @@ class Gearbox(NamedTuple):
     automatic: Any
     clutch_capacity: Any
     clutch_engage_speed: Any
+    converter_k: Any = 0.0
+    converter_ratio: Any = 2.0
+    coupling_point: Any = 0.85
+    lockup_speed: Any = 0.0
 
 
 class Differential(NamedTuple):
@@ -198,6 +205,10 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "gearbox.automatic": _FLAG,
     "gearbox.clutch_capacity": (0.0, 1e6, False, True),
     "gearbox.clutch_engage_speed": (0.0, 1e5, True, True),
+    "gearbox.converter_k": (0.0, 1e4, True, True),
+    "gearbox.converter_ratio": (1.0, 5.0, True, True),
+    "gearbox.coupling_point": (0.0, 1.0, False, False),
+    "gearbox.lockup_speed": (0.0, 1e5, True, True),
     "preload": (0.0, 1e6, True, True),
     "locking_power": _K,
     "locking_coast": _K,
@@ -363,6 +374,28 @@ def clutch_capacity(e: Engine, g: Gearbox, speed):
     return g.clutch_capacity * jnp.where(span > 0, x * x, 1.0)
 
 
+def torque_converter(g: Gearbox, engine_speed, turbine_speed):
+    """Torque converter (``g.converter_k > 0``): ``(pump torque [N m], turbine torque [N m], open)`` at the
+    engine (pump) and gearbox-input (turbine) speeds [rad/s]; ``open`` where it acts (below ``lockup_speed``;
+    above, the lock-up clutch: the launch clutch's path).  With the speed ratio ``SR = clip(w_t / w_e, 0, 1)``::
+
+        T_p = f(SR) (w_e / K0)^2,   f = 1 for SR <= SR_c, (1 - SR) / (1 - SR_c) above (no torque at SR = 1)
+        T_t = TR(SR) T_p,           TR = TR0 + (1 - TR0) min(SR / SR_c, 1)
+
+    (``K0`` ``converter_k``, ``TR0`` ``converter_ratio``, ``SR_c`` ``coupling_point``): the capacity factor
+    ``K = w_e / sqrt(T_p)`` is ``K0`` up to the coupling point and the torque ratio falls linearly from the
+    stall value to 1 there (the usual shape of a converter's characteristics); at stall the engine runs
+    where ``T_e(w) = (w / K0)^2`` (the stall speed) and the turbine gives ``TR0 T_e``."""
+    k = jnp.where(g.converter_k > 0.0, g.converter_k, 1.0)
+    w_e = jnp.maximum(engine_speed, 0.0)
+    sr = jnp.clip(turbine_speed / jnp.maximum(w_e, 1e-3), 0.0, 1.0)
+    f = jnp.clip((1.0 - sr) / (1.0 - g.coupling_point), 0.0, 1.0)
+    t_p = f * (w_e / k) ** 2
+    tr = g.converter_ratio + (1.0 - g.converter_ratio) * jnp.minimum(sr / g.coupling_point, 1.0)
+    active = (g.converter_k > 0.0) & (jnp.abs(turbine_speed) < g.lockup_speed)
+    return t_p, tr * t_p, active
+
+
 def coupling(slip, a, cap, viscous):
     """Torque [N m] of an implicit friction + viscous coupling (module docstring): the free relative speed
     ``slip`` [rad/s] after the step, ``a`` [rad/s per N m] its response to the coupling torque, capacity
@@ -505,15 +538,20 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
     regen = jnp.minimum(e.regen_torque, e.regen_power / jnp.maximum(jnp.abs(ds.engine_speed), 1e-3))
     t_e = t_e - jnp.clip(brake_mean, 0.0, 1.0) * regen * (jnp.abs(thr) <= 0.0)
     t_e = jnp.where(shifting, 0.0, t_e)
+    # a torque converter below its lock-up speed (not while shifting): explicit at the start-of-step speeds
+    t_p, t_t, conv = torque_converter(g, ds.engine_speed, ratio * centre.free)
+    conv = conv & ~shifting
+    mult = jnp.where(conv, t_t / jnp.maximum(t_p, 1e-9), 1.0)  # the converter's torque ratio
     # traction control: a positive engine torque is cut to the wheel torque limit (torque-based engine control)
-    t_e = jnp.where(t_e > 0.0, jnp.minimum(t_e, t_limit / jnp.abs(ratio * eta)), t_e)
+    t_e = jnp.where(t_e > 0.0, jnp.minimum(t_e, t_limit / jnp.abs(ratio * eta * mult)), t_e)
     eff = jnp.where(t_e >= 0.0, eta, 1.0 / eta)
     q_g = eff * ratio * ratio * centre.q
     w_e_free = ds.engine_speed + h * t_e / e.inertia
     cap = jnp.where(shifting, 0.0, clutch_capacity(e, g, ds.engine_speed))
     a_cl = h * (1.0 / e.inertia + q_g)
     t_cl = jnp.clip((w_e_free - ratio * centre.free) / a_cl, -cap, jnp.minimum(cap, jnp.maximum(t_e, 0.0)))
-    w_e = w_e_free - h * t_cl / e.inertia
+    w_e = jnp.where(conv, w_e_free - h * t_p / e.inertia, w_e_free - h * t_cl / e.inertia)
+    t_cl = jnp.where(conv, t_t, t_cl)
     t_out = eff * ratio * t_cl
 
     # torques down the tree; the couplings once more with this step's input torques (their capacity and
@@ -540,7 +578,8 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
     new_gear = gear + up.astype(gear.dtype) - down.astype(gear.dtype)
     timer = jnp.where(up | down, g.shift_time, jnp.maximum(ds.shift_timer - h, 0.0))
     new_ratio, _ = gear_ratio(g, new_gear)
-    # while shifting the engine is rev-matched to the new gear; the governor holds idle; the limiter caps it
+    # while shifting the engine is rev-matched to the new gear (the converter's slip is lost there); the governor
+    # holds idle; the limiter caps it
     w_e = jnp.where(shifting | up | down, new_ratio * w_c, w_e)
     w_e = jnp.clip(w_e, e.idle_speed, 1.05 * e.max_speed)
     new = DriveState(

@@ -34,6 +34,7 @@ from sims.vehicles.driveline import (
     gear_ratio,
     make_driveline,
     rpm,
+    torque_converter,
 )
 from sims.vehicles.grip import peak_braking
 from tests.sims.conftest import FAST, roll
@@ -346,6 +347,49 @@ def test_coast_down_engine_braking(no_rr_table):
     assert np.all(tr["gear"] == 3.0)
     assert tr["ax"][win].mean() == pytest.approx(expected.mean(), rel=0.02)
     assert expected.mean() < -0.1  # engine braking, not nothing (~0.18 m/s^2 in third at 60 km/h)
+
+
+# ------------------------------------------------------------------------------------------ torque converter
+def test_torque_converter_stall():
+    """A converter instead of the launch clutch (K0 = 18 rad/s/sqrt(N m), stall torque ratio 1.5), the car
+    held on its brakes at full throttle: the engine settles at the stall speed where the full-load torque
+    meets the pump's, T_full(w) = (w / K0)^2 (the hatchback's flat 200 N m: w = 18 sqrt(200) = 254.6 rad/s,
+    2431 rpm), and the wheels get TR0 x 200 N m x first gear x efficiency (by hand, within 1 %)."""
+    p = presets.get("hatchback", driveline=True)
+    k0, tr0 = 18.0, 1.5
+    g = p.driveline.gearbox._replace(
+        converter_k=jnp.float32(k0), converter_ratio=jnp.float32(tr0), lockup_speed=jnp.float32(rpm(1500.0))
+    )
+    p = p._replace(driveline=p.driveline._replace(gearbox=g))
+    s0 = double_track.MODEL.init_state(p, 0.0)
+    res = roll(p, s0, Constant(throttle=1.0, brake=1.0), int(1.0 / DT), dt=DT, record=_record)
+    tr = jax.tree.map(np.asarray, res.trajectory)
+    w_stall = k0 * math.sqrt(200.0)
+    assert tr["w_e"][-1] == pytest.approx(w_stall, rel=0.005)
+    G, eta = (float(v) for v in gear_ratio(g, 1.0))
+    assert tr["torque"][-1].sum() == pytest.approx(tr0 * 200.0 * G * eta, rel=0.01)
+    assert abs(tr["vx"][-1]) < 1e-3  # held
+
+
+def test_torque_converter_curves_and_gradients():
+    """The characteristics by hand (stall: T_p = (w/K0)^2, T_t = TR0 T_p; coupling point: TR = 1; SR = 1: no
+    torque) and finite gradients everywhere, matching central differences, including a stopped engine."""
+    g = presets.get_driveline("hatchback").gearbox._replace(
+        converter_k=jnp.float32(18.0), converter_ratio=jnp.float32(2.0), lockup_speed=jnp.float32(1e3)
+    )
+    tp, tt, on = torque_converter(g, 200.0, 0.0)
+    assert float(tp) == pytest.approx((200.0 / 18.0) ** 2, rel=1e-5) and float(tt) == pytest.approx(2.0 * float(tp))
+    tp, tt, _ = torque_converter(g, 200.0, 0.85 * 200.0)
+    assert float(tt) == pytest.approx(float(tp), rel=1e-5)
+    assert float(torque_converter(g, 200.0, 200.0)[1]) == pytest.approx(0.0, abs=1e-6) and bool(on)
+    f = lambda k, we, wt: torque_converter(g._replace(converter_k=k), we, wt)[1]  # noqa: E731
+    for we, wt in ((200.0, 0.0), (200.0, 100.0), (200.0, 190.0), (0.0, 0.0), (100.0, -5.0)):
+        grads = jax.grad(f, argnums=(0, 1, 2))(jnp.float32(18.0), jnp.float32(we), jnp.float32(wt))
+        assert all(np.isfinite(float(v)) for v in grads)
+        eps = 1e-2
+        fd = (float(f(18.0, we + eps, wt)) - float(f(18.0, we - eps, wt))) / (2 * eps)
+        if we > 1.0:
+            assert float(grads[1]) == pytest.approx(fd, rel=1e-2, abs=1e-3)
 
 
 # ------------------------------------------------------------------------------------------ ESC
