@@ -1,4 +1,4 @@
-"""Drivelines: engine or electric motor, launch clutch, automatic gearbox, differentials.
+"""Drivelines: engine or electric motor, launch clutch or torque converter, automatic gearbox, differentials.
 
 Optional: :attr:`sims.vehicles.params.VehicleParams.driveline` ``None`` keeps the chassis' one-number
 drive (``max_drive_torque`` faded by ``max_power``, open differentials); a :class:`Driveline` replaces
@@ -13,6 +13,8 @@ Torque path (engine speed ``w_e``, gearbox input ``w_g``, centre carrier ``w_c``
              (w_engage - w_idle), 0, 1) (0 while shifting): the clutch is controlled never to pass more than
              the engine's torque forwards, so a slipping engine revs up to where C = T_e (the launch) and an
              engine a little faster than its gearbox after a shift does not unload its inertia into the wheels
+    (or a torque converter below its lock-up speed, :func:`torque_converter`: I_e dw_e/dt = T_e - T_pump,
+             the gearbox gets the turbine torque TR(SR) T_pump; explicit at the start-of-step speeds)
     gearbox  w_g = G w_c,  G = ratio[gear] final_drive (reverse: -reverse_ratio final_drive)
              T_out = G eta T_cl when the engine drives (T_e >= 0), G T_cl / eta when it is driven (engine braking)
     centre   T_front = s T_out - T_x,  T_rear = (1 - s) T_out + T_x,  w_c = s w_f + (1 - s) w_r  (s = drive_split_front)
