@@ -724,6 +724,7 @@ def _driveline_wheels(params: VehicleParams, state: VehicleState, controls: Cont
         each(w.y),
         each(w.brake),
         each(w.fz),
+        each(rows.t_rr),
     )
     steer = jnp.clip(controls.steer, -ch.max_steer, ch.max_steer)
     torques, brakes, new = driveline.drive_torques(

@@ -1,4 +1,4 @@
-"""Drivelines: engine or electric motor, launch clutch, automatic gearbox, differentials.
+"""Drivelines: engine or electric motor, launch clutch or torque converter, automatic gearbox, differentials.
 
 Optional: :attr:`sims.vehicles.params.VehicleParams.driveline` ``None`` keeps the chassis' one-number
 drive (``max_drive_torque`` faded by ``max_power``, open differentials); a :class:`Driveline` replaces
@@ -13,6 +13,8 @@ Torque path (engine speed ``w_e``, gearbox input ``w_g``, centre carrier ``w_c``
              (w_engage - w_idle), 0, 1) (0 while shifting): the clutch is controlled never to pass more than
              the engine's torque forwards, so a slipping engine revs up to where C = T_e (the launch) and an
              engine a little faster than its gearbox after a shift does not unload its inertia into the wheels
+    (or a torque converter below its lock-up speed, :func:`torque_converter`: I_e dw_e/dt = T_e - T_pump,
+             the gearbox gets the turbine torque TR(SR) T_pump; explicit at the start-of-step speeds)
     gearbox  w_g = G w_c,  G = ratio[gear] final_drive (reverse: -reverse_ratio final_drive)
              T_out = G eta T_cl when the engine drives (T_e >= 0), G T_cl / eta when it is driven (engine braking)
     centre   T_front = s T_out - T_x,  T_rear = (1 - s) T_out + T_x,  w_c = s w_f + (1 - s) w_r  (s = drive_split_front)
@@ -106,7 +108,10 @@ class Gearbox(NamedTuple):
     [rad/s] gearbox input speed of an upshift at full / zero throttle, ``downshift_speed`` [rad/s],
     ``shift_time`` [s] of torque interruption, ``automatic`` (1: the shift schedule; 0: hold the gear),
     ``clutch_capacity`` [N m] of the launch clutch, ``clutch_engage_speed`` [rad/s] engine speed at which
-    it is fully closed (capacity ``C_max ((w_e - w_idle) / (w_engage - w_idle))^2``, clipped to [0, 1])."""
+    it is fully closed (capacity ``C_max ((w_e - w_idle) / (w_engage - w_idle))^2``, clipped to [0, 1]);
+    a torque converter instead of the launch clutch below ``lockup_speed`` [rad/s] of the gearbox input when
+    ``converter_k`` ``K0`` [rad/s / sqrt(N m)] > 0 (the capacity factor at stall), with the stall torque ratio
+    ``converter_ratio`` [-] and the ``coupling_point`` [-] speed ratio (:func:`torque_converter`)."""
 
     ratios: Any
     efficiency: Any
@@ -121,6 +126,10 @@ class Gearbox(NamedTuple):
     automatic: Any
     clutch_capacity: Any
     clutch_engage_speed: Any
+    converter_k: Any = 0.0
+    converter_ratio: Any = 2.0
+    coupling_point: Any = 0.85
+    lockup_speed: Any = 0.0
 
 
 class Differential(NamedTuple):
@@ -198,6 +207,10 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "gearbox.automatic": _FLAG,
     "gearbox.clutch_capacity": (0.0, 1e6, False, True),
     "gearbox.clutch_engage_speed": (0.0, 1e5, True, True),
+    "gearbox.converter_k": (0.0, 1e4, True, True),
+    "gearbox.converter_ratio": (1.0, 5.0, True, True),
+    "gearbox.coupling_point": (0.0, 1.0, False, False),
+    "gearbox.lockup_speed": (0.0, 1e5, True, True),
     "preload": (0.0, 1e6, True, True),
     "locking_power": _K,
     "locking_coast": _K,
@@ -363,6 +376,28 @@ def clutch_capacity(e: Engine, g: Gearbox, speed):
     return g.clutch_capacity * jnp.where(span > 0, x * x, 1.0)
 
 
+def torque_converter(g: Gearbox, engine_speed, turbine_speed):
+    """Torque converter (``g.converter_k > 0``): ``(pump torque [N m], turbine torque [N m], open)`` at the
+    engine (pump) and gearbox-input (turbine) speeds [rad/s]; ``open`` where it acts (below ``lockup_speed``;
+    above, the lock-up clutch: the launch clutch's path).  With the speed ratio ``SR = clip(w_t / w_e, 0, 1)``::
+
+        T_p = f(SR) (w_e / K0)^2,   f = 1 for SR <= SR_c, (1 - SR) / (1 - SR_c) above (no torque at SR = 1)
+        T_t = TR(SR) T_p,           TR = TR0 + (1 - TR0) min(SR / SR_c, 1)
+
+    (``K0`` ``converter_k``, ``TR0`` ``converter_ratio``, ``SR_c`` ``coupling_point``): the capacity factor
+    ``K = w_e / sqrt(T_p)`` is ``K0`` up to the coupling point and the torque ratio falls linearly from the
+    stall value to 1 there (the usual shape of a converter's characteristics); at stall the engine runs
+    where ``T_e(w) = (w / K0)^2`` (the stall speed) and the turbine gives ``TR0 T_e``."""
+    k = jnp.where(g.converter_k > 0.0, g.converter_k, 1.0)
+    w_e = jnp.maximum(engine_speed, 0.0)
+    sr = jnp.clip(turbine_speed / jnp.maximum(w_e, 1e-3), 0.0, 1.0)
+    f = jnp.clip((1.0 - sr) / (1.0 - g.coupling_point), 0.0, 1.0)
+    t_p = f * (w_e / k) ** 2
+    tr = g.converter_ratio + (1.0 - g.converter_ratio) * jnp.minimum(sr / g.coupling_point, 1.0)
+    active = (g.converter_k > 0.0) & (jnp.abs(turbine_speed) < g.lockup_speed)
+    return t_p, tr * t_p, active
+
+
 def coupling(slip, a, cap, viscous):
     """Torque [N m] of an implicit friction + viscous coupling (module docstring): the free relative speed
     ``slip`` [rad/s] after the step, ``a`` [rad/s per N m] its response to the coupling torque, capacity
@@ -406,8 +441,9 @@ class WheelRows(NamedTuple):
     """What :func:`drive_torques` needs of each wheel state (lists, one value per wheel): spin ``omega``
     [rad/s], implicit inertia ``inertia`` ``D`` [kg m^2], frictionless torque ``torque`` ``tau`` [N m] (the
     tire's), effective rolling radius ``re`` [m], contact speed ``u`` [m/s] (wheel frame), torque arm
-    ``radius`` [m], brake share [-], lateral position ``y`` [m], the driver's brake command [-] and the load
-    ``fz`` [N] of one tire."""
+    ``radius`` [m], brake share [-], lateral position ``y`` [m], the driver's brake command [-], the load
+    ``fz`` [N] of one tire and the rolling-resistance torque ``t_rr`` [N m] the wheel's Coulomb friction adds
+    to its brake."""
 
     omega: list
     inertia: list
@@ -419,6 +455,7 @@ class WheelRows(NamedTuple):
     y: list
     brake: list
     fz: list
+    t_rr: list | None = None
 
 
 def init_drive_state(params, omega, loads: list, gear=None) -> DriveState:
@@ -482,10 +519,10 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
     s = ch.drive_split_front
     tx, centre = _centre(dl.centre, front, rear, s, td_prev[2], h)
 
-    # chassis controls: traction control (throttle limit, wheel brakes), stability control (wheel brakes)
+    # chassis controls: the traction control's engine torque limit (the brakes below, on this step's torques)
     drive_share = [s * 0.5, s * 0.5, (1.0 - s) * 0.5, (1.0 - s) * 0.5] if n == 4 else [s, 1.0 - s]
-    t_limit, brakes, cstate = chassis_controls.arbitrate(
-        dl.controls, ds.controls, ch, state, steer, rows, drive_share, h
+    t_limit, cstate = chassis_controls.engine_limit(
+        dl.controls, ds.controls, ch, rows, drive_share, (dl.front, dl.rear), h
     )
     thr = throttle
 
@@ -503,15 +540,20 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
     regen = jnp.minimum(e.regen_torque, e.regen_power / jnp.maximum(jnp.abs(ds.engine_speed), 1e-3))
     t_e = t_e - jnp.clip(brake_mean, 0.0, 1.0) * regen * (jnp.abs(thr) <= 0.0)
     t_e = jnp.where(shifting, 0.0, t_e)
+    # a torque converter below its lock-up speed (not while shifting): explicit at the start-of-step speeds
+    t_p, t_t, conv = torque_converter(g, ds.engine_speed, ratio * centre.free)
+    conv = conv & ~shifting
+    mult = jnp.where(conv, t_t / jnp.maximum(t_p, 1e-9), 1.0)  # the converter's torque ratio
     # traction control: a positive engine torque is cut to the wheel torque limit (torque-based engine control)
-    t_e = jnp.where(t_e > 0.0, jnp.minimum(t_e, t_limit / jnp.abs(ratio * eta)), t_e)
+    t_e = jnp.where(t_e > 0.0, jnp.minimum(t_e, t_limit / jnp.abs(ratio * eta * mult)), t_e)
     eff = jnp.where(t_e >= 0.0, eta, 1.0 / eta)
     q_g = eff * ratio * ratio * centre.q
     w_e_free = ds.engine_speed + h * t_e / e.inertia
     cap = jnp.where(shifting, 0.0, clutch_capacity(e, g, ds.engine_speed))
     a_cl = h * (1.0 / e.inertia + q_g)
     t_cl = jnp.clip((w_e_free - ratio * centre.free) / a_cl, -cap, jnp.minimum(cap, jnp.maximum(t_e, 0.0)))
-    w_e = w_e_free - h * t_cl / e.inertia
+    w_e = jnp.where(conv, w_e_free - h * t_p / e.inertia, w_e_free - h * t_cl / e.inertia)
+    t_cl = jnp.where(conv, t_t, t_cl)
     t_out = eff * ratio * t_cl
 
     # torques down the tree; the couplings once more with this step's input torques (their capacity and
@@ -526,6 +568,8 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
     else:
         torques = [t_front, t_rear]
     w_c = centre.free + h * centre.q * t_out  # the carrier after the step
+    # each wheel's brake: the driver's (ABS), the traction control's on this step's torques, the ESC's
+    brakes, held = chassis_controls.arbitrate(dl.controls, ds.controls, ch, state, steer, rows, torques, drive_share, h)
 
     # automatic shift schedule on the gearbox input speed (the engine speed with the clutch closed)
     w_in = ratio * w_c
@@ -536,7 +580,8 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
     new_gear = gear + up.astype(gear.dtype) - down.astype(gear.dtype)
     timer = jnp.where(up | down, g.shift_time, jnp.maximum(ds.shift_timer - h, 0.0))
     new_ratio, _ = gear_ratio(g, new_gear)
-    # while shifting the engine is rev-matched to the new gear; the governor holds idle; the limiter caps it
+    # while shifting the engine is rev-matched to the new gear (the converter's slip is lost there); the governor
+    # holds idle; the limiter caps it
     w_e = jnp.where(shifting | up | down, new_ratio * w_c, w_e)
     w_e = jnp.clip(w_e, e.idle_speed, 1.05 * e.max_speed)
     new = DriveState(
@@ -549,6 +594,11 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
         t_cl,
         # the traction control's feed-forward reads the drive torques averaged over two steps (a one-step-old
         # torque alone closed a loop that alternated from step to step)
-        cstate._replace(torque=0.5 * (ds.controls.torque + jnp.stack(jnp.broadcast_arrays(*torques), -1))),
+        cstate._replace(
+            torque=0.5 * (ds.controls.torque + jnp.stack(jnp.broadcast_arrays(*torques), -1)),
+            held=None
+            if ds.controls.held is None
+            else 0.5 * (ds.controls.held + jnp.stack(jnp.broadcast_arrays(*held), -1)),
+        ),
     )
     return torques, brakes, new

@@ -22,6 +22,7 @@ from jaxtire.validation import ValidationError
 from sims.drivers import Constant
 from sims.run.fleet import make_fleet
 from sims.vehicles import double_track, presets
+from sims.vehicles.controls import RANGES as CONTROL_RANGES
 from sims.vehicles.controls import ChassisControls, StabilityControl, TractionControl
 from sims.vehicles.driveline import (
     RANGES,
@@ -33,6 +34,7 @@ from sims.vehicles.driveline import (
     gear_ratio,
     make_driveline,
     rpm,
+    torque_converter,
 )
 from sims.vehicles.grip import peak_braking
 from tests.sims.conftest import FAST, roll
@@ -265,30 +267,41 @@ def test_split_mu_limited_slip_torque_bias(split):
     np.testing.assert_allclose(tbr, (1 + LSD_K) / (1 - LSD_K), rtol=0.02)
 
 
+def _peak_drive(tire, fz, surf, speed):
+    """Peak driving slip and friction of ``tire`` at load ``fz`` on ``surf`` by a dense scan of Fx over
+    0 <= kappa <= 0.5 (1e-4 steps): written here, independent of the controller's own peak search."""
+    kap = np.linspace(0.0, 0.5, 5001)
+    fx = np.asarray(tire_forces(tire, jnp.asarray(kap), 0.0, 0.0, jnp.asarray(fz), jnp.asarray(speed), surf).fx)
+    j = int(np.argmax(fx))
+    return kap[j], fx[j] / fz
+
+
 def _tc_check(params, tr, i):
-    """Driven (rear) wheel slip in its band after 0.3 s and the acceleration against the friction bound."""
+    """The driven (rear) wheels' slip over the controller's target (``target_slip`` x the tire's peak driving
+    slip on the surface under the wheel) from 0.3 s on, the acceleration and the friction bound: the sum over
+    the driven wheels of their tire's peak driving friction (dense scan at the wheel's mean load and the mean
+    speed) x the wheel's load at each step, over the mass."""
     p = jax.tree.map(lambda x: x[i], params._replace(tire_front=None, tire_rear=None, surfaces=None))
     p = p._replace(tire_front=params.tire_front, tire_rear=params.tire_rear, surfaces=params.surfaces)
     ch = p.chassis
     tc = p.driveline.controls.tc
     sel = slice(int(0.3 / DT), None)
     fz = tr["fz"][i][sel]
+    speed = float(tr["vx"][i][sel].mean())
     ids = np.asarray(ch.surface_ids)
     tire = scale_tire(p.tire_rear, *ch.tire_scale_rear)
     slips, bounds = [], 0.0
     for k in (2, 3):
         surf = lookup(p.surfaces, jnp.asarray(ids[k]))
-        k_pk, mu_pk = (float(a) for a in peak_braking(tire, jnp.asarray(fz[:, k].mean()), surf, driving=True))
-        target = float(tc.target_slip) * k_pk
-        slips.append(tr["kappa"][i][sel][:, k] / target)  # the slip the tire works at over its target
+        k_pk, mu_pk = _peak_drive(tire, float(fz[:, k].mean()), surf, speed)
+        slips.append(tr["kappa"][i][sel][:, k] / (float(tc.target_slip) * k_pk))  # the tire's slip over its target
         bounds = bounds + mu_pk * fz[:, k]  # the peak friction at the mean load (load sensitivity: < 1 %)
-    a_bound = bounds / float(ch.mass)
-    return np.stack(slips, 1), tr["ax"][i][sel], a_bound
+    return np.stack(slips, 1), tr["ax"][i][sel], bounds / float(ch.mass)
 
 
 def test_traction_control_ice(split):
-    """Ice under all four wheels: the driven wheels' slip within +-50 % of the target from 0.3 s, the
-    acceleration at least 90 % of the tires' peak friction bound."""
+    """Ice under all four wheels (open rear differential): the driven wheels' slip within +-50 % of the
+    target from 0.3 s on, the acceleration at least 90 % of the tires' peak friction bound."""
     params, tr = split
     rel, ax, bound = _tc_check(params, tr, 3)
     assert np.all(np.abs(rel - 1.0) <= 0.5)
@@ -296,16 +309,15 @@ def test_traction_control_ice(split):
 
 
 def test_traction_control_split_mu(split):
-    """Split-mu with the sports car's limited-slip differential: the ice wheel's slip is on its target band
-    on the median and the acceleration reaches 85 % of the friction bound.  The issue's criteria are not
-    fully met here (so this test pins what is): the ice wheel's slip overshoots its band for ~0.3 s after
-    the first 0.3 s, and the acceleration is ~88 % of the bound (the dry wheel runs below its target slip
-    while the brake holds the ice wheel)."""
+    """Split-mu (left wheels on ice, right on dry asphalt) with the sports car's limited-slip differential:
+    both driven wheels' slip within +-50 % of their own targets from 0.3 s on (the ice wheel held by its
+    brake, the dry one by the engine loop), the acceleration at least 90 % of the friction bound (ice
+    wheel's plus dry wheel's peak force)."""
     params, tr = split
     rel, ax, bound = _tc_check(params, tr, 4)
-    assert abs(np.median(rel[:, 0]) - 1.0) <= 0.5
-    assert abs(np.median(rel[:, 1]) - 1.0) <= 0.5
-    assert ax.mean() >= 0.85 * bound.mean()
+    assert np.all(np.abs(rel - 1.0) <= 0.5)
+    assert ax.mean() >= 0.9 * bound.mean()
+    assert bound.mean() > 3.0 * _tc_check(params, tr, 3)[2].mean()  # the dry wheel's grip counts, not twice the ice
 
 
 # ------------------------------------------------------------------------------------------ coast-down
@@ -335,6 +347,49 @@ def test_coast_down_engine_braking(no_rr_table):
     assert np.all(tr["gear"] == 3.0)
     assert tr["ax"][win].mean() == pytest.approx(expected.mean(), rel=0.02)
     assert expected.mean() < -0.1  # engine braking, not nothing (~0.18 m/s^2 in third at 60 km/h)
+
+
+# ------------------------------------------------------------------------------------------ torque converter
+def test_torque_converter_stall():
+    """A converter instead of the launch clutch (K0 = 18 rad/s/sqrt(N m), stall torque ratio 1.5), the car
+    held on its brakes at full throttle: the engine settles at the stall speed where the full-load torque
+    meets the pump's, T_full(w) = (w / K0)^2 (the hatchback's flat 200 N m: w = 18 sqrt(200) = 254.6 rad/s,
+    2431 rpm), and the wheels get TR0 x 200 N m x first gear x efficiency (by hand, within 1 %)."""
+    p = presets.get("hatchback", driveline=True)
+    k0, tr0 = 18.0, 1.5
+    g = p.driveline.gearbox._replace(
+        converter_k=jnp.float32(k0), converter_ratio=jnp.float32(tr0), lockup_speed=jnp.float32(rpm(1500.0))
+    )
+    p = p._replace(driveline=p.driveline._replace(gearbox=g))
+    s0 = double_track.MODEL.init_state(p, 0.0)
+    res = roll(p, s0, Constant(throttle=1.0, brake=1.0), int(1.0 / DT), dt=DT, record=_record)
+    tr = jax.tree.map(np.asarray, res.trajectory)
+    w_stall = k0 * math.sqrt(200.0)
+    assert tr["w_e"][-1] == pytest.approx(w_stall, rel=0.005)
+    G, eta = (float(v) for v in gear_ratio(g, 1.0))
+    assert tr["torque"][-1].sum() == pytest.approx(tr0 * 200.0 * G * eta, rel=0.01)
+    assert abs(tr["vx"][-1]) < 1e-3  # held
+
+
+def test_torque_converter_curves_and_gradients():
+    """The characteristics by hand (stall: T_p = (w/K0)^2, T_t = TR0 T_p; coupling point: TR = 1; SR = 1: no
+    torque) and finite gradients everywhere, matching central differences, including a stopped engine."""
+    g = presets.get_driveline("hatchback").gearbox._replace(
+        converter_k=jnp.float32(18.0), converter_ratio=jnp.float32(2.0), lockup_speed=jnp.float32(1e3)
+    )
+    tp, tt, on = torque_converter(g, 200.0, 0.0)
+    assert float(tp) == pytest.approx((200.0 / 18.0) ** 2, rel=1e-5) and float(tt) == pytest.approx(2.0 * float(tp))
+    tp, tt, _ = torque_converter(g, 200.0, 0.85 * 200.0)
+    assert float(tt) == pytest.approx(float(tp), rel=1e-5)
+    assert float(torque_converter(g, 200.0, 200.0)[1]) == pytest.approx(0.0, abs=1e-6) and bool(on)
+    f = lambda k, we, wt: torque_converter(g._replace(converter_k=k), we, wt)[1]  # noqa: E731
+    for we, wt in ((200.0, 0.0), (200.0, 100.0), (200.0, 190.0), (0.0, 0.0), (100.0, -5.0)):
+        grads = jax.grad(f, argnums=(0, 1, 2))(jnp.float32(18.0), jnp.float32(we), jnp.float32(wt))
+        assert all(np.isfinite(float(v)) for v in grads)
+        eps = 1e-2
+        fd = (float(f(18.0, we + eps, wt)) - float(f(18.0, we - eps, wt))) / (2 * eps)
+        if we > 1.0:
+            assert float(grads[1]) == pytest.approx(fd, rel=1e-2, abs=1e-3)
 
 
 # ------------------------------------------------------------------------------------------ ESC
@@ -385,6 +440,19 @@ def test_every_parameter_validated(field):
             make_driveline(broken.engine, broken.gearbox, broken.front, broken.rear, broken.centre)
 
 
+@pytest.mark.parametrize("field", sorted(CONTROL_RANGES))
+def test_every_control_parameter_validated(field):
+    """Each traction / stability control field outside its range raises a ValidationError naming it."""
+    dl = presets.get_driveline("hatchback")
+    lo, hi, lo_incl, hi_incl = CONTROL_RANGES[field]
+    bad = hi * 2 + 1 if hi > 0 else lo - 1.0
+    part, _, name = field.partition(".")
+    c = ChassisControls()
+    c = c._replace(**{part: getattr(c, part)._replace(**{name: bad})})
+    with pytest.raises(ValidationError, match=f"controls.{part}.{name}"):
+        make_driveline(dl.engine, dl.gearbox, controls=c)
+
+
 def test_consistency_rules_and_units():
     dl = presets.get_driveline("hatchback")
     g = dl.gearbox
@@ -416,10 +484,14 @@ def test_coupling_stick_and_slip():
 
 
 # ------------------------------------------------------------------------------------------ gradients
+def _gear(t, s, c, tel):  # one record function for every call: the compiled rollout is reused
+    return s.drive.gear
+
+
 def test_gradients_through_shift_and_differential():
-    """d(speed after 1.2 s)/d(final drive) and /d(LSD preload) finite through an upshift, and the final-drive
-    derivative matching a central finite difference (the shift instant held fixed: the same gear
-    sequence at both points)."""
+    """d(speed after 1.2 s from rest)/d(final drive) and /d(LSD preload) finite through an upshift, and the
+    final-drive derivative matching a central finite difference taken with the shift instant held fixed
+    (both points have the same gear sequence: the pathwise derivative ``grad`` returns, docs/driveline.md)."""
     p = presets.get("hatchback", driveline=True, surface_ids=[ICE, DRY, ICE, DRY])
     dl = p.driveline
     dl = dl._replace(front=Differential(*(jnp.float32(v) for v in (20.0, 0.3, 0.3, 0.0, 0.0))))
@@ -434,14 +506,56 @@ def test_gradients_through_shift_and_differential():
             driveline=dl._replace(gearbox=dl.gearbox._replace(final_drive=fd), front=dl.front._replace(preload=pre))
         )
         s0 = double_track.MODEL.init_state(q, 0.0)
-        res = roll(q, s0, Constant(throttle=1.0), n, dt=DT, record=lambda t, s, c, tel: s.drive.gear)
+        res = roll(q, s0, Constant(throttle=1.0), n, dt=DT, record=_gear)
         return res.final_state.vx, res.trajectory
 
-    (v, gears), vjp = jax.vjp(lambda fd, pre: speed(fd, pre), jnp.float32(3.65), jnp.float32(20.0))
+    (v, gears), vjp = jax.vjp(speed, jnp.float32(3.65), jnp.float32(20.0))
     assert np.any(np.diff(np.asarray(gears)) > 0)  # an upshift inside the horizon
     g_fd, g_pre = vjp((jnp.float32(1.0), jnp.zeros_like(gears)))
     assert np.isfinite(float(g_fd)) and np.isfinite(float(g_pre))
-    eps = 0.01
-    (vp, gp), (vm, gm) = speed(jnp.float32(3.65 + eps), 20.0), speed(jnp.float32(3.65 - eps), 20.0)
-    if np.array_equal(np.asarray(gp), np.asarray(gm)):
-        assert float(g_fd) == pytest.approx(float(vp - vm) / (2 * eps), rel=0.1, abs=0.05)
+    eps = 2e-3
+    (vp, gp), (vm, gm) = (
+        speed(jnp.float32(3.65 + eps), jnp.float32(20.0)),
+        speed(jnp.float32(3.65 - eps), jnp.float32(20.0)),
+    )
+    np.testing.assert_array_equal(np.asarray(gp), np.asarray(gm))  # the same shift instants at both points
+    assert float(g_fd) == pytest.approx(float(vp - vm) / (2 * eps), rel=0.1, abs=0.05)
+
+
+def test_gradients_launch_from_standstill():
+    """From rest (wheels and car stopped, clutch slipping, traction control braking the ice wheel on split-mu):
+    the gradient of the distance after 0.25 s with respect to the clutch capacity and the traction control's
+    target slip against central finite differences (within 10 %; they agree to ~1e-4); a parked car
+    (throttle 0) has finite, zero gradients."""
+    p = presets.get("sports_car", driveline=True, surface_ids=[ICE, DRY, ICE, DRY])
+    dl = p.driveline
+    tc = TractionControl(*(jnp.float32(v) for v in TractionControl(on=1.0)))
+    p = p._replace(driveline=dl._replace(controls=ChassisControls(tc=tc)))
+    n = int(0.25 / DT)
+    x0 = (jnp.float32(700.0), jnp.float32(0.9))
+
+    def run(x, throttle):
+        cap, slip = x
+        d = p.driveline
+        q = p._replace(
+            driveline=d._replace(
+                gearbox=d.gearbox._replace(clutch_capacity=cap),
+                controls=ChassisControls(tc=d.controls.tc._replace(target_slip=slip)),
+            )
+        )
+        s0 = double_track.MODEL.init_state(q, 0.0)
+        return roll(q, s0, Constant(throttle=throttle), n, dt=DT, record=_gear).final_state.x
+
+    f = jax.jit(run, compiler_options=FAST)
+    grad = jax.jit(jax.grad(run), compiler_options=FAST)
+    g = grad(x0, jnp.float32(1.0))
+    assert all(np.isfinite(float(v)) for v in g)
+    steps = (20.0, 0.02)
+    for i, h in enumerate(steps):
+        xp = tuple(v + h if j == i else v for j, v in enumerate(x0))
+        xm = tuple(v - h if j == i else v for j, v in enumerate(x0))
+        fd = float(f(xp, jnp.float32(1.0)) - f(xm, jnp.float32(1.0))) / (2 * h)
+        assert float(g[i]) == pytest.approx(fd, rel=0.1)
+        assert abs(fd) > 1e-6  # the launch does respond to it
+    parked = grad(x0, jnp.float32(0.0))
+    assert all(np.isfinite(float(v)) and abs(float(v)) < 1e-6 for v in parked)

@@ -1,0 +1,82 @@
+"""The driveline scenarios of issue 27 (acceleration, split-mu launch, sine with dwell) run from the fleet CLI
+as Monte Carlo studies (``python -m sims --scenario ...``: a sampled fleet of the preset with its driveline).
+
+Three hatchbacks each, one compile per scenario; the numbers checked are kinematic invariants of a launch
+from rest, the open differential's traction bound on split-mu (twice the ice wheel's peak force, from a
+dense scan of the tire written here) and FMVSS 126 S5.2's pass rule applied to the printed percentiles.
+"""
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtire.constants import GRAVITY
+from jaxtire.surfaces import lookup, surface_id
+from jaxtire.tire import scale_tire, tire_forces
+from sims.cli import main
+from sims.run.fleet import Sampling
+from sims.vehicles import presets
+
+ARGS = ["--vehicles", "3", "--preset", "hatchback", "--fast-compile", "--no-progress", "--seed", "1"]
+
+
+def _run(tmp_path, capsys, scenario):
+    out = main(["--scenario", scenario, *ARGS, "--out", str(tmp_path)])
+    text = capsys.readouterr().out
+    assert "3 x hatchback with its driveline" in text
+    return out, text
+
+
+def test_acceleration_from_cli(tmp_path, capsys):
+    """0-100 km/h and the quarter mile: all reached; the distances lie between the constant-acceleration
+    value v t / 2 and v t (speed rising with falling acceleration: a concave v(t)); the Monte Carlo draws differ."""
+    out, text = _run(tmp_path, capsys, "acceleration")
+    assert "time_to_speed" in text and "quarter_speed" in text
+    assert out["passed"] == 1.0
+    v = 100.0 / 3.6
+    t, d = out["time_to_speed"], out["distance_to_speed"]
+    assert 0.5 * v * t["p50"] < d["p50"] < v * t["p50"]
+    q_t, q_v = out["quarter_time"]["p50"], out["quarter_speed"]["p50"]
+    assert q_t > t["p50"] and q_v > v
+    assert 0.5 * q_v * q_t < 402.336 < q_v * q_t
+    assert t["p5"] < t["p95"]  # payload and tires drawn per vehicle
+
+
+def test_split_mu_launch_from_cli(tmp_path, capsys):
+    """The front-driven hatchback (open differential, no traction control) on ice (left) / dry (right): the
+    mean acceleration is bounded by twice the ice wheel's peak force over the mass, mu_ice g b / L at
+    the static load (the largest sampled friction factor on top), and reaches more than half of it."""
+    out, text = _run(tmp_path, capsys, "split-mu-launch")
+    assert "max_yaw" in text
+    p = presets.get("hatchback")
+    ch = p.chassis
+    fz = float(ch.mass) * GRAVITY * float(ch.cg_to_rear) / float(ch.wheelbase) / 2.0
+    tire = scale_tire(p.tire_front, *ch.tire_scale_front)
+    kap = np.linspace(0.0, 0.5, 2001)
+    fx = tire_forces(
+        tire, jnp.asarray(kap), 0.0, 0.0, jnp.asarray(fz), 1.0, lookup(p.surfaces, jnp.asarray(surface_id("ice")))
+    )
+    mu_ice = float(np.max(np.asarray(fx.fx))) / fz
+    bound = 2.0 * mu_ice * fz / float(ch.mass) * Sampling().mu[1]
+    a = out["acceleration"]
+    assert a["p95"] <= bound
+    assert a["p5"] >= 0.5 * bound * Sampling().mu[0] / Sampling().mu[1]
+    assert out["max_yaw"]["p95"] < math.radians(10.0) and out["passed"] == 1.0
+
+
+def test_sine_with_dwell_from_cli(tmp_path, capsys):
+    """FMVSS 126 S5.2 through the CLI: a car that spins fails (passed <= 1 - spun rate), and where the median
+    of a criterion fails (S5.2.1 yaw ratio at 1.00 s <= 0.35, S5.2.2 at 1.75 s <= 0.20, S5.2.3 >= 1.83 m) at
+    least two of the three cars fail."""
+    out, text = _run(tmp_path, capsys, "sine-with-dwell")
+    for k in ("yaw_ratio_100", "yaw_ratio_175", "lateral_displacement", "spun", "passed"):
+        assert k in text
+    assert out["passed"] <= 1.0 - out["spun"] + 1e-9
+    median_fails = (
+        out["yaw_ratio_100"]["p50"] > 0.35
+        or out["yaw_ratio_175"]["p50"] > 0.20
+        or out["lateral_displacement"]["p50"] < 1.83
+    )
+    if median_fails:
+        assert out["passed"] <= 1.0 / 3.0 + 1e-6
