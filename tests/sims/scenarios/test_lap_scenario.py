@@ -22,3 +22,24 @@ def test_oval_lap_at_constant_speed_is_length_over_speed():
     assert np.allclose(met["lap_time"], [length / 14.0, length / 16.0], rtol=0.01)
     assert np.all(met["time_off"] == 0) and np.all(met["spun"] == 0) and np.all(met["passed"] == 1)
     assert np.all(met["peak_alpha"] > 0) and np.all(met["peak_alpha"] < 0.1)
+
+
+def test_race_car_transient_lap_on_norisring_tracks_its_profile_and_is_repeatable():
+    """The race car (LapFollower) round Norisring on the minimum-curvature line kept 1.5 m from the edges, at
+    0.85 of its quasi-steady profile: never faster than the QSS lap, within 2 % of the profile's own time
+    (QSS lap / margin: the driver keeps the profile), no wheel beyond an edge, no spin; bitwise repeatable."""
+    from sims.roads.raceline import min_curvature_line
+    from sims.studies.laptime import lap_times, transient_lap
+
+    centre = get_track("Norisring", dtype=np.float32, ds=2.5)
+    line, _ = min_curvature_line(centre, margin=1.5, dtype=np.float32)
+    p = presets.get("race_car")
+    fleet = p._replace(chassis=jax.tree.map(lambda x: jnp.broadcast_to(x, (1,) + jnp.shape(x)), p.chassis))
+    qss = lap_times(fleet, line)
+    margin = 0.85
+    met, _ = transient_lap(fleet, line, centre, margin=margin, qss=qss)
+    again, _ = transient_lap(fleet, line, centre, margin=margin, qss=qss)
+    lap, q = float(met["lap_time"][0]), float(qss.lap_time[0])
+    assert q <= lap <= 1.02 * q / margin
+    assert met["time_off"][0] == 0 and met["spun"][0] == 0 and met["passed"][0] == 1
+    assert all(np.array_equal(met[k], again[k]) for k in met)
