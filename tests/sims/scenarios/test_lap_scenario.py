@@ -29,16 +29,18 @@ def test_race_car_transient_lap_on_norisring_tracks_its_profile_and_is_repeatabl
     0.85 of its quasi-steady profile: never faster than the QSS lap, within 2 % of the profile's own time
     (QSS lap / margin: the driver keeps the profile), no wheel beyond an edge, no spin; bitwise repeatable."""
     from sims.roads.raceline import min_curvature_line
+    from sims.run.rollout import fast_compile_options
     from sims.studies.laptime import lap_times, transient_lap
 
     centre = get_track("Norisring", dtype=np.float32, ds=2.5)
     line, _ = min_curvature_line(centre, margin=1.5, dtype=np.float32)
     p = presets.get("race_car")
     fleet = p._replace(chassis=jax.tree.map(lambda x: jnp.broadcast_to(x, (1,) + jnp.shape(x)), p.chassis))
-    qss = lap_times(fleet, line)
+    fast = fast_compile_options()
+    qss = lap_times(fleet, line, compiler_options=fast)
     margin = 0.85
-    met, _ = transient_lap(fleet, line, centre, margin=margin, qss=qss)
-    again, _ = transient_lap(fleet, line, centre, margin=margin, qss=qss)
+    met, _ = transient_lap(fleet, line, centre, margin=margin, qss=qss, dt=0.01, compiler_options=fast)
+    again, _ = transient_lap(fleet, line, centre, margin=margin, qss=qss, dt=0.01, compiler_options=fast)
     lap, q = float(met["lap_time"][0]), float(qss.lap_time[0])
     assert q <= lap <= 1.02 * q / margin
     assert met["time_off"][0] == 0 and met["spun"][0] == 0 and met["passed"][0] == 1
