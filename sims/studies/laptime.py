@@ -20,12 +20,20 @@ of ``n_loads`` loads from 0 to ``fz_max``, read back by a C1 cubic (Catmull-Rom)
     u_axle          = |Fy_axle| / (Fy_max(Fz_left) + Fy_max(Fz_right))     lateral utilisation
     Fx_i            = Fx_max(Fz_i) sqrt(1 - u_axle^2)                  friction ellipse per tire
     drive:  F = smin(2 smin(Fx_FL, Fx_FR) / d, 2 smin(Fx_RL, Fx_RR) / (1 - d), F_engine(v))
-            F_engine = T P / (r sqrt(P^2 + (T v / r)^2))               (the chassis' torque-power fade)
+            F_engine = T P / (r sqrt(P^2 + (T v / Re)^2))              (the chassis' torque-power fade)
     brake:  F = smin(2 smin(Fx_FL, Fx_FR) / beta, 2 smin(Fx_RL, Fx_RR) / (1 - beta), T_b / r)
     a_x = (+-F - 1/2 rho CdA v^2) / m + g_x
 
 (open differentials and equal brake torque left/right: the weaker tire of an axle limits it; ``d`` the
-front drive share, ``beta`` the front brake bias).  ``a_x`` enters the loads: ``n_fixed`` fixed-point
+front drive share, ``beta`` the front brake bias; ``r`` the wheel radius, the arm of the drive and brake
+torques, and ``Re`` the driven wheels' effective rolling radius at the static load,
+:func:`sims.vehicles.core.rolling_radii`: the vehicle step turns its engine at the wheels' spin ``v / Re``,
+~8 % faster than ``v / r`` for the race car, so the power-limited force is that much lower than ``P / v``).
+The wheels' spin inertia ``J = sum I_i / (r_i Re_i)`` [kg] (each wheel's ``I domega/dt = I a / Re`` taken from its
+torque through the arm ``r``) is mass the engine or the brake torque also accelerates: the torque limits are
+divided by ``1 + J / m`` (every wheel), a driving axle's grip limit by ``1 + J_free / m`` (the undriven wheels,
+whose spin-up the ground force pays); a braking axle at its grip limit brakes the car's mass alone (the brake
+torque spins the wheels down).  For the race car ``J`` ~ 40 kg, 6 % of its mass.  ``a_x`` enters the loads: ``n_fixed`` fixed-point
 iterations from the previous point's value.  ``smin(a, b) = -eps log(exp(-a/eps) + exp(-b/eps))`` with
 ``eps`` = :data:`SMOOTH` x the smaller of the two (a smooth minimum, at most ``eps ln 2`` below the minimum):
 the lap time is differentiable in the brake bias and the drive split.  Rolling resistance, the yaw
@@ -58,7 +66,7 @@ from sims.roads.circuits import Track
 from sims.run.rollout import options_key
 from sims.scenarios.base import run_scenario
 from sims.scenarios.lap import TransientLap, path_from_line
-from sims.vehicles.core import corner_loads, gravity
+from sims.vehicles.core import corner_loads, gravity, rolling_radii
 from sims.vehicles.grip import peak_force
 from sims.vehicles.params import VehicleParams, fleet_axes, validate_params
 
@@ -76,6 +84,8 @@ class FrictionTables(NamedTuple):
     drive: Any
     brake: Any
     lateral: Any
+    drive_radius: Any = None  # [m] the driven wheels' effective rolling radius (engine speed v / Re), None: R
+    spin_mass: Any = None  # [kg] (..., 2) front, rear axle's I / (R Re) of its two wheels (module docstring)
 
 
 class LapResult(NamedTuple):
@@ -121,7 +131,16 @@ def friction_tables(params: VehicleParams, n_loads: int = 24, fz_max=None, speed
     # the two tires one after the other (see one(): a vmap here gave wrong float64 peaks at 512-bit vectors)
     f = jnp.stack([one(tires[0], surfs[0]), one(tires[1], surfs[1])])
     f = jnp.concatenate([jnp.zeros((2, 3, 1), dtype), f], axis=-1)
-    return FrictionTables(fz, f[:, 0], f[:, 1], f[:, 2])
+    re = rolling_radii(params, 4)  # static loads: FL, FR, RL, RR
+    d = ch.drive_split_front
+    spin = jnp.stack(
+        [
+            2.0 * ch.wheel_inertia_front / (ch.wheel_radius_front * re[..., 0]),
+            2.0 * ch.wheel_inertia_rear / (ch.wheel_radius_rear * re[..., 2]),
+        ],
+        axis=-1,
+    )
+    return FrictionTables(fz, f[:, 0], f[:, 1], f[:, 2], d * re[..., 0] + (1.0 - d) * re[..., 2], spin)
 
 
 def _interp(table, fz_grid, fz):
@@ -184,8 +203,16 @@ def _long_accel(params: VehicleParams, tab: FrictionTables, v, ax, ay, grade, ba
     share = jnp.where(brake, ch.brake_bias_front, ch.drive_split_front)
     r = share * ch.wheel_radius_front + (1.0 - share) * ch.wheel_radius_rear
     t, p = ch.max_drive_torque, ch.max_power
-    limit = jnp.where(brake, ch.max_brake_torque / r, t * p / (r * jnp.sqrt(p * p + (t * v / r) ** 2)))
-    force = smin(smin(_safe_ratio(front, share), _safe_ratio(rear, 1.0 - share)), limit)
+    re = r if tab.drive_radius is None else tab.drive_radius
+    limit = jnp.where(brake, ch.max_brake_torque / r, t * p / (r * jnp.sqrt(p * p + (t * v / re) ** 2)))
+    grip = smin(_safe_ratio(front, share), _safe_ratio(rear, 1.0 - share))
+    if tab.spin_mass is not None:  # the wheels' spin inertia (module docstring)
+        j_f, j_r = tab.spin_mass[..., 0], tab.spin_mass[..., 1]
+        d = ch.drive_split_front
+        j_free = jnp.where(brake, 0.0, (1.0 - d) * j_f + d * j_r)
+        grip = grip * ch.mass / (ch.mass + j_free)
+        limit = limit * ch.mass / (ch.mass + j_f + j_r)
+    force = smin(grip, limit)
     return jnp.where(brake, -force, force) / ch.mass - drag / ch.mass + gx
 
 
