@@ -14,7 +14,10 @@ scenario), starting on the line at ``s = 0`` at the profile's speed.  Measured i
   of any wheel; ``passed``: a lap with no time off track and no spin.
 
 Static options: ``line`` (the Path the driver follows; default the built-in oval's centreline at the
-``speed`` setting), ``track`` (the centreline Track the edges come from; default the oval), ``dt`` [s],
+``speed`` setting), ``track`` (the centreline Track the edges come from; default the oval), both either one
+for every vehicle or one per vehicle (every leaf with a leading vehicle axis: laps of several circuits in one
+compiled program, their point counts made equal by :func:`sims.roads.circuits.resample` and stacked by
+:func:`sims.roads.circuits.stack`; a stack of Paths by ``jax.tree.map(jnp.stack, ...)``), ``dt`` [s],
 ``model``, ``max_time`` [s], ``spin_angle`` [rad], ``window`` (segments searched around the last one), the
 driver (``driver``: its gains; default :class:`~sims.drivers.LapFollower` with the vehicle's linear understeer
 gradient, :func:`sims.scenarios.sine_dwell.understeer_gradient`, as steering feed-forward).
@@ -164,9 +167,9 @@ class TransientLap(ScenarioBase):
         state0 = state0._replace(
             x=state0.x * 0 + paths.x[:, 0], y=state0.y * 0 + paths.y[:, 0], yaw=state0.yaw * 0 + paths.heading[:, 0]
         )
-        trk = Track(
-            *(None if a is None else jnp.broadcast_to(jnp.asarray(a, dtype), (n,) + jnp.shape(a)) for a in track)
-        )
+        per_vehicle = jnp.ndim(track.length) == 1  # a stack of tracks (circuits.stack), one per vehicle
+        lead = lambda a: jnp.shape(a)[1:] if per_vehicle else jnp.shape(a)  # noqa: E731
+        trk = Track(*(None if a is None else jnp.broadcast_to(jnp.asarray(a, dtype), (n,) + lead(a)) for a in track))
         red = LapReducer(trk, jnp.full((n,), self.spin_angle, dtype))
         return Setup(params, state0, drv, red, m, self.dt, int(math.ceil(self.max_time / self.dt)))
 

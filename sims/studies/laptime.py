@@ -53,6 +53,7 @@ backward)``.  The time of a segment is ``2 ds / (v_i + v_{i+1})`` (exact for a c
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, NamedTuple
 
 import jax
@@ -62,7 +63,8 @@ import numpy as np
 from jaxtire.surfaces import lookup
 from jaxtire.tire import scale_tire
 from jaxtire.validation import ValidationError, check_range
-from sims.roads.circuits import Track
+from sims.roads.circuits import Track, stack
+from sims.run.fleet import fleet_size
 from sims.run.rollout import options_key
 from sims.scenarios.base import run_scenario
 from sims.scenarios.lap import TransientLap, path_from_line
@@ -354,23 +356,21 @@ def check_line(line: Track, source: str = "solve_lap") -> None:
         raise ValidationError(f"{source}: the line has {np.shape(line.s)[-1]} points; at least 8 are needed")
 
 
-def lap_times(
-    params: VehicleParams,
-    line: Track,
-    *,
-    sectors=3,
-    n_loads: int = 24,
-    n_fixed: int = 2,
-    v_max: float = V_MAX,
-    compiler_options=None,
-) -> LapResult:
+def lap_times(params: VehicleParams, line: Track, *, compiler_options=None, **solve_kw) -> LapResult:
     """:func:`solve_lap` for a fleet of setups (chassis leaves batched on axis 0, tires shared:
     :func:`sims.vehicles.params.fleet_axes`), in one compiled ``vmap``; validates ``params`` and ``line``
-    first.  ``compiler_options``: XLA options of the compile (e.g. :func:`sims.run.rollout.fast_compile_options`)."""
+    first.  ``solve_kw``: :func:`solve_lap`'s keywords (``sectors``, ``n_loads``, ``n_fixed``, ``v_max``; its
+    defaults; ``TypeError`` for others).  ``compiler_options``: XLA options of the compile (e.g.
+    :func:`sims.run.rollout.fast_compile_options`)."""
     validate_params(params, source="lap_times")
     check_line(line, "lap_times")
-    ends = _sector_ends(sectors, line)
-    fn = _jitted_fleet(n_loads, n_fixed, float(v_max), options_key(compiler_options))
+    if "tables" in solve_kw:
+        raise TypeError("lap_times() computes each setup's friction tables; tables= is solve_lap's keyword only")
+    bound = inspect.signature(solve_lap).bind(params, line, **solve_kw)
+    bound.apply_defaults()
+    a = bound.arguments
+    ends = _sector_ends(a["sectors"], line)
+    fn = _jitted_fleet(int(a["n_loads"]), int(a["n_fixed"]), float(a["v_max"]), options_key(compiler_options))
     return fn(params, line, ends)
 
 
@@ -385,8 +385,8 @@ def _jitted_fleet(n_loads: int, n_fixed: int, v_max: float, options: tuple):
 
 def transient_lap(
     params: VehicleParams,
-    line: Track,
-    centre: Track,
+    line,
+    centre,
     *,
     margin=0.95,
     model="double_track",
@@ -397,15 +397,32 @@ def transient_lap(
     """The transient lap (:class:`sims.scenarios.lap.TransientLap`) of the fleet ``params`` on ``line`` (the
     race line; ``centre`` the circuit's centreline with its widths) at ``margin`` times each vehicle's QSS
     speed profile (:func:`lap_times`, or ``qss`` when given); ``(metrics, qss)`` with the scenario's
-    per-vehicle metrics from :func:`sims.scenarios.base.run_scenario` (``run_kw`` go to it)."""
-    if qss is None:
-        qss = lap_times(params, line)
+    per-vehicle metrics from :func:`sims.scenarios.base.run_scenario` (``run_kw`` go to it).
+
+    ``line`` and ``centre`` may also be sequences, one circuit per vehicle (equal point counts:
+    :func:`sims.roads.circuits.resample`): vehicle ``i`` laps ``line[i]``, all in one compiled program; the QSS
+    laps then come one vehicle at a time (one compile: equal shapes) and ``qss`` has their leaves stacked."""
+    if isinstance(line, (list, tuple)):
+        n = fleet_size(params)
+        if len(line) != n or len(centre) != n:
+            raise ValidationError(f"transient_lap: {len(line)} lines and {len(centre)} centrelines for {n} vehicles")
+        if qss is None:
+            one = lambda i: params._replace(chassis=jax.tree.map(lambda a: a[i : i + 1], params.chassis))  # noqa: E731
+            laps = [lap_times(one(i), ln) for i, ln in enumerate(line)]
+            qss = jax.tree.map(lambda *a: jnp.concatenate(a), *laps)
+        paths = [path_from_line(ln, dtype=jnp.asarray(qss.v).dtype) for ln in line]
+        geom = jax.tree.map(lambda *a: jnp.stack(a), *paths)
+        track = stack(list(centre))
+    else:
+        if qss is None:
+            qss = lap_times(params, line)
+        geom = path_from_line(line, dtype=jnp.asarray(qss.v).dtype)
+        track = centre
     v = jnp.asarray(qss.v)
-    geom = path_from_line(line, dtype=v.dtype)
     speed = jnp.concatenate([v, v[:, :1]], axis=1)  # the closed path repeats its first point
     sc = TransientLap(
         line=geom._replace(speed=speed),
-        track=centre,
+        track=track,
         model=model,
         dt=dt,
         max_time=float(1.5 * jnp.max(qss.lap_time) / np.min(margin)),
