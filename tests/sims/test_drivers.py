@@ -16,6 +16,7 @@ from sims.drivers import (
     CircleFollower,
     Constant,
     LaneChangeDriver,
+    LapFollower,
     OpenLoop,
     SineSteer,
     StepSteer,
@@ -34,7 +35,7 @@ PAIRS = [(c, f.name) for c in CLASSES for f in dataclasses.fields(c)]
 
 
 def test_every_driver_field_has_a_range():
-    for cls in (*CLASSES, OpenLoop):
+    for cls in (*CLASSES, OpenLoop, LapFollower):
         for f in dataclasses.fields(cls):
             assert f.name == "controls_seq" or f.name in DRIVER_RANGES, (cls.__name__, f.name)
 
