@@ -2,10 +2,14 @@
 
     python -m benchmarks.laptime                          # 10 000 race-car setups on Monza (2.5 m spacing)
     python -m benchmarks.laptime --setups 1000 --track Norisring --ds 5
+    python -m benchmarks.laptime --setups 1000 --transient 10       # + 1 000 transient laps, first 10 s
 
 The setups vary the brake bias, downforce, aero balance, roll-stiffness share and tire friction
 (uniform, seeded); one ``jit`` of the ``vmap``-ped solver; the first call compiles (timed apart), then the
-best of ``--repeat`` runs is reported.  Not a test.
+best of ``--repeat`` runs is reported.  ``--transient T``: then the transient laps of the same setups
+(:class:`sims.scenarios.lap.TransientLap`, :class:`sims.drivers.LapFollower` at ``--margin`` of each setup's QSS
+profile, double track, dt 5 ms) over the first ``T`` seconds of the lap, in one compiled fleet program;
+vehicle-steps per second (compile apart).  Not a test.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--ds", type=float, default=2.5)
     ap.add_argument("--preset", default="race_car")
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--transient", type=float, default=0.0, help="seconds of transient lap to run (0: none)")
+    ap.add_argument("--margin", type=float, default=0.85)
     args = ap.parse_args(argv)
 
     import jax
@@ -74,7 +80,31 @@ def main(argv=None) -> dict:
         f"first call {first:.1f} s, then {best:.2f} s = {n / best:,.0f} laps/s; lap time p5/p50/p95 "
         f"{np.percentile(lt, 5):.2f} / {np.percentile(lt, 50):.2f} / {np.percentile(lt, 95):.2f} s"
     )
+    if args.transient > 0:
+        out.update(transient(p, line, res, args))
     return out
+
+
+def transient(p, line, qss, args) -> dict:
+    """Vehicle-steps per second of the transient laps (module docstring)."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    from sims.roads import circuits
+    from sims.scenarios.base import run_scenario
+    from sims.scenarios.lap import TransientLap, path_from_line
+
+    v = jnp.asarray(qss.v)
+    geom = path_from_line(line, dtype=v.dtype)._replace(speed=jnp.concatenate([v, v[:, :1]], axis=1))
+    sc = TransientLap(line=geom, track=circuits.load_circuit(args.track, ds=args.ds), max_time=args.transient)
+    met, stats = run_scenario(sc, p, {"margin": args.margin})
+    n = len(met["spun"])
+    print(
+        f"transient: {n} laps x {stats.steps} steps ({args.transient:g} s of the lap at {args.margin:g} of the QSS "
+        f"profile): compile {stats.compile_s:.1f} s, run {stats.run_s:.1f} s = {stats.vehicle_steps_per_s:,.0f} "
+        f"vehicle-steps/s; spun {int(np.sum(met['spun']))}"
+    )
+    return dict(transient_vehicle_steps_per_s=stats.vehicle_steps_per_s, transient_compile_s=stats.compile_s)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from jaxtire.constants import wrap_angle
 from jaxtire.tire import scale_tire
 from jaxtire.validation import ValidationError, check_finite, check_range, is_concrete
 from sims.roads.path import heading_error, project, sample
-from sims.vehicles.core import axle_loads, rolling_radii
+from sims.vehicles.core import axle_loads, gravity, rolling_radii
 from sims.vehicles.grip import peak_braking
 from sims.vehicles.params import Controls, per_wheel_array, wheel_layout, wheel_radii
 from sims.vehicles.road import on_road
@@ -97,6 +97,8 @@ DRIVER_RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "profile": _UNIT,
     "course": _UNIT,
     "dwell": (0.0, 10.0, True, True),
+    "t_speed": (0.0, 5.0, True, True),
+    "slip_limit": (0.0, 1.0, False, True),
 }
 
 
@@ -627,6 +629,99 @@ class PathFollower(Driver):
         speed = jnp.sqrt(state.vx**2 + state.vy**2)
         throttle = speed_hold(target, speed, self.speed_gain)
         brake = jnp.clip(self.brake_gain * (speed - target), 0.0, 1.0)
+        return Controls(steer, throttle, brake), pr.s
+
+
+def engine_force(ch, omega, n: int):
+    """Largest drive force [N] at the driven wheels' spin ``omega`` [rad/s] (per wheel state, last axis ``n``):
+    ``T P / (R sqrt(P^2 + (T w_d)^2))``, ``w_d`` the drive-share weighted spin, as the vehicle step applies the
+    throttle (:mod:`sims.vehicles.core`: the torque-power fade; ``R`` the driven wheels' radius, the torque's
+    arm)."""
+    lay = wheel_layout(ch, n)
+    drive = per_wheel_array(lay.drive)
+    w_d = jnp.sum(drive * omega, axis=-1)
+    r = jnp.sum(drive * per_wheel_array(lay.radius), axis=-1)
+    t, p = ch.max_drive_torque, ch.max_power
+    return t * p / (r * jnp.sqrt(p * p + (t * w_d) ** 2))
+
+
+def brake_force(ch):
+    """Largest brake force [N] of the pedal, ``T_b / r`` (``r`` the wheels' radius by ``brake_bias_front``)."""
+    b = ch.brake_bias_front
+    return ch.max_brake_torque / (b * ch.wheel_radius_front + (1.0 - b) * ch.wheel_radius_rear)
+
+
+@pytree_dataclass
+class LapFollower(PathFollower):
+    """A driver at the limit on a closed line with a speed profile (the transient lap, :mod:`sims.scenarios.lap`).
+
+    Steering: curvature feed-forward (kinematic plus understeer gradient), look-ahead feedback whose gains are
+    scheduled with the speed so that the path error of a kinematic car is a second-order loop of natural
+    frequency ``bandwidth`` ``w`` [rad/s] and damping ``zeta`` at every speed (as :class:`CircleFollower`), and a
+    yaw-rate damping term::
+
+        kappa_ff = kappa(s + t_ff V)
+        steer    = atan(L kappa_ff) + understeer V^2 kappa_ff - k_e (e_y + x_la e_psi) - k_r (r - V kappa(s))
+        k_e = L w^2 / V^2,   x_la = 2 zeta V / w       (k_e x_la = 2 zeta w L / V)
+
+    ``e_psi`` the course error (``course = 1``: the velocity's direction, zero in steady cornering whatever the
+    body slip angle).  The constant gains of :class:`PathFollower` (``k_y x_la`` ~3 rad/rad at 55 m/s) made
+    a weakly damped yaw mode unstable on the straights (the race car spun at 0.6 of the profile).
+
+    Speed: the profile's acceleration as feed-forward plus a proportional feedback, turned into pedal by the
+    car's own engine and brake forces (:func:`engine_force`, :func:`brake_force`)::
+
+        v_t  = speed(s + t_speed V)                              the profile a little ahead (pedal lag)
+        a_t  = (speed(s2)^2 - v_t^2) / (2 (s2 - s1)),  s1 = s + t_speed V,  s2 = s1 + t_ff V + 1 m
+        F    = m (a_t + speed_gain (v_t - V)) + 1/2 rho CdA V^2 - m g_x
+        throttle = clip(F / F_engine(omega), 0, 1) c(max_i kappa_i),   brake = clip(-F / F_brake, 0, 1) c(max_i -kappa_i)
+        c(k) = clip((2 slip_limit - k) / slip_limit, 0, 1)
+
+    ``c`` is the driver's feel for wheelspin and lockup (a race driver modulates the pedals at the limit; no
+    traction control or ABS on the car): full pedal while every wheel's slip ratio ``kappa_i = (omega_i Re_i -
+    u_i) / |u_i|`` (``Re`` :func:`sims.vehicles.core.rolling_radii`, ``u_i`` the wheel's ground speed) stays
+    below ``slip_limit`` [-], none at twice it.  Without it the open differential's unloaded inner rear wheel
+    spun up on the exit of a hairpin and the car spun at 0.95 of the profile.
+
+    ``speed_gain`` [1/s] here (an acceleration per speed error, unlike :class:`PathFollower`'s pedal per m/s)."""
+
+    speed_gain: Any = 2.0
+    bandwidth: Any = 3.0
+    zeta: Any = 0.9
+    k_r: Any = 0.05
+    t_speed: Any = 0.1
+    course: Any = 1.0
+    slip_limit: Any = 0.1
+
+    def __call__(self, t, state, params, dstate, dt):
+        ch = params.chassis
+        L = ch.cg_to_front + ch.cg_to_rear
+        pr = project(self.path, state.x, state.y, dstate)
+        v = jnp.maximum(jnp.sqrt(state.vx**2 + state.vy**2), 1.0)
+        e_psi = heading_error(state.yaw + self.course * jnp.arctan2(state.vy, jnp.maximum(state.vx, 1.0)), pr.heading)
+        k_ff = sample(self.path, pr.s + self.t_ff * v).curvature
+        k_e = L * self.bandwidth**2 / (v * v)
+        x_la = 2.0 * self.zeta * v / self.bandwidth
+        steer = (
+            jnp.arctan(L * k_ff)
+            + self.understeer * v * v * k_ff
+            - k_e * (pr.e_y + x_la * e_psi)
+            - self.k_r * (state.yaw_rate - v * pr.curvature)
+        )
+        s1 = pr.s + self.t_speed * v
+        s2 = s1 + self.t_ff * v + 1.0
+        v1, v2 = sample(self.path, s1).speed, sample(self.path, s2).speed
+        a_t = (v2 * v2 - v1 * v1) / (2.0 * (s2 - s1))
+        gx = gravity(ch)[0]
+        force = ch.mass * (a_t + self.speed_gain * (v1 - v) - gx) + 0.5 * ch.air_density * ch.drag_area * v * v
+        n = state.omega.shape[-1]
+        y = brake_shares(ch, n)[2]
+        u = state.vx[..., None] - state.yaw_rate[..., None] * y
+        slip = (state.omega * rolling_radii(params, n, state.omega) - u) / jnp.maximum(jnp.abs(u), 1.0)
+        s_lim = self.slip_limit
+        cut = lambda k: jnp.clip((2.0 * s_lim - jnp.max(k, axis=-1)) / s_lim, 0.0, 1.0)  # noqa: E731
+        throttle = jnp.clip(force / engine_force(ch, state.omega, n), 0.0, 1.0) * cut(slip)
+        brake = jnp.clip(-force / brake_force(ch), 0.0, 1.0) * cut(-slip)
         return Controls(steer, throttle, brake), pr.s
 
 

@@ -288,6 +288,45 @@ def make_circuit(
     return _finish(xy, heading, curvature, length, h, wl, wr, z, bank, dtype)
 
 
+def resample(track: Track, n: int, dtype=None) -> Track:
+    """``track`` through its own points (periodic spline, :func:`make_circuit`) at exactly ``n`` points
+    (spacing ``length / n``): tracks of equal point counts stack into one fleet (:func:`stack`)."""
+    f = lambda v: None if v is None else np.asarray(v, np.float64)  # noqa: E731
+    length = float(track.length)
+    out = make_circuit(
+        f(track.xy),
+        f(track.width_right),
+        f(track.width_left),
+        ds=length / n,
+        elevation=f(track.elevation),
+        banking=f(track.banking),
+        dtype=dtype,
+        source="resample",
+    )
+    if out.n != n:  # the spline's length differs from the track's by a hair: pin the count
+        out = make_circuit(
+            f(track.xy),
+            f(track.width_right),
+            f(track.width_left),
+            ds=float(out.length) / n,
+            elevation=f(track.elevation),
+            banking=f(track.banking),
+            dtype=dtype,
+            source="resample",
+        )
+    return out
+
+
+def stack(tracks) -> Track:
+    """One :class:`Track` whose every leaf has a leading axis over ``tracks`` (equal point counts: :func:`resample`;
+    each track's optional fields all given or all ``None``).  Raises
+    :class:`~jaxtire.validation.ValidationError` for unequal point counts."""
+    counts = sorted({t.n for t in tracks})
+    if len(counts) != 1:
+        raise ValidationError(f"stack: the tracks have {counts} points; resample them to one count first")
+    return jax.tree.map(lambda *a: jnp.stack(a), *tracks)
+
+
 # --------------------------------------------------------------------------------------------------
 # files
 

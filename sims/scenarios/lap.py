@@ -1,4 +1,4 @@
-"""The transient lap: any vehicle model driven round a closed line by :class:`sims.drivers.PathFollower`.
+"""The transient lap: any vehicle model driven round a closed line by :class:`sims.drivers.LapFollower`.
 
 The driver follows the race line (a :class:`sims.roads.path.Path`, closed) at a target-speed profile (for
 the quasi-steady lap's profile times a margin, :func:`sims.studies.laptime.transient_lap` builds the
@@ -14,9 +14,13 @@ scenario), starting on the line at ``s = 0`` at the profile's speed.  Measured i
   of any wheel; ``passed``: a lap with no time off track and no spin.
 
 Static options: ``line`` (the Path the driver follows; default the built-in oval's centreline at the
-``speed`` setting), ``track`` (the centreline Track the edges come from; default the oval), ``dt`` [s],
+``speed`` setting), ``track`` (the centreline Track the edges come from; default the oval), both either one
+for every vehicle or one per vehicle (every leaf with a leading vehicle axis: laps of several circuits in one
+compiled program, their point counts made equal by :func:`sims.roads.circuits.resample` and stacked by
+:func:`sims.roads.circuits.stack`; a stack of Paths by ``jax.tree.map(jnp.stack, ...)``), ``dt`` [s],
 ``model``, ``max_time`` [s], ``spin_angle`` [rad], ``window`` (segments searched around the last one), the
-driver (``driver``: its gains).
+driver (``driver``: its gains; default :class:`~sims.drivers.LapFollower` with the vehicle's linear understeer
+gradient, :func:`sims.scenarios.sine_dwell.understeer_gradient`, as steering feed-forward).
 """
 
 from __future__ import annotations
@@ -28,11 +32,12 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from sims.drivers import PathFollower, pytree_dataclass
+from sims.drivers import LapFollower, pytree_dataclass
 from sims.roads.circuits import Track, get_track, progress_delta, track_pose, widths_at
 from sims.roads.path import Path, make_path
 from sims.run.fleet import fleet_start
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup
+from sims.scenarios.sine_dwell import understeer_gradient
 from sims.vehicles.params import VehicleParams, wheel_layout
 
 
@@ -110,7 +115,7 @@ def path_from_line(line: Track, speed=None, dtype=None) -> Path:
 
 @dataclasses.dataclass(frozen=True)
 class TransientLap(ScenarioBase):
-    """A lap with :class:`~sims.drivers.PathFollower` (module docstring).  Settings: ``speed`` [m/s] (a
+    """A lap with :class:`~sims.drivers.LapFollower` (module docstring).  Settings: ``speed`` [m/s] (a
     constant target where the line has no profile), ``margin`` [-] (the profile's factor)."""
 
     name: str = "lap"
@@ -155,18 +160,16 @@ class TransientLap(ScenarioBase):
             speed,
             geo(line.closed, (n,)),
         )
-        base = (
-            self.driver if self.driver is not None else PathFollower(paths, course=1.0, brake_gain=1.0, speed_gain=1.0)
-        )
+        base = self.driver if self.driver is not None else LapFollower(paths, understeer=understeer_gradient(params)[0])
         one = dataclasses.replace(base, path=Path(*(a[0] for a in paths)))
         m, state0, drv = fleet_start(params, self.model, one, speed=speed[:, 0], profile=1.0)
         drv = dataclasses.replace(drv, path=paths)
         state0 = state0._replace(
             x=state0.x * 0 + paths.x[:, 0], y=state0.y * 0 + paths.y[:, 0], yaw=state0.yaw * 0 + paths.heading[:, 0]
         )
-        trk = Track(
-            *(None if a is None else jnp.broadcast_to(jnp.asarray(a, dtype), (n,) + jnp.shape(a)) for a in track)
-        )
+        per_vehicle = jnp.ndim(track.length) == 1  # a stack of tracks (circuits.stack), one per vehicle
+        lead = lambda a: jnp.shape(a)[1:] if per_vehicle else jnp.shape(a)  # noqa: E731
+        trk = Track(*(None if a is None else jnp.broadcast_to(jnp.asarray(a, dtype), (n,) + lead(a)) for a in track))
         red = LapReducer(trk, jnp.full((n,), self.spin_angle, dtype))
         return Setup(params, state0, drv, red, m, self.dt, int(math.ceil(self.max_time / self.dt)))
 

@@ -20,12 +20,20 @@ of ``n_loads`` loads from 0 to ``fz_max``, read back by a C1 cubic (Catmull-Rom)
     u_axle          = |Fy_axle| / (Fy_max(Fz_left) + Fy_max(Fz_right))     lateral utilisation
     Fx_i            = Fx_max(Fz_i) sqrt(1 - u_axle^2)                  friction ellipse per tire
     drive:  F = smin(2 smin(Fx_FL, Fx_FR) / d, 2 smin(Fx_RL, Fx_RR) / (1 - d), F_engine(v))
-            F_engine = T P / (r sqrt(P^2 + (T v / r)^2))               (the chassis' torque-power fade)
+            F_engine = T P / (r sqrt(P^2 + (T v / Re)^2))              (the chassis' torque-power fade)
     brake:  F = smin(2 smin(Fx_FL, Fx_FR) / beta, 2 smin(Fx_RL, Fx_RR) / (1 - beta), T_b / r)
     a_x = (+-F - 1/2 rho CdA v^2) / m + g_x
 
 (open differentials and equal brake torque left/right: the weaker tire of an axle limits it; ``d`` the
-front drive share, ``beta`` the front brake bias).  ``a_x`` enters the loads: ``n_fixed`` fixed-point
+front drive share, ``beta`` the front brake bias; ``r`` the wheel radius, the arm of the drive and brake
+torques, and ``Re`` the driven wheels' effective rolling radius at the static load,
+:func:`sims.vehicles.core.rolling_radii`: the vehicle step turns its engine at the wheels' spin ``v / Re``,
+~8 % faster than ``v / r`` for the race car, so the power-limited force is that much lower than ``P / v``).
+The wheels' spin inertia ``J = sum I_i / (r_i Re_i)`` [kg] (each wheel's ``I domega/dt = I a / Re`` taken from its
+torque through the arm ``r``) is mass the engine or the brake torque also accelerates: the torque limits are
+divided by ``1 + J / m`` (every wheel), a driving axle's grip limit by ``1 + J_free / m`` (the undriven wheels,
+whose spin-up the ground force pays); a braking axle at its grip limit brakes the car's mass alone (the brake
+torque spins the wheels down).  For the race car ``J`` ~ 40 kg, 6 % of its mass.  ``a_x`` enters the loads: ``n_fixed`` fixed-point
 iterations from the previous point's value.  ``smin(a, b) = -eps log(exp(-a/eps) + exp(-b/eps))`` with
 ``eps`` = :data:`SMOOTH` x the smaller of the two (a smooth minimum, at most ``eps ln 2`` below the minimum):
 the lap time is differentiable in the brake bias and the drive split.  Rolling resistance, the yaw
@@ -45,6 +53,7 @@ backward)``.  The time of a segment is ``2 ds / (v_i + v_{i+1})`` (exact for a c
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, NamedTuple
 
 import jax
@@ -54,11 +63,12 @@ import numpy as np
 from jaxtire.surfaces import lookup
 from jaxtire.tire import scale_tire
 from jaxtire.validation import ValidationError, check_range
-from sims.roads.circuits import Track
+from sims.roads.circuits import Track, stack
+from sims.run.fleet import fleet_size
 from sims.run.rollout import options_key
 from sims.scenarios.base import run_scenario
 from sims.scenarios.lap import TransientLap, path_from_line
-from sims.vehicles.core import corner_loads, gravity
+from sims.vehicles.core import corner_loads, gravity, rolling_radii
 from sims.vehicles.grip import peak_force
 from sims.vehicles.params import VehicleParams, fleet_axes, validate_params
 
@@ -76,6 +86,8 @@ class FrictionTables(NamedTuple):
     drive: Any
     brake: Any
     lateral: Any
+    drive_radius: Any = None  # [m] the driven wheels' effective rolling radius (engine speed v / Re), None: R
+    spin_mass: Any = None  # [kg] (..., 2) front, rear axle's I / (R Re) of its two wheels (module docstring)
 
 
 class LapResult(NamedTuple):
@@ -121,7 +133,16 @@ def friction_tables(params: VehicleParams, n_loads: int = 24, fz_max=None, speed
     # the two tires one after the other (see one(): a vmap here gave wrong float64 peaks at 512-bit vectors)
     f = jnp.stack([one(tires[0], surfs[0]), one(tires[1], surfs[1])])
     f = jnp.concatenate([jnp.zeros((2, 3, 1), dtype), f], axis=-1)
-    return FrictionTables(fz, f[:, 0], f[:, 1], f[:, 2])
+    re = rolling_radii(params, 4)  # static loads: FL, FR, RL, RR
+    d = ch.drive_split_front
+    spin = jnp.stack(
+        [
+            2.0 * ch.wheel_inertia_front / (ch.wheel_radius_front * re[..., 0]),
+            2.0 * ch.wheel_inertia_rear / (ch.wheel_radius_rear * re[..., 2]),
+        ],
+        axis=-1,
+    )
+    return FrictionTables(fz, f[:, 0], f[:, 1], f[:, 2], d * re[..., 0] + (1.0 - d) * re[..., 2], spin)
 
 
 def _interp(table, fz_grid, fz):
@@ -184,8 +205,16 @@ def _long_accel(params: VehicleParams, tab: FrictionTables, v, ax, ay, grade, ba
     share = jnp.where(brake, ch.brake_bias_front, ch.drive_split_front)
     r = share * ch.wheel_radius_front + (1.0 - share) * ch.wheel_radius_rear
     t, p = ch.max_drive_torque, ch.max_power
-    limit = jnp.where(brake, ch.max_brake_torque / r, t * p / (r * jnp.sqrt(p * p + (t * v / r) ** 2)))
-    force = smin(smin(_safe_ratio(front, share), _safe_ratio(rear, 1.0 - share)), limit)
+    re = r if tab.drive_radius is None else tab.drive_radius
+    limit = jnp.where(brake, ch.max_brake_torque / r, t * p / (r * jnp.sqrt(p * p + (t * v / re) ** 2)))
+    grip = smin(_safe_ratio(front, share), _safe_ratio(rear, 1.0 - share))
+    if tab.spin_mass is not None:  # the wheels' spin inertia (module docstring)
+        j_f, j_r = tab.spin_mass[..., 0], tab.spin_mass[..., 1]
+        d = ch.drive_split_front
+        j_free = jnp.where(brake, 0.0, (1.0 - d) * j_f + d * j_r)
+        grip = grip * ch.mass / (ch.mass + j_free)
+        limit = limit * ch.mass / (ch.mass + j_f + j_r)
+    force = smin(grip, limit)
     return jnp.where(brake, -force, force) / ch.mass - drag / ch.mass + gx
 
 
@@ -327,23 +356,21 @@ def check_line(line: Track, source: str = "solve_lap") -> None:
         raise ValidationError(f"{source}: the line has {np.shape(line.s)[-1]} points; at least 8 are needed")
 
 
-def lap_times(
-    params: VehicleParams,
-    line: Track,
-    *,
-    sectors=3,
-    n_loads: int = 24,
-    n_fixed: int = 2,
-    v_max: float = V_MAX,
-    compiler_options=None,
-) -> LapResult:
+def lap_times(params: VehicleParams, line: Track, *, compiler_options=None, **solve_kw) -> LapResult:
     """:func:`solve_lap` for a fleet of setups (chassis leaves batched on axis 0, tires shared:
     :func:`sims.vehicles.params.fleet_axes`), in one compiled ``vmap``; validates ``params`` and ``line``
-    first.  ``compiler_options``: XLA options of the compile (e.g. :func:`sims.run.rollout.fast_compile_options`)."""
+    first.  ``solve_kw``: :func:`solve_lap`'s keywords (``sectors``, ``n_loads``, ``n_fixed``, ``v_max``; its
+    defaults; ``TypeError`` for others).  ``compiler_options``: XLA options of the compile (e.g.
+    :func:`sims.run.rollout.fast_compile_options`)."""
     validate_params(params, source="lap_times")
     check_line(line, "lap_times")
-    ends = _sector_ends(sectors, line)
-    fn = _jitted_fleet(n_loads, n_fixed, float(v_max), options_key(compiler_options))
+    if "tables" in solve_kw:
+        raise TypeError("lap_times() computes each setup's friction tables; tables= is solve_lap's keyword only")
+    bound = inspect.signature(solve_lap).bind(params, line, **solve_kw)
+    bound.apply_defaults()
+    a = bound.arguments
+    ends = _sector_ends(a["sectors"], line)
+    fn = _jitted_fleet(int(a["n_loads"]), int(a["n_fixed"]), float(a["v_max"]), options_key(compiler_options))
     return fn(params, line, ends)
 
 
@@ -358,8 +385,8 @@ def _jitted_fleet(n_loads: int, n_fixed: int, v_max: float, options: tuple):
 
 def transient_lap(
     params: VehicleParams,
-    line: Track,
-    centre: Track,
+    line,
+    centre,
     *,
     margin=0.95,
     model="double_track",
@@ -370,15 +397,32 @@ def transient_lap(
     """The transient lap (:class:`sims.scenarios.lap.TransientLap`) of the fleet ``params`` on ``line`` (the
     race line; ``centre`` the circuit's centreline with its widths) at ``margin`` times each vehicle's QSS
     speed profile (:func:`lap_times`, or ``qss`` when given); ``(metrics, qss)`` with the scenario's
-    per-vehicle metrics from :func:`sims.scenarios.base.run_scenario` (``run_kw`` go to it)."""
-    if qss is None:
-        qss = lap_times(params, line)
+    per-vehicle metrics from :func:`sims.scenarios.base.run_scenario` (``run_kw`` go to it).
+
+    ``line`` and ``centre`` may also be sequences, one circuit per vehicle (equal point counts:
+    :func:`sims.roads.circuits.resample`): vehicle ``i`` laps ``line[i]``, all in one compiled program; the QSS
+    laps then come one vehicle at a time (one compile: equal shapes) and ``qss`` has their leaves stacked."""
+    if isinstance(line, (list, tuple)):
+        n = fleet_size(params)
+        if len(line) != n or len(centre) != n:
+            raise ValidationError(f"transient_lap: {len(line)} lines and {len(centre)} centrelines for {n} vehicles")
+        if qss is None:
+            one = lambda i: params._replace(chassis=jax.tree.map(lambda a: a[i : i + 1], params.chassis))  # noqa: E731
+            laps = [lap_times(one(i), ln) for i, ln in enumerate(line)]
+            qss = jax.tree.map(lambda *a: jnp.concatenate(a), *laps)
+        paths = [path_from_line(ln, dtype=jnp.asarray(qss.v).dtype) for ln in line]
+        geom = jax.tree.map(lambda *a: jnp.stack(a), *paths)
+        track = stack(list(centre))
+    else:
+        if qss is None:
+            qss = lap_times(params, line)
+        geom = path_from_line(line, dtype=jnp.asarray(qss.v).dtype)
+        track = centre
     v = jnp.asarray(qss.v)
-    geom = path_from_line(line, dtype=v.dtype)
     speed = jnp.concatenate([v, v[:, :1]], axis=1)  # the closed path repeats its first point
     sc = TransientLap(
         line=geom._replace(speed=speed),
-        track=centre,
+        track=track,
         model=model,
         dt=dt,
         max_time=float(1.5 * jnp.max(qss.lap_time) / np.min(margin)),

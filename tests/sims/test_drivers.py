@@ -16,6 +16,7 @@ from sims.drivers import (
     CircleFollower,
     Constant,
     LaneChangeDriver,
+    LapFollower,
     OpenLoop,
     SineSteer,
     StepSteer,
@@ -34,9 +35,9 @@ PAIRS = [(c, f.name) for c in CLASSES for f in dataclasses.fields(c)]
 
 
 def test_every_driver_field_has_a_range():
-    for cls in (*CLASSES, OpenLoop):
+    for cls in (*CLASSES, OpenLoop, LapFollower):
         for f in dataclasses.fields(cls):
-            assert f.name == "controls_seq" or f.name in DRIVER_RANGES, (cls.__name__, f.name)
+            assert f.name in ("controls_seq", "path") or f.name in DRIVER_RANGES, (cls.__name__, f.name)
 
 
 @pytest.mark.parametrize(
@@ -68,7 +69,9 @@ def test_zero_radius_and_bad_open_loop_sequence():
     CircleFollower(radius=-40.0, center_y=-40.0)  # clockwise: allowed
     ok = Controls(jnp.zeros(3), jnp.full(3, 0.5), jnp.zeros(3))
     OpenLoop(ok, 0.01)
-    with pytest.raises(ValidationError, match=r"OpenLoop: controls_seq.throttle = 2.0 is outside the allowed range \[0.0, 1.0\]"):
+    with pytest.raises(
+        ValidationError, match=r"OpenLoop: controls_seq.throttle = 2.0 is outside the allowed range \[0.0, 1.0\]"
+    ):
         OpenLoop(ok._replace(throttle=jnp.array([0.0, 2.0, 0.0])), 0.01)
     with pytest.raises(ValidationError, match="OpenLoop: controls_seq.steer = nan is not finite"):
         OpenLoop(ok._replace(steer=jnp.array([0.0, jnp.nan, 0.0])), 0.01)

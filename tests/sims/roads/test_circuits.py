@@ -146,3 +146,14 @@ def test_race_env_ids_cover_every_circuit():
     obs, state = jax.jit(env.reset)(jax.random.PRNGKey(0), params)
     assert obs.shape == (26,) and np.all(np.isfinite(obs))
     assert abs(float(state.pose.lateral)) <= 1.0
+
+
+def test_resample_gives_the_count_and_keeps_the_curve_and_stack_refuses_unequal_counts():
+    a = c.load_circuit("Norisring", ds=2.5)
+    r = c.resample(a, 700)
+    assert r.n == 700 and abs(float(r.length) / float(a.length) - 1) < 1e-3  # the same spline, another spacing
+    assert abs(float(r.ds) * 700 - float(r.length)) < 1e-6 * float(r.length)
+    s = c.stack([r, c.resample(c.load_circuit("IMS", ds=2.5), 700)])
+    assert s.xy.shape == (2, 700, 2) and s.length.shape == (2,)
+    with pytest.raises(ValidationError, match="resample them to one count"):
+        c.stack([r, a])

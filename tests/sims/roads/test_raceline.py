@@ -24,7 +24,8 @@ def test_box_qp_matches_a_dense_active_set_solution():
     assert np.all(g[x <= lo + 1e-9] >= -1e-8) and np.all(g[x >= hi - 1e-9] <= 1e-8)
 
 
-@pytest.mark.parametrize("name", ["Norisring", "IMS"])
+# Spielberg (1.07) and Spa (1.07) end in a worse local minimum of the non-convex problem (docs/laptime.md)
+@pytest.mark.parametrize("name", ["Norisring", "IMS", "Budapest", "Silverstone", "Zandvoort", "Monza"])
 def test_min_curvature_line_inside_widths_and_no_worse_than_database(name):
     cl = c.load_circuit(name, ds=2.0)
     line, alpha = R.min_curvature_line(cl)

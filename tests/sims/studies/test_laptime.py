@@ -82,8 +82,11 @@ def test_straight_acceleration_and_braking_distances_are_closed_form(x64):
     s = np.arange(n_str) * ds
     top = int(np.argmax(v))  # the first point at the top speed (the solver's cap V_MAX: no power limit here)
     top_last = n_str - 1 - int(np.argmax(v[::-1]))  # the brake point
-    # accelerating: v dv/ds = A + B v^2 (traction MU_X on the rear load m g a / L + k (1 - f) v^2, minus drag)
-    A, B = MU_X * GRAVITY * a_ / L_, (MU_X * k * (1 - front) - c_d) / m
+    # accelerating: v dv/ds = A + B v^2 (traction MU_X on the rear load m g a / L + k (1 - f) v^2, minus drag);
+    # the rear ground force also spins up the free front wheels: J_f = 2 I_f / (R_f Re_f) of extra mass
+    # (the simple tire has no vertical model: Re = R)
+    e = m / (m + 2 * ch["wheel_inertia_front"] / ch["wheel_radius_front"] ** 2)
+    A, B = MU_X * GRAVITY * a_ / L_ * e, (MU_X * k * (1 - front) * e - c_d) / m
     dist = lambda v0, v1: np.log((A + B * v1**2) / (A + B * v0**2)) / (2 * B)  # noqa: E731
     i0, i1 = 2, top - 2
     assert abs(dist(v[i0], v[i1]) / (s[i1] - s[i0]) - 1) < 5e-3
@@ -110,3 +113,21 @@ def test_grid_convergence_and_plausible_monza_lap(monza_race_car):
     assert np.isclose(float(jnp.sum(t5.sector_times)), float(t5.lap_time), rtol=1e-5)
     v = np.asarray(t5.v)
     assert np.all(v <= np.asarray(t5.v_lat) * (1 + 1e-5)) and 70 < v.max() < 80  # ~270 km/h top speed
+
+
+def test_envelope_gradients_are_finite_at_standstill():
+    """The g-g-v envelope at v = 0 (a standing start, the apex of a hairpin of zero radius's limit): the
+    gradients w.r.t. every float chassis field, the speed and the lateral acceleration are finite."""
+    p = presets.get("race_car")
+
+    def f(ch, v, ay):
+        q = p._replace(chassis=ch)
+        tab = L.friction_tables(q)
+        a, b = L.ax_limits(q, tab, v, ay)
+        return a - b
+
+    grad = jax.jit(jax.grad(f, argnums=(0, 1, 2), allow_int=True), compiler_options=fast_compile_options())
+    for v, ay in [(0.0, 0.0), (0.0, 5.0)]:
+        g = grad(p.chassis, jnp.float32(v), jnp.float32(ay))
+        leaves = [x for x in jax.tree.leaves(g) if jnp.issubdtype(x.dtype, jnp.floating)]
+        assert len(leaves) > 30 and all(bool(jnp.all(jnp.isfinite(x))) for x in leaves)
