@@ -40,6 +40,8 @@ MARGIN = 0.75
 #: 1.07 against 1.15, Spa 1.07 against 1.18 of the database line's summed squared curvature; the problem is not
 #: convex and a wide first step lands in a worse basin).
 TRUST = 0.5
+#: The line keeps ``1 - alpha kappa_ref >= FOLD`` (no fold where the offset nears the reference's radius).
+FOLD = 0.2
 
 
 def _curvature(alpha, rx, ry, nx, ny, h):
@@ -129,6 +131,13 @@ def min_curvature_offsets(
             a_vals.append(c2 / h**2 * (xp * ny[j] - yp * nx[j]) / den)
         A = csr_matrix((np.concatenate(a_vals), (rows, cols)), shape=(n, n))
         k_ref = np.asarray(kappa_fn(np.zeros(n)))
+        # no fold: a line at offset alpha from the reference runs backwards (its points reverse their order
+        # along the centreline) where 1 - alpha kappa_ref <= 0, i.e. beyond the local radius of curvature of
+        # the reference; keep 1 - alpha kappa_ref >= FOLD on the inside of every bend
+        with np.errstate(divide="ignore"):
+            reach = (1.0 - FOLD) / np.abs(k_ref)
+        wl = np.where(k_ref > 0, np.minimum(wl, reach), wl)
+        wr = np.where(k_ref < 0, np.minimum(wr, reach), wr)
         H0 = (A.T @ A).tocsc() * 2.0
         alpha = box_qp(H0, 2.0 * (A.T @ k_ref), -wr, wl, np.zeros(n), tol=tol)
 
