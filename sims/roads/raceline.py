@@ -116,7 +116,12 @@ def min_curvature_offsets(
         args = (xy[:, 0], xy[:, 1], -np.sin(hd), np.cos(hd), h)
         kappa_fn = jax.jit(lambda a: _curvature(a, *args))
         speed_fn = jax.jit(lambda a: _speed(a, *args))
-        colours = np.stack([(np.arange(n) % 3 == c).astype(np.float64) for c in range(3)])
+        # J is cyclic tridiagonal: columns of one colour must be >= 3 apart cyclically, so the n % 3 columns
+        # past the last multiple of 3 get colours of their own (else columns n - 1 and 0 or 1 share one and
+        # the derivative sums them, which kinked the line where the circuit closes)
+        m3 = 3 * (n // 3)
+        colour = np.where(np.arange(n) < m3, np.arange(n) % 3, 3 + np.arange(n) - m3)
+        colours = (colour[None, :] == np.arange(colour.max() + 1)[:, None]).astype(np.float64)
         rows = np.concatenate([np.arange(n)] * 3)
         cols = np.concatenate([np.mod(np.arange(n) + d, n) for d in (-1, 0, 1)])
         # first the standard QP of TUM's formulation (convex: x', y' and |r'| of the centreline held, only
@@ -150,8 +155,8 @@ def min_curvature_offsets(
             k0 = np.asarray(kappa_fn(alpha))
             a0 = jnp.asarray(alpha)
             cols_d = np.asarray(jax.vmap(lambda t, a0=a0: jax.jvp(kappa_fn, (a0,), (t,))[1])(colours))
-            # entry (i, j) of J, j = i + d: the colour j % 3 of the column gives it
-            vals = np.concatenate([cols_d[np.mod(np.arange(n) + d, n) % 3, np.arange(n)] for d in (-1, 0, 1)])
+            # entry (i, j) of J, j = i + d: the colour of column j gives it
+            vals = np.concatenate([cols_d[colour[np.mod(np.arange(n) + d, n)], np.arange(n)] for d in (-1, 0, 1)])
             J = csr_matrix((vals, (rows, cols)), shape=(n, n))
             # weights: each point's share of the line's own length, so the sum is the integral of kappa^2 ds
             w = np.sqrt(np.asarray(speed_fn(alpha)))
