@@ -16,7 +16,8 @@ derivative with three colour vectors), which turns each step into a convex QP wi
 projected Newton method with sparse direct solves of :mod:`scipy.sparse.linalg`).  Up to ``n_iter``
 re-linearisations (sequential QP) converge the nonlinear problem, each step inside a trust region of
 ``trust`` metres (quartered when the true objective did not fall, reset after a success): the
-undamped iteration oscillates through the hairpins.
+undamped iteration oscillates through the hairpins.  The offsets never reach the local radius of the
+centreline on the inside of a bend (``1 - alpha kappa_ref >= FOLD``): beyond it the line folds back.
 
 Which solver and why: the QP has bounds only and a banded Hessian, so an active-set / projected-Newton
 iteration with a sparse direct solve is exact and takes milliseconds per step for thousands of points;
@@ -40,8 +41,17 @@ MARGIN = 0.75
 #: 1.07 against 1.15, Spa 1.07 against 1.18 of the database line's summed squared curvature; the problem is not
 #: convex and a wide first step lands in a worse basin).
 TRUST = 0.5
-#: The line keeps ``1 - alpha kappa_ref >= FOLD`` (no fold where the offset nears the reference's radius).
+#: No fold: the line keeps ``1 - alpha kappa_ref >= FOLD`` on the inside of each bend (``kappa_ref`` the
+#: centreline's curvature).  A curve at offset ``alpha`` from the centreline has ``|p'| = |1 - alpha kappa_ref|``
+#: per metre of centreline, so beyond the local radius ``1 / kappa_ref`` it runs backwards (folds); where the
+#: track is wider than that radius (Spa's La Source) the unguarded line folded (21.8 times the database line's
+#: summed squared curvature with no margin).
 FOLD = 0.2
+#: The same bound for the first, convex QP (linearised about the centreline, whose curvature model
+#: ``kappa_ref + (alpha kappa_ref^2 + alpha'')`` misses the true ``kappa_ref / (1 - alpha kappa_ref)`` by the
+#: factor ``1 / (1 - alpha kappa_ref)``: held to <= 1.5 so the sequential QPs start in the right basin;
+#: 0.2 here gave Spa 1.021, 0.35 gives 1.006 of the database line).
+FOLD0 = 0.35
 
 
 def _curvature(alpha, rx, ry, nx, ny, h):
@@ -59,6 +69,32 @@ def _speed(alpha, rx, ry, nx, ny, h):
     x = rx + alpha * nx
     y = ry + alpha * ny
     return jnp.hypot(jnp.roll(x, -1) - jnp.roll(x, 1), jnp.roll(y, -1) - jnp.roll(y, 1)) / (2 * h)
+
+
+def _inside_reach(k_ref, wl, wr, keep):
+    """The bounds ``wl, wr`` [m] cut to ``|alpha| <= (1 - keep) / |kappa_ref|`` on the inside of each bend (left
+    for ``kappa_ref > 0``): ``1 - alpha kappa_ref >= keep``."""
+    with np.errstate(divide="ignore"):
+        reach = (1.0 - keep) / np.abs(k_ref)
+    return np.where(k_ref > 0, np.minimum(wl, reach), wl), np.where(k_ref < 0, np.minimum(wr, reach), wr)
+
+
+def cyclic_tridiagonal_jacobian(fn, x):
+    """The Jacobian (n, n) (scipy CSR) of ``fn: (n,) -> (n,)`` at ``x`` when output ``i`` depends on inputs
+    ``i - 1, i, i + 1`` (mod n) only: one forward-mode derivative per colour, the columns of one colour at least
+    3 apart cyclically (``j % 3`` up to the last multiple of 3, the ``n % 3`` columns after it a colour each, so
+    that columns ``n - 1`` and ``0`` never share one)."""
+    from scipy.sparse import csr_matrix  # construction only (numpy-side)
+
+    n = len(x)
+    m3 = 3 * (n // 3)
+    colour = np.where(np.arange(n) < m3, np.arange(n) % 3, 3 + np.arange(n) - m3)
+    seeds = jnp.asarray((colour[None, :] == np.arange(colour.max() + 1)[:, None]).astype(np.asarray(x).dtype))
+    xj = jnp.asarray(x)
+    dirs = np.asarray(jax.vmap(lambda t: jax.jvp(fn, (xj,), (t,))[1])(seeds))
+    rows = np.concatenate([np.arange(n)] * 3)
+    cols = np.concatenate([np.mod(np.arange(n) + d, n) for d in (-1, 0, 1)])
+    return csr_matrix((dirs[colour[cols], rows], (rows, cols)), shape=(n, n))
 
 
 def box_qp(H, f, lo, hi, x0, tol: float = 1e-10, max_iter: int = 200) -> np.ndarray:
@@ -116,12 +152,6 @@ def min_curvature_offsets(
         args = (xy[:, 0], xy[:, 1], -np.sin(hd), np.cos(hd), h)
         kappa_fn = jax.jit(lambda a: _curvature(a, *args))
         speed_fn = jax.jit(lambda a: _speed(a, *args))
-        # J is cyclic tridiagonal: columns of one colour must be >= 3 apart cyclically, so the n % 3 columns
-        # past the last multiple of 3 get colours of their own (else columns n - 1 and 0 or 1 share one and
-        # the derivative sums them, which kinked the line where the circuit closes)
-        m3 = 3 * (n // 3)
-        colour = np.where(np.arange(n) < m3, np.arange(n) % 3, 3 + np.arange(n) - m3)
-        colours = (colour[None, :] == np.arange(colour.max() + 1)[:, None]).astype(np.float64)
         rows = np.concatenate([np.arange(n)] * 3)
         cols = np.concatenate([np.mod(np.arange(n) + d, n) for d in (-1, 0, 1)])
         # first the standard QP of TUM's formulation (convex: x', y' and |r'| of the centreline held, only
@@ -136,15 +166,10 @@ def min_curvature_offsets(
             a_vals.append(c2 / h**2 * (xp * ny[j] - yp * nx[j]) / den)
         A = csr_matrix((np.concatenate(a_vals), (rows, cols)), shape=(n, n))
         k_ref = np.asarray(kappa_fn(np.zeros(n)))
-        # no fold: a line at offset alpha from the reference runs backwards (its points reverse their order
-        # along the centreline) where 1 - alpha kappa_ref <= 0, i.e. beyond the local radius of curvature of
-        # the reference; keep 1 - alpha kappa_ref >= FOLD on the inside of every bend
-        with np.errstate(divide="ignore"):
-            reach = (1.0 - FOLD) / np.abs(k_ref)
-        wl = np.where(k_ref > 0, np.minimum(wl, reach), wl)
-        wr = np.where(k_ref < 0, np.minimum(wr, reach), wr)
         H0 = (A.T @ A).tocsc() * 2.0
-        alpha = box_qp(H0, 2.0 * (A.T @ k_ref), -wr, wl, np.zeros(n), tol=tol)
+        wl, wr = _inside_reach(k_ref, wl, wr, FOLD)  # no fold (FOLD)
+        wl0, wr0 = _inside_reach(k_ref, wl, wr, FOLD0)
+        alpha = box_qp(H0, 2.0 * (A.T @ k_ref), -wr0, wl0, np.zeros(n), tol=tol)
 
         def cost(a):  # the objective: sum kappa^2 |p'| (the integral of kappa^2 over the line's length / h)
             k = np.asarray(kappa_fn(a))
@@ -153,11 +178,7 @@ def min_curvature_offsets(
         best, radius = cost(alpha), trust
         for _ in range(n_iter):
             k0 = np.asarray(kappa_fn(alpha))
-            a0 = jnp.asarray(alpha)
-            cols_d = np.asarray(jax.vmap(lambda t, a0=a0: jax.jvp(kappa_fn, (a0,), (t,))[1])(colours))
-            # entry (i, j) of J, j = i + d: the colour of column j gives it
-            vals = np.concatenate([cols_d[colour[np.mod(np.arange(n) + d, n)], np.arange(n)] for d in (-1, 0, 1)])
-            J = csr_matrix((vals, (rows, cols)), shape=(n, n))
+            J = cyclic_tridiagonal_jacobian(kappa_fn, alpha)
             # weights: each point's share of the line's own length, so the sum is the integral of kappa^2 ds
             w = np.sqrt(np.asarray(speed_fn(alpha)))
             J = csr_matrix(J.multiply(w[:, None]))
