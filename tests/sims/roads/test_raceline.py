@@ -28,13 +28,15 @@ def test_box_qp_matches_a_dense_active_set_solution():
     "name", ["Norisring", "IMS", "Budapest", "Silverstone", "Zandvoort", "Monza", "Spielberg", "Spa"]
 )
 def test_min_curvature_line_inside_widths_and_no_worse_than_database(name):
-    cl = c.load_circuit(name, ds=2.0)
+    # 3 m spacing for both lines (the same spline measure; 2 m gives the same verdicts: Spielberg 1.006, Spa
+    # 1.006 at 2 m against 1.007, 0.998 at 3 m), to keep the eight circuits cheap
+    cl = c.load_circuit(name, ds=3.0)
     line, alpha = R.min_curvature_line(cl)
     wl, wr = np.asarray(cl.width_left), np.asarray(cl.width_right)
     assert np.all(alpha <= wl - R.MARGIN + 1e-6) and np.all(-alpha <= wr - R.MARGIN + 1e-6)
     # the resampled line stays inside too (its widths to the edges, from the spline through the points)
     assert float(np.min(line.width_left)) > 0 and float(np.min(line.width_right)) > 0
-    db = c.load_raceline(name, ds=2.0)
+    db = c.load_raceline(name, ds=3.0)
     assert R.curvature_cost(line) <= 1.02 * R.curvature_cost(db)
     assert R.curvature_cost(line) < R.curvature_cost(cl)  # smoother than the centreline
 
