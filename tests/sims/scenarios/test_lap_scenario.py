@@ -31,7 +31,7 @@ LAP_TRACKS, LAP_MARGIN, LAP_POINTS = ("Norisring", "IMS", "Spielberg"), np.array
 def test_race_car_transient_laps_on_three_circuits_in_one_program():
     """The race car (LapFollower) round three circuits, one vehicle each in one compiled program, on the
     minimum-curvature line kept 1.5 m from the edges (the database's lines pass 0.55 m from an edge, less than
-    the half track), at 0.85 (Norisring, Spielberg 0.8) of its QSS profile: never faster than the QSS lap, within 2 % of the profile's own
+    the half track), at 0.8 (IMS 0.85) of its QSS profile: never faster than the QSS lap, within 2 % of the profile's own
     time (QSS lap / margin: the driver keeps the profile), no wheel beyond an edge, no spin; bitwise repeatable."""
     from sims.roads import circuits
     from sims.roads.raceline import min_curvature_line
