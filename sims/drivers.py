@@ -40,7 +40,7 @@ from jaxtire.constants import wrap_angle
 from jaxtire.tire import scale_tire
 from jaxtire.validation import ValidationError, check_finite, check_range, is_concrete
 from sims.roads.path import heading_error, project, sample
-from sims.vehicles.core import axle_loads, gravity, rolling_radii
+from sims.vehicles.core import axle_loads, drive_torque, gravity, rolling_radii
 from sims.vehicles.grip import peak_braking
 from sims.vehicles.params import Controls, per_wheel_array, wheel_layout, wheel_radii
 from sims.vehicles.road import on_road
@@ -635,14 +635,13 @@ class PathFollower(Driver):
 def engine_force(ch, omega, n: int):
     """Largest drive force [N] at the driven wheels' spin ``omega`` [rad/s] (per wheel state, last axis ``n``):
     ``T P / (R sqrt(P^2 + (T w_d)^2))``, ``w_d`` the drive-share weighted spin, as the vehicle step applies the
-    throttle (:mod:`sims.vehicles.core`: the torque-power fade; ``R`` the driven wheels' radius, the torque's
-    arm)."""
+    throttle (:func:`sims.vehicles.core.drive_torque`, the torque-power fade; ``R`` the driven wheels' radius, the
+    torque's arm)."""
     lay = wheel_layout(ch, n)
     drive = per_wheel_array(lay.drive)
     w_d = jnp.sum(drive * omega, axis=-1)
     r = jnp.sum(drive * per_wheel_array(lay.radius), axis=-1)
-    t, p = ch.max_drive_torque, ch.max_power
-    return t * p / (r * jnp.sqrt(p * p + (t * w_d) ** 2))
+    return drive_torque(ch, 1.0, w_d) / r
 
 
 def brake_force(ch):

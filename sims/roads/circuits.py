@@ -292,28 +292,22 @@ def resample(track: Track, n: int, dtype=None) -> Track:
     """``track`` through its own points (periodic spline, :func:`make_circuit`) at exactly ``n`` points
     (spacing ``length / n``): tracks of equal point counts stack into one fleet (:func:`stack`)."""
     f = lambda v: None if v is None else np.asarray(v, np.float64)  # noqa: E731
-    length = float(track.length)
-    out = make_circuit(
-        f(track.xy),
-        f(track.width_right),
-        f(track.width_left),
-        ds=length / n,
-        elevation=f(track.elevation),
-        banking=f(track.banking),
-        dtype=dtype,
-        source="resample",
-    )
-    if out.n != n:  # the spline's length differs from the track's by a hair: pin the count
-        out = make_circuit(
+
+    def build(length: float) -> Track:
+        return make_circuit(
             f(track.xy),
             f(track.width_right),
             f(track.width_left),
-            ds=float(out.length) / n,
+            ds=length / n,
             elevation=f(track.elevation),
             banking=f(track.banking),
             dtype=dtype,
             source="resample",
         )
+
+    out = build(float(track.length))
+    if out.n != n:  # the spline's length differs from the track's by a hair: pin the count
+        out = build(float(out.length))
     return out
 
 

@@ -20,7 +20,7 @@ of ``n_loads`` loads from 0 to ``fz_max``, read back by a C1 cubic (Catmull-Rom)
     u_axle          = |Fy_axle| / (Fy_max(Fz_left) + Fy_max(Fz_right))     lateral utilisation
     Fx_i            = Fx_max(Fz_i) sqrt(1 - u_axle^2)                  friction ellipse per tire
     drive:  F = smin(2 smin(Fx_FL, Fx_FR) / d, 2 smin(Fx_RL, Fx_RR) / (1 - d), F_engine(v))
-            F_engine = T P / (r sqrt(P^2 + (T v / Re)^2))              (the chassis' torque-power fade)
+            F_engine = T P / (r sqrt(P^2 + (T v / Re)^2))              (the torque-power fade, core.drive_torque)
     brake:  F = smin(2 smin(Fx_FL, Fx_FR) / beta, 2 smin(Fx_RL, Fx_RR) / (1 - beta), T_b / r)
     a_x = (+-F - 1/2 rho CdA v^2) / m + g_x
 
@@ -68,7 +68,7 @@ from sims.run.fleet import fleet_size
 from sims.run.rollout import options_key
 from sims.scenarios.base import run_scenario
 from sims.scenarios.lap import TransientLap, path_from_line
-from sims.vehicles.core import corner_loads, gravity, rolling_radii
+from sims.vehicles.core import corner_loads, drive_torque, gravity, rolling_radii
 from sims.vehicles.grip import peak_force
 from sims.vehicles.params import VehicleParams, fleet_axes, validate_params
 
@@ -204,9 +204,8 @@ def _long_accel(params: VehicleParams, tab: FrictionTables, v, ax, ay, grade, ba
     drag = 0.5 * ch.air_density * ch.drag_area * v * v
     share = jnp.where(brake, ch.brake_bias_front, ch.drive_split_front)
     r = share * ch.wheel_radius_front + (1.0 - share) * ch.wheel_radius_rear
-    t, p = ch.max_drive_torque, ch.max_power
     re = r if tab.drive_radius is None else tab.drive_radius
-    limit = jnp.where(brake, ch.max_brake_torque / r, t * p / (r * jnp.sqrt(p * p + (t * v / re) ** 2)))
+    limit = jnp.where(brake, ch.max_brake_torque / r, drive_torque(ch, 1.0, v / re) / r)
     grip = smin(_safe_ratio(front, share), _safe_ratio(rear, 1.0 - share))
     if tab.spin_mass is not None:  # the wheels' spin inertia (module docstring)
         j_f, j_r = tab.spin_mass[..., 0], tab.spin_mass[..., 1]

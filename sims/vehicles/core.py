@@ -351,6 +351,15 @@ def rolling_radii(params: VehicleParams, n_wheels: int, omega=0.0, loads=None):
     return per_wheel_array([jnp.asarray(v, dtype) for v in re])
 
 
+def drive_torque(ch, throttle, omega_drive):
+    """Total wheel torque [N m] of the drive without a driveline at ``throttle`` [-] and the drive-share weighted
+    wheel spin ``omega_drive`` [rad/s]: ``throttle T P / sqrt(P^2 + (T w)^2)`` (``T`` ``max_drive_torque``, ``P``
+    ``max_power``): the torque at low spin, the power ``P / w`` at high spin.  The one copy of this fade: the
+    step, the lap driver's pedal (:func:`sims.drivers.engine_force`) and the quasi-steady lap's envelope."""
+    tmax, pmax = ch.max_drive_torque, ch.max_power
+    return throttle * tmax * pmax / jnp.sqrt(pmax * pmax + (tmax * omega_drive) ** 2)
+
+
 def secant_stiffness(force, slip, k_lin, slip0):
     """``J = (K slip0^2 + F slip) / (slip^2 + slip0^2)`` clipped at 0: ``K`` at small slip, ``F / slip``
     far past the peak; a smooth, never-negative stand-in for ``dF/dslip`` in the implicit update."""
@@ -751,8 +760,7 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
 
     throttle = jnp.clip(controls.throttle, -1.0, 1.0)
     omega_drive = sum(d * w for d, w in zip(geom.drive, omega, strict=False))
-    tmax, pmax = ch.max_drive_torque, ch.max_power
-    t_avail = throttle * tmax * pmax / jnp.sqrt(pmax * pmax + (tmax * omega_drive) ** 2)
+    t_avail = drive_torque(ch, throttle, omega_drive)
 
     side = [0.0] * n if geom.side is None else geom.side
     camber = [None] * n if geom.camber is None else geom.camber
