@@ -665,7 +665,9 @@ class LapFollower(PathFollower):
 
     ``e_psi`` the course error (``course = 1``: the velocity's direction, zero in steady cornering whatever the
     body slip angle).  The constant gains of :class:`PathFollower` (``k_y x_la`` ~3 rad/rad at 55 m/s) made
-    a weakly damped yaw mode unstable on the straights (the race car spun at 0.6 of the profile).
+    a weakly damped yaw mode unstable on the straights (the race car spun at 0.6 of the profile).  The yaw-rate
+    term ``k_r`` [s] is the driver's counter-steer: with the 0.05 s of the first version the race car's rear
+    stepped out under trail braking into Spielberg's last corner at 0.95 of its grip and spun; 0.4 s holds it.
 
     Speed: the profile's acceleration as feed-forward plus a proportional feedback, turned into pedal by the
     car's own engine and brake forces (:func:`engine_force`, :func:`brake_force`)::
@@ -687,7 +689,7 @@ class LapFollower(PathFollower):
     speed_gain: Any = 2.0
     bandwidth: Any = 3.0
     zeta: Any = 0.9
-    k_r: Any = 0.05
+    k_r: Any = 0.4
     t_speed: Any = 0.1
     course: Any = 1.0
     slip_limit: Any = 0.1

@@ -54,14 +54,17 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtire.constants import GRAVITY
+from jaxtire.limits import OutOfRangeWarning
 from jaxtire.surfaces import lookup
-from jaxtire.tire import scale_tire
+from jaxtire.tire import scale_tire, tire_forces
 from jaxtire.validation import ValidationError, check_range
 from sims.roads.circuits import Track, stack
 from sims.run.fleet import fleet_size
@@ -76,6 +79,14 @@ from sims.vehicles.params import VehicleParams, fleet_axes, validate_params
 SMOOTH = 1e-3
 #: Speed cap of the solver [m/s] (above any car's top speed; the passes find the real one).
 V_MAX = 120.0
+#: The envelopes of :func:`solve_lap` (module docstring): the friction ellipse of a point mass, or the tire's own.
+ENVELOPES = ("ellipse", "tire")
+#: Lateral utilisations [-] of the combined-slip tables (``envelope="tire"``, :func:`friction_tables`).
+UTILS = np.linspace(0.0, 1.0, 11)
+#: Slip-ratio and slip-angle grids [-], [rad] of the combined-slip search (from 1e-3: no exact zero of a slip,
+#: where the combined-slip terms' square roots have no derivative).
+_KAPPAS = np.linspace(1e-3, 0.3, 61)
+_ALPHAS = np.linspace(1e-3, 0.4, 81)
 
 
 class FrictionTables(NamedTuple):
@@ -88,6 +99,11 @@ class FrictionTables(NamedTuple):
     lateral: Any
     drive_radius: Any = None  # [m] the driven wheels' effective rolling radius (engine speed v / Re), None: R
     spin_mass: Any = None  # [kg] (..., 2) front, rear axle's I / (R Re) of its two wheels (module docstring)
+    # envelope "tire" (module docstring), None for the ellipse; (2, len(UTILS), K) over the utilisations
+    lateral_in: Any = None  # [N] (2, K) max +Fy (alpha < 0): the other side of an asymmetric tire
+    drive_at: Any = None  # [-] combined-slip max Fx with -Fy >= u Fy_max, over the pure-slip drive peak
+    brake_at: Any = None  # [-] the same for -Fx (braking)
+    alpha_at: Any = None  # [rad] the pure-slip slip angle at u of the odd part's peak (module docstring)
 
 
 class LapResult(NamedTuple):
@@ -110,10 +126,15 @@ class LapResult(NamedTuple):
 # the envelope
 
 
-def friction_tables(params: VehicleParams, n_loads: int = 24, fz_max=None, speed: float = 30.0) -> FrictionTables:
+def friction_tables(
+    params: VehicleParams, n_loads: int = 24, fz_max=None, speed: float = 30.0, envelope: str = "ellipse"
+) -> FrictionTables:
     """:class:`FrictionTables` of ``params`` (module docstring): ``n_loads`` loads from 0 to ``fz_max`` [N]
     (default ``m g + 1/2 rho ClA V_MAX^2``: a whole car's weight with downforce at :data:`V_MAX` on one
-    tire), tires at ``speed`` [m/s]."""
+    tire), tires at ``speed`` [m/s]; ``envelope="tire"`` adds the combined-slip, slip-angle and mounted-side
+    tables."""
+    if envelope not in ENVELOPES:
+        raise ValidationError(f"friction_tables: envelope = {envelope!r} must be one of {ENVELOPES}")
     ch = params.chassis
     dtype = jnp.asarray(ch.mass).dtype
     if fz_max is None:
@@ -124,15 +145,18 @@ def friction_tables(params: VehicleParams, n_loads: int = 24, fz_max=None, speed
     ids = jnp.asarray(ch.surface_ids)
     tires = [scale_tire(params.tire_front, *ch.tire_scale_front), scale_tire(params.tire_rear, *ch.tire_scale_rear)]
     surfs = [lookup(params.surfaces, ids[..., 0]), lookup(params.surfaces, ids[..., 2])]
+    axes = ("drive", "brake", "lateral", (0.0, -1.0, 0.0, 1.0))  # the last: +Fy at alpha < 0 (mounted side)
+    n_axes = 3 if envelope == "ellipse" else 4
 
-    def one(tire, surf):  # (3, K - 1): the three curves' peaks at the loads
-        # one call per curve: a vmap over the three directions gave wrong float64 peaks under XLA:CPU's
+    def one(tire, surf):  # (n_axes, 2, K - 1): each curve's peak slip and force at the loads
+        # one call per curve: a vmap over the directions gave wrong float64 peaks under XLA:CPU's
         # 512-bit vector width (--xla_cpu_prefer_vector_width=512, set by sims.run._xla.tune_cpu)
-        return jnp.stack([peak_force(tire, load, surf, speed, k, pure=True)[1] for k in ("drive", "brake", "lateral")])
+        return jnp.stack([jnp.stack(peak_force(tire, load, surf, speed, k, pure=True)) for k in axes[:n_axes]])
 
     # the two tires one after the other (see one(): a vmap here gave wrong float64 peaks at 512-bit vectors)
-    f = jnp.stack([one(tires[0], surfs[0]), one(tires[1], surfs[1])])
-    f = jnp.concatenate([jnp.zeros((2, 3, 1), dtype), f], axis=-1)
+    peaks = [one(tires[0], surfs[0]), one(tires[1], surfs[1])]
+    f = jnp.stack([pk[:, 1] for pk in peaks])
+    f = jnp.concatenate([jnp.zeros((2, n_axes, 1), dtype), f], axis=-1)
     re = rolling_radii(params, 4)  # static loads: FL, FR, RL, RR
     d = ch.drive_split_front
     spin = jnp.stack(
@@ -142,22 +166,65 @@ def friction_tables(params: VehicleParams, n_loads: int = 24, fz_max=None, speed
         ],
         axis=-1,
     )
-    return FrictionTables(fz, f[:, 0], f[:, 1], f[:, 2], d * re[..., 0] + (1.0 - d) * re[..., 2], spin)
+    tab = FrictionTables(fz, f[:, 0], f[:, 1], f[:, 2], d * re[..., 0] + (1.0 - d) * re[..., 2], spin)
+    if envelope == "ellipse":
+        return tab
+    with warnings.catch_warnings():  # loads above the tire file's FZMAX: clamped by the tire (documented), as above
+        warnings.simplefilter("ignore", OutOfRangeWarning)
+        comb = [_combined_tables(tires[k], surfs[k], load, speed, peaks[k]) for k in (0, 1)]  # 3 x (NU, K - 1)
+    pad = lambda a, v: jnp.concatenate([jnp.full(a.shape[:-1] + (1,), v, dtype), a], axis=-1)  # noqa: E731
+    drive_at, brake_at, alpha_at = (jnp.stack([pad(c[j], 1.0 if j < 2 else 0.0) for c in comb]) for j in range(3))
+    return tab._replace(lateral_in=f[:, 3], drive_at=drive_at, brake_at=brake_at, alpha_at=alpha_at)
+
+
+def _combined_tables(tire, surf, load, speed, peaks):
+    """``(drive_at, brake_at, alpha_at)`` (each ``(len(UTILS), K - 1)``) of one tire at the ``load`` s (module
+    docstring, envelope ``"tire"``); ``peaks`` ``(4, 2, K - 1)``: :func:`friction_tables`' pure-slip peaks."""
+    dtype = load.dtype
+    k = load.shape[-1]
+    alp = jnp.asarray(_ALPHAS, dtype)
+    u = jnp.asarray(UTILS, dtype)[:, None]
+    fy_max = peaks[2, 1]  # the combined-slip rows: -Fy >= u Fy_max, the side the table "lateral" is
+    out = []
+    for sign, peak in ((1.0, peaks[0, 1]), (-1.0, peaks[1, 1])):
+        f = tire_forces(tire, sign * jnp.asarray(_KAPPAS, dtype)[:, None, None], alp[None, :, None], 0.0, load, speed, surf)
+        fx, fy = (sign * f.fx).reshape(-1, k), -f.fy.reshape(-1, k)
+        best = jnp.stack([jnp.max(jnp.where(fy >= ui * fy_max, fx, 0.0), axis=0) for ui in UTILS[1:]])
+        out.append(jnp.clip(jnp.concatenate([peak[None], best]) / jnp.maximum(peak, 1e-6), 0.0, 1.0))
+    # the odd part of the pure-slip curve (the mean of the two sides: an asymmetric tire's offsets SHy, SVy
+    # cancel between the left and the right wheel), through the origin, made monotone up to its peak
+    pure = lambda a: tire_forces(tire, 0.0, a[:, None], 0.0, load, speed, surf, combined=False).fy  # noqa: E731
+    odd = jax.lax.cummax(0.5 * (pure(-alp) - pure(alp)), axis=0)
+    odd = jnp.concatenate([jnp.zeros((1, k), dtype), odd])
+    alp0 = jnp.concatenate([jnp.zeros((1,), dtype), alp])
+    inv = jax.vmap(lambda col: jnp.interp(u[:, 0] * col[-1], col, alp0), in_axes=1, out_axes=1)
+    out.append(jnp.minimum(inv(odd), peaks[2, 0]))  # at most the peak's own slip angle
+    return out
 
 
 def _interp(table, fz_grid, fz):
-    """Catmull-Rom (C1 cubic) interpolation of ``table`` (K,) on the uniform ``fz_grid`` at ``fz``; linear
-    extrapolation beyond the last load (end slope), 0 at and below 0 N."""
+    """Catmull-Rom (C1 cubic) interpolation of ``table`` (..., K) on the uniform ``fz_grid`` at ``fz``; linear
+    extrapolation beyond the last load (end slope), 0 at and below 0 N.  Leading axes of ``table`` lead the
+    result."""
     k = table.shape[-1]
     h = fz_grid[1] - fz_grid[0]
     u = jnp.clip(fz, 0.0, None) / h
     i = jnp.clip(jnp.floor(u).astype(jnp.int32), 0, k - 2)
     w = u - i
-    ext = jnp.concatenate([2 * table[:1] - table[1:2], table, 2 * table[-1:] - table[-2:-1]])  # (K + 2,)
-    p0, p1, p2, p3 = ext[i], ext[i + 1], ext[i + 2], ext[i + 3]
+    lo, hi = 2 * table[..., :1] - table[..., 1:2], 2 * table[..., -1:] - table[..., -2:-1]
+    ext = jnp.concatenate([lo, table, hi], axis=-1)  # (..., K + 2)
+    p0, p1, p2, p3 = ext[..., i], ext[..., i + 1], ext[..., i + 2], ext[..., i + 3]
     m1, m2 = 0.5 * (p2 - p0), 0.5 * (p3 - p1)
     w2, w3 = w * w, w * w * w
     return (2 * w3 - 3 * w2 + 1) * p1 + (w3 - 2 * w2 + w) * m1 + (-2 * w3 + 3 * w2) * p2 + (w3 - w2) * m2
+
+
+def _interp_u(table, fz_grid, u, fz):
+    """A ``(len(UTILS), K)`` table at utilisation ``u`` (linear, clipped to [0, 1]) and load ``fz`` (Catmull-Rom)."""
+    rows = _interp(table, fz_grid, fz)  # (NU,) + shape
+    x = jnp.clip(u, 0.0, 1.0) * (len(UTILS) - 1)
+    hat = jnp.arange(len(UTILS), dtype=rows.dtype).reshape((-1,) + (1,) * jnp.ndim(x))
+    return jnp.sum(jnp.clip(1.0 - jnp.abs(x - hat), 0.0, None) * rows, axis=0)
 
 
 def smin(a, b, rel=SMOOTH):
@@ -177,16 +244,26 @@ def _road_chassis(ch, grade, bank):
 
 
 def _axle_terms(params: VehicleParams, tab: FrictionTables, v, ax, ay, grade, bank):
-    """Loads, lateral utilisations and the four tires' remaining longitudinal capacity factors."""
+    """Loads, the axles' needed lateral forces and their lateral utilisations (module docstring)."""
     ch = _road_chassis(params.chassis, grade, bank)
     fz = corner_loads(ch, v, ax, ay)
     _, gy, _ = gravity(ch)
     L = ch.cg_to_front + ch.cg_to_rear
     fy_need = ch.mass * (ay - gy)
-    fy = [_interp(tab.lateral[0 if i < 2 else 1], tab.fz, fz[i]) for i in range(4)]
-    u_f = jnp.abs(fy_need) * ch.cg_to_rear / L / jnp.maximum(fy[0] + fy[1], 1e-6)
-    u_r = jnp.abs(fy_need) * ch.cg_to_front / L / jnp.maximum(fy[2] + fy[3], 1e-6)
-    return ch, fz, u_f, u_r
+    fy = [_interp(tab.lateral[_AXLE[i]], tab.fz, fz[i]) for i in range(4)]
+    if tab.lateral_in is not None:  # the mounted side of an asymmetric tire (module docstring)
+        sides = jnp.asarray(ch.tire_sides, fy[0].dtype)
+        toward = jnp.where(fy_need >= 0, 1.0, -1.0)
+        inner = [_interp(tab.lateral_in[_AXLE[i]], tab.fz, fz[i]) for i in range(4)]
+        fy = [jnp.where(toward * sides[..., i] > 0, inner[i], fy[i]) for i in range(4)]
+    need_f, need_r = jnp.abs(fy_need) * ch.cg_to_rear / L, jnp.abs(fy_need) * ch.cg_to_front / L
+    u_f = need_f / jnp.maximum(fy[0] + fy[1], 1e-6)
+    u_r = need_r / jnp.maximum(fy[2] + fy[3], 1e-6)
+    return ch, fz, (u_f, u_r), (need_f, need_r)
+
+
+#: The axle (0 front, 1 rear) of each wheel FL, FR, RL, RR.
+_AXLE = (0, 0, 1, 1)
 
 
 def _ellipse(u):
@@ -195,13 +272,20 @@ def _ellipse(u):
 
 def _long_accel(params: VehicleParams, tab: FrictionTables, v, ax, ay, grade, bank, brake):
     """One fixed-point update of the longitudinal limit; ``brake`` a bool (array: traced, both formulas)."""
-    ch, fz, u_f, u_r = _axle_terms(params, tab, v, ax, ay, grade, bank)
+    ch, fz, util, need = _axle_terms(params, tab, v, ax, ay, grade, bank)
     table = jnp.where(brake, tab.brake, tab.drive)
-    cap = [_interp(table[0 if i < 2 else 1], tab.fz, fz[i]) for i in range(4)]
-    front = 2.0 * smin(cap[0], cap[1]) * _ellipse(u_f)
-    rear = 2.0 * smin(cap[2], cap[3]) * _ellipse(u_r)
-    gx = gravity(ch)[0]
+    cap = [_interp(table[_AXLE[i]], tab.fz, fz[i]) for i in range(4)]
     drag = 0.5 * ch.air_density * ch.drag_area * v * v
+    if tab.drive_at is None:  # the friction ellipse, no slip angles
+        cap = [cap[i] * _ellipse(util[_AXLE[i]]) for i in range(4)]
+    else:  # the tire's combined-slip capacity and the slip drag |Fy| alpha (module docstring)
+        comb = jnp.where(brake, tab.brake_at, tab.drive_at)
+        cap = [cap[i] * _interp_u(comb[_AXLE[i]], tab.fz, util[_AXLE[i]], fz[i]) for i in range(4)]
+        alpha = [_interp_u(tab.alpha_at[_AXLE[i]], tab.fz, util[_AXLE[i]], fz[i]) for i in range(4)]
+        drag = drag + 0.5 * (need[0] * (alpha[0] + alpha[1]) + need[1] * (alpha[2] + alpha[3]))
+    front = 2.0 * smin(cap[0], cap[1])
+    rear = 2.0 * smin(cap[2], cap[3])
+    gx = gravity(ch)[0]
     share = jnp.where(brake, ch.brake_bias_front, ch.drive_split_front)
     r = share * ch.wheel_radius_front + (1.0 - share) * ch.wheel_radius_rear
     re = r if tab.drive_radius is None else tab.drive_radius
@@ -232,8 +316,12 @@ def ax_limits(params: VehicleParams, tab: FrictionTables, v, ay, grade=0.0, bank
 
 
 def _lat_excess(params, tab, v, kappa, grade, bank):
-    _, _, u_f, u_r = _axle_terms(params, tab, v, 0.0, kappa * v * v, grade, bank)
-    return -smin(-u_f, -u_r) - 1.0  # smooth max of the utilisations, minus 1
+    ay = kappa * v * v
+    _, _, (u_f, u_r), _ = _axle_terms(params, tab, v, 0.0, ay, grade, bank)
+    excess = -smin(-u_f, -u_r) - 1.0  # smooth max of the utilisations, minus 1
+    if tab.drive_at is not None:  # the tire envelope: the speed must also be held (drive >= drag + slip drag)
+        excess = jnp.maximum(excess, -_long_accel(params, tab, v, 0.0, ay, grade, bank, False) / GRAVITY)
+    return excess
 
 
 def apex_speed(params: VehicleParams, tab: FrictionTables, kappa, grade=0.0, bank=0.0, v_max=V_MAX, n_bisect=40):
@@ -311,6 +399,7 @@ def solve_lap(
     n_fixed: int = 2,
     v_max: float = V_MAX,
     tables: FrictionTables | None = None,
+    envelope: str = "ellipse",
 ) -> LapResult:
     """The QSS lap (module docstring) of one vehicle ``params`` on the closed ``line`` (a
     :class:`~sims.roads.circuits.Track`: its curvature, spacing ``ds``, elevation and banking).  ``sectors``:
@@ -318,7 +407,7 @@ def solve_lap(
     Traceable; :func:`lap_times` vmaps it over setups."""
     n, kappa, grade, bank = _line_arrays(line)
     ds = jnp.asarray(line.ds)
-    tab = friction_tables(params, n_loads) if tables is None else tables
+    tab = friction_tables(params, n_loads, envelope=envelope) if tables is None else tables
     v_lat = apex_speed(params, tab, kappa, grade, bank, v_max)
     v_f, v_b = _passes(params, tab, kappa, grade, bank, v_lat, ds, n_fixed)
     v = jnp.minimum(v_f, v_b)
@@ -369,14 +458,19 @@ def lap_times(params: VehicleParams, line: Track, *, compiler_options=None, **so
     bound.apply_defaults()
     a = bound.arguments
     ends = _sector_ends(a["sectors"], line)
-    fn = _jitted_fleet(int(a["n_loads"]), int(a["n_fixed"]), float(a["v_max"]), options_key(compiler_options))
+    if a["envelope"] not in ENVELOPES:
+        raise ValidationError(f"lap_times: envelope = {a['envelope']!r} must be one of {ENVELOPES}")
+    key = (int(a["n_loads"]), int(a["n_fixed"]), float(a["v_max"]), str(a["envelope"]))
+    fn = _jitted_fleet(*key, options_key(compiler_options))
     return fn(params, line, ends)
 
 
 @functools.cache
-def _jitted_fleet(n_loads: int, n_fixed: int, v_max: float, options: tuple):
+def _jitted_fleet(n_loads: int, n_fixed: int, v_max: float, envelope: str, options: tuple):
+    kw = dict(n_loads=n_loads, n_fixed=n_fixed, v_max=v_max, envelope=envelope)
+
     def run(params, line, ends):
-        one = lambda p: solve_lap(p, line, sectors=ends, n_loads=n_loads, n_fixed=n_fixed, v_max=v_max)  # noqa: E731
+        one = lambda p: solve_lap(p, line, sectors=ends, **kw)  # noqa: E731
         return jax.vmap(one, in_axes=(fleet_axes(params),))(params)
 
     return jax.jit(run, compiler_options=dict(options) or None)
@@ -387,44 +481,62 @@ def transient_lap(
     line,
     centre,
     *,
-    margin=0.95,
+    grip=0.95,
+    margin=1.0,
+    envelope: str = "tire",
     model="double_track",
     dt: float = 0.005,
     qss: LapResult | None = None,
     **run_kw,
 ):
     """The transient lap (:class:`sims.scenarios.lap.TransientLap`) of the fleet ``params`` on ``line`` (the
-    race line; ``centre`` the circuit's centreline with its widths) at ``margin`` times each vehicle's QSS
-    speed profile (:func:`lap_times`, or ``qss`` when given); ``(metrics, qss)`` with the scenario's
-    per-vehicle metrics from :func:`sims.scenarios.base.run_scenario` (``run_kw`` go to it).
+    race line; ``centre`` the circuit's centreline with its widths); ``(metrics, qss)`` with the scenario's
+    per-vehicle metrics from :func:`sims.scenarios.base.run_scenario` (``run_kw`` go to it) and each vehicle's
+    QSS lap (:func:`lap_times` with ``envelope``, or ``qss`` when given): the bound the lap is judged against.
+
+    The driver's speed profile is the QSS lap of the same vehicle with its tires' friction (``TireScale.mu_x``,
+    ``mu_y``) scaled by ``grip`` [-] (a driver using that share of the grip: corners and braking zones slower,
+    the straights at full power), times ``margin`` [-] (a speed factor on all of it); both scalars or one per
+    vehicle.  ``grip = 1`` drives the bound's own profile.
 
     ``line`` and ``centre`` may also be sequences, one circuit per vehicle (equal point counts:
     :func:`sims.roads.circuits.resample`): vehicle ``i`` laps ``line[i]``, all in one compiled program; the QSS
     laps then come one vehicle at a time (one compile: equal shapes) and ``qss`` has their leaves stacked."""
+    n = fleet_size(params)
+    grip = jnp.broadcast_to(jnp.asarray(grip, jnp.asarray(params.chassis.mass).dtype), (n,))
+    check_range("grip", grip, 0.1, 1.0, source="transient_lap")
+    ch = params.chassis
+    scale = lambda s: s._replace(mu_x=s.mu_x * grip, mu_y=s.mu_y * grip)  # noqa: E731
+    driven = params._replace(
+        chassis=ch._replace(tire_scale_front=scale(ch.tire_scale_front), tire_scale_rear=scale(ch.tire_scale_rear))
+    )
+    same = bool(np.all(np.asarray(grip) == 1.0))
     if isinstance(line, (list, tuple)):
-        n = fleet_size(params)
         if len(line) != n or len(centre) != n:
             raise ValidationError(f"transient_lap: {len(line)} lines and {len(centre)} centrelines for {n} vehicles")
-        if qss is None:
-            one = lambda i: params._replace(chassis=jax.tree.map(lambda a: a[i : i + 1], params.chassis))  # noqa: E731
-            laps = [lap_times(one(i), ln) for i, ln in enumerate(line)]
-            qss = jax.tree.map(lambda *a: jnp.concatenate(a), *laps)
-        paths = [path_from_line(ln, dtype=jnp.asarray(qss.v).dtype) for ln in line]
+
+        def laps(p):
+            one = lambda i: p._replace(chassis=jax.tree.map(lambda a: a[i : i + 1], p.chassis))  # noqa: E731
+            return jax.tree.map(lambda *a: jnp.concatenate(a), *[lap_times(one(i), ln, envelope=envelope) for i, ln in enumerate(line)])
+
+        paths = [path_from_line(ln, dtype=jnp.asarray(ch.mass).dtype) for ln in line]
         geom = jax.tree.map(lambda *a: jnp.stack(a), *paths)
         track = stack(list(centre))
     else:
-        if qss is None:
-            qss = lap_times(params, line)
-        geom = path_from_line(line, dtype=jnp.asarray(qss.v).dtype)
+        laps = lambda p: lap_times(p, line, envelope=envelope)  # noqa: E731
+        geom = path_from_line(line, dtype=jnp.asarray(ch.mass).dtype)
         track = centre
-    v = jnp.asarray(qss.v)
+    if qss is None:
+        qss = laps(params)
+    ref = qss if same else laps(driven)
+    v = jnp.asarray(ref.v)
     speed = jnp.concatenate([v, v[:, :1]], axis=1)  # the closed path repeats its first point
     sc = TransientLap(
         line=geom._replace(speed=speed),
         track=track,
         model=model,
         dt=dt,
-        max_time=float(1.5 * jnp.max(qss.lap_time) / np.min(margin)),
+        max_time=float(1.5 * jnp.max(ref.lap_time) / np.min(margin)),
     )
     metrics, _ = run_scenario(sc, params, {"margin": margin}, **run_kw)
     return metrics, qss

@@ -24,15 +24,15 @@ def test_oval_lap_at_constant_speed_is_length_over_speed():
     assert np.all(met["peak_alpha"] > 0) and np.all(met["peak_alpha"] < 0.1)
 
 
-#: The three circuits of the transient-lap test, the margins of the QSS profile and the point count they share.
-LAP_TRACKS, LAP_MARGIN, LAP_POINTS = ("Norisring", "IMS", "Spielberg"), np.array([0.8, 0.85, 0.8]), 1700
+#: The three circuits of the transient-lap test, the driver's share of the grip and the point count they share.
+LAP_TRACKS, LAP_GRIP, LAP_POINTS = ("Norisring", "IMS", "Spielberg"), 0.95, 1700
 
 
 def test_race_car_transient_laps_on_three_circuits_in_one_program():
     """The race car (LapFollower) round three circuits, one vehicle each in one compiled program, on the
-    minimum-curvature line kept 1.5 m from the edges (the database's lines pass 0.55 m from an edge, less than
-    the half track), at 0.8 (IMS 0.85) of its QSS profile: never faster than the QSS lap, within 2 % of the profile's own
-    time (QSS lap / margin: the driver keeps the profile), no wheel beyond an edge, no spin; bitwise repeatable."""
+    minimum-curvature line kept 2 m from the edges, at the QSS speed profile of 0.95 of its grip (the driver's
+    margin): never faster than its QSS lap (the tire envelope, the bound), within 5 % of it, no wheel beyond an
+    edge, no spin; bitwise repeatable.  Measured: 1.028, 1.023, 1.027 (float32, dt 0.01 s)."""
     from sims.roads import circuits
     from sims.roads.raceline import min_curvature_line
     from sims.run.rollout import fast_compile_options
@@ -41,16 +41,16 @@ def test_race_car_transient_laps_on_three_circuits_in_one_program():
     centres, lines = [], []
     for name in LAP_TRACKS:
         cl = circuits.resample(circuits.load_circuit(name, ds=2.5), LAP_POINTS, dtype=np.float32)
-        line, _ = min_curvature_line(cl, margin=1.5)
+        line, _ = min_curvature_line(cl, margin=2.0)
         centres.append(cl)
         lines.append(circuits.resample(line, LAP_POINTS, dtype=np.float32))
     p = presets.get("race_car")
     n = len(LAP_TRACKS)
     fleet = p._replace(chassis=jax.tree.map(lambda x: jnp.broadcast_to(x, (n,) + jnp.shape(x)), p.chassis))
-    kw = dict(margin=LAP_MARGIN, dt=0.01, compiler_options=fast_compile_options())
+    kw = dict(grip=LAP_GRIP, dt=0.01, compiler_options=fast_compile_options())
     met, qss = transient_lap(fleet, lines, centres, **kw)
     again, _ = transient_lap(fleet, lines, centres, qss=qss, **kw)
     lap, q = met["lap_time"], np.asarray(qss.lap_time)
-    assert np.all(q <= lap) and np.all(lap <= 1.02 * q / LAP_MARGIN), (lap, q)
+    assert np.all(q <= lap) and np.all(lap <= 1.05 * q), (lap, q, lap / q)
     assert np.all(met["time_off"] == 0) and np.all(met["spun"] == 0) and np.all(met["passed"] == 1), met
     assert all(np.array_equal(met[k], again[k]) for k in met)

@@ -131,3 +131,97 @@ def test_envelope_gradients_are_finite_at_standstill():
         g = grad(p.chassis, jnp.float32(v), jnp.float32(ay))
         leaves = [x for x in jax.tree.leaves(g) if jnp.issubdtype(x.dtype, jnp.floating)]
         assert len(leaves) > 30 and all(bool(jnp.all(jnp.isfinite(x))) for x in leaves)
+
+
+def test_tire_envelope_tables_against_the_tire():
+    """``envelope="tire"`` (the race car's rear tire at 1.4-7 kN): the combined-slip rows start at the pure peak
+    (1 at u = 0) and fall with the lateral utilisation to 0 (drive) at u = 1, never rising; the slip angle of a
+    small utilisation is the linear tire's ``u Fy_max / C_alpha`` (``C_alpha`` a central difference of the
+    tire's own Fy at alpha = 0, ``Fy_max`` the mean of the two sides' peaks: the slick's offsets cancel between
+    the left and right wheel) within 3 %, and at u = 1 the peak's own slip angle (``grip.peak_force``)."""
+    from jaxtire.surfaces import lookup
+    from jaxtire.tire import scale_tire, tire_forces
+    from sims.vehicles.grip import peak_force
+
+    p = presets.get("race_car")
+    tab = jax.jit(L.friction_tables, static_argnames="envelope", compiler_options=fast_compile_options())(p, envelope="tire")
+    ch = p.chassis
+    tire = scale_tire(p.tire_rear, *ch.tire_scale_rear)
+    surf = lookup(p.surfaces, jnp.asarray(ch.surface_ids)[2])
+    idx = np.arange(1, 6)  # 1.4-7 kN
+    fz = np.asarray(tab.fz)[idx]
+    for table in (tab.drive_at, tab.brake_at):
+        t = np.asarray(table[1])[:, idx]
+        assert np.allclose(t[0], 1.0) and np.all(np.diff(t, axis=0) <= 1e-6), t
+    assert np.all(np.asarray(tab.drive_at[1])[-1, idx] <= 1e-6)
+    h = 1e-4
+    fy = lambda a: np.asarray(tire_forces(tire, 0.0, a, 0.0, jnp.asarray(fz), 30.0, surf, combined=False).fy)  # noqa: E731
+    c_alpha = -(fy(h) - fy(-h)) / (2 * h)
+    fy_max = 0.5 * (np.asarray(tab.lateral[1]) + np.asarray(tab.lateral_in[1]))[idx]
+    u = L.UTILS[1]
+    alpha = np.asarray(tab.alpha_at[1])[1, idx]
+    assert np.allclose(alpha, u * fy_max / c_alpha, rtol=0.03), (alpha, u * fy_max / c_alpha)
+    a_peak = np.asarray(peak_force(tire, jnp.asarray(fz), surf, 30.0, "lateral", pure=True)[0])
+    assert np.allclose(np.asarray(tab.alpha_at[1])[-1, idx], a_peak, rtol=1e-5)
+    assert np.all(np.diff(np.asarray(tab.alpha_at[1])[:, idx], axis=0) > 0)
+
+
+def test_the_two_envelopes_bracket_the_double_tracks_skidpad_limit():
+    """The race car's own double track on a 40 m circle (``sims.scenarios.skidpad.circle_run``, the measured
+    ``a_y = V r``): the largest a_y it holds lies between the tire envelope's apex limit (which charges the
+    driven tires with the aero and slip drag) and the point mass's (ellipse, no drag at the apex), and a car
+    aimed 8 % above the tire envelope's limit does not hold.  Measured: tire 15.62, car 16.32, ellipse 16.98
+    m/s^2."""
+    from sims.scenarios.skidpad import circle_run
+
+    R = 40.0
+    p = presets.get("race_car")
+    limit = {e: float(L.apex_speed(p, L.friction_tables(p, envelope=e), jnp.asarray(1.0 / R))) ** 2 / R for e in L.ENVELOPES}
+    frac = np.array([0.98, 1.0, 1.02, 1.04, 1.06, 1.08, 1.12])  # target a_y / the tire envelope's limit
+    n = len(frac)
+    fleet = p._replace(chassis=jax.tree.map(lambda x: jnp.broadcast_to(x, (n,) + jnp.shape(x)), p.chassis))
+    speeds = jnp.asarray(np.sqrt(frac * limit["tire"] * R), jnp.float32)
+    pt = circle_run(fleet, speeds, radius=R, duration=12.0, settle=6.0, compiler_options=fast_compile_options())
+    held = np.asarray(pt.ay)[np.asarray(pt.holds)]
+    assert held.size and limit["tire"] <= held.max() <= limit["ellipse"], (limit, pt.ay, pt.holds)
+    assert not bool(pt.holds[-1]), (limit, pt.ay, pt.holds)
+
+
+def test_tire_envelope_lap_gradients_match_central_differences(x64):
+    """The lap time with ``envelope="tire"`` (a 30 m hairpin, a straight and a long 150 m bend: braking, the
+    apex, traction out, a power-limited corner) is differentiable: its derivatives (``jax.jvp``) w.r.t. brake
+    bias, downforce, mass, aero balance, roll-stiffness share and drag area agree with central differences
+    within 1 %."""
+    dtype = jnp.float64
+    p = presets.get("race_car", dtype=dtype)
+    ds = 4.0
+    kappa = np.concatenate([np.full(25, 1 / 30.0), np.zeros(200), np.full(75, 1 / 150.0), np.zeros(100)])
+    line = line_from_curvature(kappa, ds, dtype)
+    names = ("brake_bias_front", "lift_area", "mass", "aero_balance_front", "roll_stiffness_front", "drag_area")
+    x0 = jnp.asarray([float(getattr(p.chassis, k)) for k in names], dtype)
+
+    def lap(x):
+        ch = p.chassis._replace(**{k: x[i] for i, k in enumerate(names)})
+        return L.solve_lap(p._replace(chassis=ch), line, envelope="tire").lap_time
+
+    # one compiled program gives the value and a directional derivative (jax.jvp: forward mode, a third of
+    # reverse mode's compile; the setup study's jax.grad runs the same rules transposed, test_lap_setup.py)
+    jvp = jax.jit(lambda x, v: jax.jvp(lap, (x,), (v,)), compiler_options=fast_compile_options())
+    for i in range(len(names)):
+        e = jnp.zeros_like(x0).at[i].set(1.0)
+        h = 1e-3 * abs(float(x0[i]))
+        d = float(jvp(x0, e)[1])
+        fd = (float(jvp(x0 + h * e, e)[0]) - float(jvp(x0 - h * e, e)[0])) / (2 * h)
+        assert abs(d - fd) <= 0.01 * abs(fd) + 1e-9, (names[i], d, fd)
+
+
+def test_envelope_and_grip_are_checked():
+    p = presets.get("race_car")
+    line = line_from_curvature(np.full(16, 0.01), 2.0, jnp.float32)
+    fleet = p._replace(chassis=jax.tree.map(lambda x: jnp.broadcast_to(x, (1,) + jnp.shape(x)), p.chassis))
+    with pytest.raises(L.ValidationError, match="envelope"):
+        L.lap_times(fleet, line, envelope="gg")
+    with pytest.raises(L.ValidationError, match="envelope"):
+        L.friction_tables(p, envelope="gg")
+    with pytest.raises(L.ValidationError, match="grip"):
+        L.transient_lap(fleet, line, line, grip=1.5)
