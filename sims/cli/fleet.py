@@ -61,6 +61,12 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--vehicles", type=int, default=10_000, help="fleet size of the braking Monte Carlo")
     ap.add_argument("--track", default="Monza", help="lap: a shipped circuit or a circuit CSV file (sims.cli.lap)")
     ap.add_argument(
+        "--envelope",
+        default="ellipse",
+        choices=("ellipse", "tire"),
+        help="lap: the QSS envelope, the point mass's friction ellipse or the tire's own (sims.studies.laptime)",
+    )
+    ap.add_argument(
         "--steps",
         type=int,
         default=None,

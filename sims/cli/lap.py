@@ -3,13 +3,14 @@
 Loads the circuit (``--track``: a shipped name, :data:`sims.roads.circuits.CIRCUITS`, or the path of a
 centreline file in the racetrack-database format), takes its race line (a shipped circuit's own; for a
 file, the minimum-curvature line of :mod:`sims.roads.raceline`), solves the lap
-(:func:`sims.studies.laptime.solve_lap`), prints the lap and sector times, and writes ``lap_profile.csv``
+(:func:`sims.studies.laptime.solve_lap`; ``--envelope ellipse|tire``), prints the lap and sector times, and writes ``lap_profile.csv``
 (``s, x, y, v, ax, ay, t`` along the line) and ``lap.png`` (track map coloured by speed, speed and
 accelerations over distance, g-g diagram) into ``--out``.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -70,11 +71,13 @@ def run_lap(args, out: Path) -> dict:
     dtype = np.float64 if args.x64 else np.float32
     line, _ = race_line(args.track)
     params = presets.get(args.preset, tire=args.tire_params, dtype=dtype)
-    res = jax.jit(solve_lap)(params, circuits.astype(line, dtype))
+    res = jax.jit(functools.partial(solve_lap, envelope=args.envelope))(params, circuits.astype(line, dtype))
     lap = float(res.lap_time)
     sectors = [float(t) for t in np.asarray(res.sector_times)]
     v = np.asarray(res.v)
-    print(f"{args.preset} on {args.track} ({float(line.length):.0f} m race line), quasi-steady lap")
+    print(
+        f"{args.preset} on {args.track} ({float(line.length):.0f} m race line), quasi-steady lap ({args.envelope} envelope)"
+    )
     print(f"lap time     {int(lap // 60)}:{lap % 60:06.3f}  ({lap:.3f} s)")
     for i, t in enumerate(sectors, 1):
         print(f"sector {i}     {t:.3f} s")

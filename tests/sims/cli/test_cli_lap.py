@@ -19,6 +19,26 @@ def test_lap_cli_on_an_unseen_circuit_file(tmp_path):
     prof = np.genfromtxt(out / "lap_profile.csv", delimiter=",", names=True)
     assert set(prof.dtype.names) >= {"s", "x", "y", "v", "ax", "ay", "t"} and len(prof) > 500
     assert (out / "lap.png").stat().st_size > 10_000
+    tire = main(
+        [
+            "--scenario",
+            "lap",
+            "--track",
+            str(track),
+            "--preset",
+            "race_car",
+            "--tire",
+            "simple",
+            "--envelope",
+            "tire",
+            "--out",
+            str(out),
+            "--no-plot",
+        ]
+    )
+    assert (
+        res["lap_time"] < tire["lap_time"] < 1.1 * res["lap_time"]
+    )  # the tire's own envelope: slip drag, combined slip
 
 
 def test_lap_cli_refuses_an_unknown_track(capsys):
