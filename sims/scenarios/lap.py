@@ -1,8 +1,8 @@
 """The transient lap: any vehicle model driven round a closed line by :class:`sims.drivers.LapFollower`.
 
-The driver follows the race line (a :class:`sims.roads.path.Path`, closed) at a target-speed profile (for
-the quasi-steady lap's profile times a margin, :func:`sims.studies.laptime.transient_lap` builds the
-scenario), starting on the line at ``s = 0`` at the profile's speed.  Measured in the scan
+The driver follows the race line (a :class:`sims.roads.path.Path`, closed) at a target-speed profile times a
+``margin`` (for the quasi-steady lap's profile at a share of the grip, :func:`sims.studies.laptime.transient_lap`
+builds the scenario), starting on the line at ``s = 0`` at the profile's speed.  Measured in the scan
 (:class:`LapReducer`), per vehicle, against the circuit's centreline and widths (a
 :class:`sims.roads.circuits.Track`):
 

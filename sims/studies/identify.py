@@ -338,8 +338,7 @@ def set_parameters(params: VehicleParams, values: Mapping[str, Any]) -> VehicleP
             sf, sr = sf._replace(k_x=sf.k_x * r), sr._replace(k_x=sr.k_x * r)
         elif k == "mu":
             r = v / ch.tire_scale_front.mu_x
-            sf = sf._replace(mu_x=sf.mu_x * r, mu_y=sf.mu_y * r)
-            sr = sr._replace(mu_x=sr.mu_x * r, mu_y=sr.mu_y * r)
+            sf, sr = sf.with_friction(r), sr.with_friction(r)
         else:
             raise ValueError(f"unknown parameter {k!r}; allowed {', '.join(PARAMETERS)}")
     return params._replace(chassis=ch._replace(**upd, tire_scale_front=sf, tire_scale_rear=sr))

@@ -489,10 +489,10 @@ def lap_times(params: VehicleParams, line: Track, *, compiler_options=None, **so
 
 @functools.cache
 def _jitted_fleet(n_loads: int, n_fixed: int, v_max: float, envelope: str, options: tuple):
-    kw = dict(n_loads=n_loads, n_fixed=n_fixed, v_max=v_max, envelope=envelope)
-
     def run(params, line, ends):
-        one = lambda p: solve_lap(p, line, sectors=ends, **kw)  # noqa: E731
+        def one(p):
+            return solve_lap(p, line, sectors=ends, n_loads=n_loads, n_fixed=n_fixed, v_max=v_max, envelope=envelope)
+
         return jax.vmap(one, in_axes=(fleet_axes(params),))(params)
 
     return jax.jit(run, compiler_options=dict(options) or None)
@@ -528,10 +528,8 @@ def transient_lap(
     grip = jnp.broadcast_to(jnp.asarray(grip, jnp.asarray(params.chassis.mass).dtype), (n,))
     check_range("grip", grip, 0.1, 1.0, source="transient_lap")
     ch = params.chassis
-    scale = lambda s: s._replace(mu_x=s.mu_x * grip, mu_y=s.mu_y * grip)  # noqa: E731
-    driven = params._replace(
-        chassis=ch._replace(tire_scale_front=scale(ch.tire_scale_front), tire_scale_rear=scale(ch.tire_scale_rear))
-    )
+    fr, rr = ch.tire_scale_front.with_friction(grip), ch.tire_scale_rear.with_friction(grip)
+    driven = params._replace(chassis=ch._replace(tire_scale_front=fr, tire_scale_rear=rr))
     same = bool(np.all(np.asarray(grip) == 1.0))
     if isinstance(line, (list, tuple)):
         if len(line) != n or len(centre) != n:

@@ -57,6 +57,10 @@ class TireScale(NamedTuple):
     k_x: Any = 1.0
     k_y: Any = 1.0
 
+    def with_friction(self, factor) -> TireScale:
+        """These scales with both frictions (``mu_x``, ``mu_y``) times ``factor`` [-]."""
+        return self._replace(mu_x=self.mu_x * factor, mu_y=self.mu_y * factor)
+
 
 class Chassis(NamedTuple):
     """Per-vehicle parameters (SI units).  Build with :func:`make_chassis` (validated, defaults filled).
