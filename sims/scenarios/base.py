@@ -242,21 +242,54 @@ def run_scenario(
 def jitted_setup(scenario, params: VehicleParams, settings: Mapping[str, Any]) -> Setup:
     """``scenario.setup(params, settings)`` with its arrays built by one jitted program (the static ``model``,
     ``dt`` and ``n_steps`` taken from the trace): building a path or a driver op by op would compile every
-    small operation once.  A setup must therefore be traceable (the protocol asks for pure JAX)."""
+    small operation once.  A setup must therefore be traceable (the protocol asks for pure JAX).
+
+    The program closes over the scenario, so it is cached under the scenario *and* the contents of its fields
+    that do not take part in its equality (``compare=False``: geometry, profiles, drivers; :func:`_data_key`):
+    two laps of different circuits or speed profiles with equal options once shared the first one's program."""
+    key = _data_key(scenario)
     try:
-        fn, static = _SETUPS[scenario]
+        fn, static = _SETUPS[(scenario, key)]
     except (KeyError, TypeError):  # TypeError: a scenario with unhashable fields is traced every time
         fn, static = _setup_program(scenario)
-        try:
-            _SETUPS[scenario] = (fn, static)
-        except TypeError:
-            pass
+        if key is not None:
+            try:
+                _SETUPS[(scenario, key)] = (fn, static)
+            except TypeError:
+                pass
     p, state0, driver, reducer = fn(params, dict(settings))
     return Setup(p, state0, driver, reducer, static["model"], static["dt"], static["n_steps"])
 
 
-#: The jitted setup of each (hashable) scenario and the static values its trace found.
+#: The jitted setup of each (hashable) scenario and its data (:func:`_data_key`) and the static values its
+#: trace found.
 _SETUPS: dict[Any, tuple] = {}
+
+
+def _data_key(scenario) -> tuple | None:
+    """A fingerprint of the values in the fields of ``scenario`` (a dataclass, and the dataclasses in its
+    compared fields, e.g. the scenario a study's wrapper holds) that its equality leaves out: each leaf's
+    shape, dtype and bytes; ``None`` (do not cache) when a leaf is not concrete."""
+    if not dataclasses.is_dataclass(scenario):
+        return ()
+    parts: list = []
+    for f in dataclasses.fields(scenario):
+        value = getattr(scenario, f.name)
+        if f.compare:
+            if dataclasses.is_dataclass(value) and not isinstance(value, type):
+                sub = _data_key(value)
+                if sub is None:
+                    return None
+                parts.append(sub)
+            continue
+        for leaf in jax.tree.leaves(value):
+            if not is_concrete(leaf):
+                return None
+            a = np.asarray(leaf)
+            if a.dtype == object:  # not array data: no content to compare, no cache
+                return None
+            parts.append((f.name, a.shape, str(a.dtype), a.tobytes()))
+    return tuple(parts)
 
 
 def _setup_program(scenario):

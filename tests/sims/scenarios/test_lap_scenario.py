@@ -24,6 +24,23 @@ def test_oval_lap_at_constant_speed_is_length_over_speed():
     assert np.all(met["peak_alpha"] > 0) and np.all(met["peak_alpha"] < 0.1)
 
 
+def test_scenarios_with_other_geometry_do_not_share_a_setup_program():
+    """A lap scenario whose line carries another speed profile (a field left out of the scenario's equality)
+    gets its own setup program: the cached one closed over the first scenario's line and drove the second lap
+    at the first one's speeds (found 2026-12-05)."""
+    from sims.scenarios.base import jitted_setup, resolve_settings
+
+    fleet = fleet_of(presets.get("hatchback"), 1)
+    a = catalog.get("lap")
+    b = dataclasses.replace(a, line=a.line._replace(speed=jnp.full_like(a.line.s, 20.0)))
+    assert a == b  # equal options: only the line differs
+    speeds = []
+    for sc in (a, b):
+        s = jitted_setup(sc, fleet, resolve_settings(sc, fleet, {"speed": np.array([14.0])}))
+        speeds.append(np.asarray(s.driver.path.speed)[0])
+    assert np.all(speeds[0] == 14.0) and np.all(speeds[1] == 20.0)
+
+
 def fleet_of(p, n):
     """``n`` copies of the vehicle ``p`` (chassis leaves on a leading axis, tires shared)."""
     return p._replace(chassis=jax.tree.map(lambda x: jnp.broadcast_to(x, (n,) + jnp.shape(x)), p.chassis))
