@@ -33,8 +33,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from sims.drivers import LapFollower, pytree_dataclass
-from sims.roads.circuits import Track, get_track, progress_delta, track_pose, widths_at
+from sims.roads.circuits import Track, get_track, load_circuit, progress_delta, track_pose, widths_at
 from sims.roads.path import Path, make_path
+from sims.roads.raceline import min_curvature_line
 from sims.run.fleet import fleet_start
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup
 from sims.scenarios.sine_dwell import understeer_gradient
@@ -116,7 +117,12 @@ def path_from_line(line: Track, speed=None, dtype=None) -> Path:
 @dataclasses.dataclass(frozen=True)
 class TransientLap(ScenarioBase):
     """A lap with :class:`~sims.drivers.LapFollower` (module docstring).  Settings: ``speed`` [m/s] (a
-    constant target where the line has no profile), ``margin`` [-] (the profile's factor)."""
+    constant target where the line has no profile), ``margin`` [-] (the profile's factor), ``grip`` [-] (the
+    share of the tires' friction of the QSS profile :mod:`sims.studies` gives each vehicle on a ``circuit``).
+    ``circuit``: a shipped circuit's name or a centreline file (:func:`sims.roads.circuits.load_circuit`, 2.5 m):
+    the track, and its minimum-curvature line ``line_margin`` [m] from the edges (``qss_line``, the
+    :class:`~sims.roads.circuits.Track` the QSS laps are solved on; ``line`` its Path, no profile until a study
+    or :func:`sims.studies.laptime.with_profiles` sets one)."""
 
     name: str = "lap"
     line: Any = dataclasses.field(default=None, compare=False)
@@ -126,11 +132,22 @@ class TransientLap(ScenarioBase):
     max_time: float = 200.0
     spin_angle: float = 1.2
     driver: Any = dataclasses.field(default=None, compare=False)
-    settings: Any = dataclasses.field(compare=False, default_factory=lambda: {"speed": 15.0, "margin": 1.0})
+    circuit: str | None = None
+    line_margin: float = 2.0
+    qss_line: Any = dataclasses.field(default=None, compare=False)
+    settings: Any = dataclasses.field(
+        compare=False, default_factory=lambda: {"speed": 15.0, "margin": 1.0, "grip": 0.95}
+    )
     metrics: Any = LAP_METRICS
-    ranges: Any = dataclasses.field(compare=False, default_factory=lambda: {"margin": (0.1, 1.2)})
+    ranges: Any = dataclasses.field(compare=False, default_factory=lambda: {"margin": (0.1, 1.2), "grip": (0.1, 1.0)})
 
     def __post_init__(self):  # the default geometry, built here (concrete numpy work, never under a trace)
+        if self.circuit is not None and self.qss_line is None:  # a circuit by name or file: its centreline and
+            cl = load_circuit(self.circuit, ds=2.5, dtype=np.float32)  # minimum-curvature line
+            line, _ = min_curvature_line(cl, margin=self.line_margin)
+            object.__setattr__(self, "track", cl)
+            object.__setattr__(self, "qss_line", line)
+            object.__setattr__(self, "line", path_from_line(line, dtype=np.float32))
         if self.track is None:
             object.__setattr__(self, "track", get_track("oval", dtype=np.float32))
         if self.line is None:

@@ -72,6 +72,7 @@ backward)``.  The time of a segment is ``2 ds / (v_i + v_{i+1})`` (exact for a c
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import warnings
@@ -86,7 +87,7 @@ from jaxtire.limits import OutOfRangeWarning
 from jaxtire.surfaces import lookup
 from jaxtire.tire import scale_tire, tire_forces
 from jaxtire.validation import ValidationError, check_range
-from sims.roads.circuits import Track, stack
+from sims.roads.circuits import Track, astype, stack
 from sims.run.fleet import fleet_size
 from sims.run.rollout import options_key
 from sims.scenarios.base import run_scenario
@@ -528,8 +529,7 @@ def transient_lap(
     grip = jnp.broadcast_to(jnp.asarray(grip, jnp.asarray(params.chassis.mass).dtype), (n,))
     check_range("grip", grip, 0.1, 1.0, source="transient_lap")
     ch = params.chassis
-    fr, rr = ch.tire_scale_front.with_friction(grip), ch.tire_scale_rear.with_friction(grip)
-    driven = params._replace(chassis=ch._replace(tire_scale_front=fr, tire_scale_rear=rr))
+    driven = at_grip(params, grip)
     same = bool(np.all(np.asarray(grip) == 1.0))
     if isinstance(line, (list, tuple)):
         if len(line) != n or len(centre) != n:
@@ -562,3 +562,26 @@ def transient_lap(
     )
     metrics, _ = run_scenario(sc, params, {"margin": margin}, **run_kw)
     return metrics, qss
+
+
+def at_grip(params: VehicleParams, grip) -> VehicleParams:
+    """``params`` with both axles' tire friction (``mu_x``, ``mu_y``) times ``grip`` [-] (per vehicle or one)."""
+    ch = params.chassis
+    fr, rr = ch.tire_scale_front.with_friction(grip), ch.tire_scale_rear.with_friction(grip)
+    return params._replace(chassis=ch._replace(tire_scale_front=fr, tire_scale_rear=rr))
+
+
+def with_profiles(scenario, params: VehicleParams, settings):
+    """``scenario`` with each vehicle's speed profile when it is a lap on a circuit (a
+    :class:`~sims.scenarios.lap.TransientLap` with a ``qss_line``, or a study's wrapper of one): the QSS lap
+    (:func:`lap_times`, tire envelope) of the vehicle with its tires' friction times ``settings["grip"]`` on the
+    scenario's line; any other scenario unchanged.  :mod:`sims.studies.study` calls it on every fleet it runs."""
+    inner = getattr(scenario, "scenario", scenario)  # sims.studies.variation.Varied wraps the catalogue's
+    if not isinstance(inner, TransientLap) or inner.qss_line is None:
+        return scenario
+    dtype = jnp.asarray(params.chassis.mass).dtype
+    n = fleet_size(params)
+    grip = jnp.broadcast_to(jnp.asarray(settings.get("grip", inner.settings["grip"]), dtype), (n,))
+    v = lap_times(at_grip(params, grip), astype(inner.qss_line, dtype), envelope="tire").v
+    new = dataclasses.replace(inner, line=inner.line._replace(speed=jnp.concatenate([v, v[:, :1]], axis=1)))
+    return new if inner is scenario else dataclasses.replace(scenario, scenario=new)

@@ -65,6 +65,7 @@ from sims.scenarios import catalog
 from sims.scenarios.base import run_scenario, scenario_metrics
 from sims.studies import designs, sensitivity, table
 from sims.studies import statistics as stats
+from sims.studies.laptime import with_profiles
 from sims.studies.variation import Draws, Variation, Varied, draw, resolve, vary_vehicle
 from sims.vehicles import presets
 
@@ -341,8 +342,9 @@ def run(
         hi = min(lo + chunk, stop)
         cols = _rows(draws, lo, hi)
         params, settings = _inputs(study, scenario, base, cols, hi - lo)
+        sc = with_profiles(scenario, params, settings)  # a lap on a circuit: each vehicle's own QSS profile
         out, rs = run_scenario(
-            scenario, params, settings, devices=devices, progress=progress, compiler_options=compiler_options
+            sc, params, settings, devices=devices, progress=progress, compiler_options=compiler_options
         )
         compile_s += float(rs.compile_s)
         run_s += float(rs.run_s)
@@ -411,7 +413,8 @@ def gradients(
 
     def fn(vals):
         params, settings = _inputs(study, scenario, base, {**fixed, **vals}, k)
-        out = scenario_metrics(scenario, params, settings, n_steps=n_steps, compiler_options=compiler_options)
+        sc = with_profiles(scenario, params, settings)
+        out = scenario_metrics(sc, params, settings, n_steps=n_steps, compiler_options=compiler_options)
         return {m: out[m] for m in smooth}
 
     return sensitivity.pathwise(fn, {p: jnp.asarray(x, dtype) for p, x in cont.items()}, smooth)
