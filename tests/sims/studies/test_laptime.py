@@ -115,19 +115,21 @@ def test_grid_convergence_and_plausible_monza_lap(monza_race_car):
     assert np.all(v <= np.asarray(t5.v_lat) * (1 + 1e-5)) and 70 < v.max() < 80  # ~270 km/h top speed
 
 
-def test_envelope_gradients_are_finite_at_standstill():
-    """The g-g-v envelope at v = 0 (a standing start, the apex of a hairpin of zero radius's limit): the
-    gradients w.r.t. every float chassis field, the speed and the lateral acceleration are finite."""
+@pytest.mark.parametrize("envelope", L.ENVELOPES)
+def test_envelope_gradients_are_finite_at_standstill(envelope):
+    """The g-g-v envelope at v = 0 (a standing start, the apex of a hairpin of zero radius's limit; no slip, no
+    lateral utilisation), and with the inner wheels lifted (zero load, 40 m/s^2 at 10 m/s): the gradients w.r.t.
+    every float chassis field, the speed and the lateral acceleration are finite, for both envelopes."""
     p = presets.get("race_car")
 
     def f(ch, v, ay):
         q = p._replace(chassis=ch)
-        tab = L.friction_tables(q)
+        tab = L.friction_tables(q, envelope=envelope)
         a, b = L.ax_limits(q, tab, v, ay)
         return a - b
 
     grad = jax.jit(jax.grad(f, argnums=(0, 1, 2), allow_int=True), compiler_options=fast_compile_options())
-    for v, ay in [(0.0, 0.0), (0.0, 5.0)]:
+    for v, ay in [(0.0, 0.0), (0.0, 5.0), (10.0, 40.0)]:
         g = grad(p.chassis, jnp.float32(v), jnp.float32(ay))
         leaves = [x for x in jax.tree.leaves(g) if jnp.issubdtype(x.dtype, jnp.floating)]
         assert len(leaves) > 30 and all(bool(jnp.all(jnp.isfinite(x))) for x in leaves)
