@@ -42,6 +42,7 @@ from sims.run.fleet import FleetRun, Sampling, fleet_start, sample_fleet
 from sims.run.rollout import fast_compile_options
 from sims.scenarios import braking, skidpad, step_steer
 from sims.studies import braking as braking_study
+from sims.studies.laptime import ENVELOPES
 from sims.studies.study import dumps
 from sims.vehicles import MODELS, presets
 from sims.vehicles.integrators import INTEGRATORS
@@ -63,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--envelope",
         default="ellipse",
-        choices=("ellipse", "tire"),
+        choices=ENVELOPES,
         help="lap: the QSS envelope, the point mass's friction ellipse or the tire's own (sims.studies.laptime)",
     )
     ap.add_argument(

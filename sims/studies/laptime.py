@@ -204,7 +204,7 @@ def _combined_tables(tire, surf, load, speed, peaks):
     dtype = load.dtype
     k = load.shape[-1]
     alp = jnp.asarray(_ALPHAS, dtype)
-    u = jnp.asarray(UTILS, dtype)[:, None]
+    u = jnp.asarray(UTILS, dtype)
     fy_max = peaks[2, 1]  # the combined-slip rows: -Fy >= u Fy_max, the side the table "lateral" is
     out = []
     for sign, peak in ((1.0, peaks[0, 1]), (-1.0, peaks[1, 1])):
@@ -220,7 +220,7 @@ def _combined_tables(tire, surf, load, speed, peaks):
     odd = jax.lax.cummax(0.5 * (pure(-alp) - pure(alp)), axis=0)
     odd = jnp.concatenate([jnp.zeros((1, k), dtype), odd])
     alp0 = jnp.concatenate([jnp.zeros((1,), dtype), alp])
-    inv = jax.vmap(lambda col: jnp.interp(u[:, 0] * col[-1], col, alp0), in_axes=1, out_axes=1)
+    inv = jax.vmap(lambda col: jnp.interp(u * col[-1], col, alp0), in_axes=1, out_axes=1)
     out.append(jnp.minimum(inv(odd), peaks[2, 0]))  # at most the peak's own slip angle
     return out
 
@@ -267,7 +267,8 @@ def _road_chassis(ch, grade, bank):
 
 
 def _axle_terms(params: VehicleParams, tab: FrictionTables, v, ax, ay, grade, bank):
-    """Loads, the axles' needed lateral forces and their lateral utilisations (module docstring)."""
+    """``(chassis on the road, loads, (u_f, u_r) the axles' lateral utilisations, (Fy_f, Fy_r) their needed
+    lateral forces)`` (module docstring)."""
     ch = _road_chassis(params.chassis, grade, bank)
     fz = corner_loads(ch, v, ax, ay)
     _, gy, _ = gravity(ch)
@@ -551,10 +552,8 @@ def transient_lap(
     if qss is None:
         qss = laps(params)
     ref = qss if same else laps(driven)
-    v = jnp.asarray(ref.v)
-    speed = jnp.concatenate([v, v[:, :1]], axis=1)  # the closed path repeats its first point
     sc = TransientLap(
-        line=geom._replace(speed=speed),
+        line=geom._replace(speed=_closed(ref.v)),
         track=track,
         model=model,
         dt=dt,
@@ -580,8 +579,13 @@ def with_profiles(scenario, params: VehicleParams, settings):
     if not isinstance(inner, TransientLap) or inner.qss_line is None:
         return scenario
     dtype = jnp.asarray(params.chassis.mass).dtype
-    n = fleet_size(params)
-    grip = jnp.broadcast_to(jnp.asarray(settings.get("grip", inner.settings["grip"]), dtype), (n,))
+    grip = jnp.asarray(settings.get("grip", inner.settings["grip"]), dtype)  # (n,) or one
     v = lap_times(at_grip(params, grip), astype(inner.qss_line, dtype), envelope="tire").v
-    new = dataclasses.replace(inner, line=inner.line._replace(speed=jnp.concatenate([v, v[:, :1]], axis=1)))
+    new = dataclasses.replace(inner, line=inner.line._replace(speed=_closed(v)))
     return new if inner is scenario else dataclasses.replace(scenario, scenario=new)
+
+
+def _closed(v):
+    """Speed profiles ``(n, N)`` on a closed path's ``N + 1`` points (the path repeats its first point)."""
+    v = jnp.asarray(v)
+    return jnp.concatenate([v, v[:, :1]], axis=1)
