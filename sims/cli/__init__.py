@@ -5,7 +5,8 @@
   table and throughput scenarios);
 * ``python -m sims identify [flags]``: vehicle identification (:mod:`sims.cli.identify`);
 * ``python -m sims tune [flags]``: controller tuning (:mod:`sims.cli.tune`);
-* ``python -m sims study STUDY.toml``: a Monte Carlo study (:mod:`sims.cli.study`).
+* ``python -m sims study STUDY.toml``: a Monte Carlo study (:mod:`sims.cli.study`);
+* ``python -m sims rl train|eval``: train PPO on an environment, evaluate a saved policy (:mod:`sims.cli.rl`).
 
 Every one takes ``--tir PATH`` (any tire file) or ``--tire mf|simple``; the bundled tire is the default.
 """
@@ -14,9 +15,9 @@ from __future__ import annotations
 
 import sys
 
-from sims.cli import fleet, identify, study, tune
+from sims.cli import fleet, identify, rl, study, tune
 
-COMMANDS = {"identify": identify.main, "study": study.main, "tune": tune.main}
+COMMANDS = {"identify": identify.main, "rl": rl.main, "study": study.main, "tune": tune.main}
 
 
 def main(argv=None):

@@ -304,10 +304,23 @@ class Environment:
     def num_obs(self) -> int:
         return len(self.obs_names) + (len(self.privileged_names) if self.privileged else 0)
 
+    #: bounds of observation components: name prefix -> ``(low, high)`` (first match); others [-10, 10]
+    obs_bounds: dict = {}
+
+    def obs_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(low, high)`` float64 arrays ``(num_obs,)``: each component's bounds (:attr:`obs_bounds` by name
+        prefix, else [-10, 10]); :meth:`finish_obs` clips to them, so every observation lies in its space."""
+        names = self.obs_names + (self.privileged_names if self.privileged else ())
+        lim = [next((b for p, b in self.obs_bounds.items() if n.startswith(p)), (-10.0, 10.0)) for n in names]
+        arr = np.asarray(lim, np.float64).reshape(-1, 2)
+        return arr[:, 0].copy(), arr[:, 1].copy()
+
     def observation_space(self, params=None) -> Box:
-        """Box of one observation: every component is scaled to order one and clipped to [-10, 10]."""
+        """Box of one observation: every component is scaled to order one and clipped to its bounds
+        (:meth:`obs_limits`: [-10, 10] unless the task narrows them, e.g. [-1, 1] for a sine)."""
         dtype = dtype_of(params) if params is not None else jnp.result_type(float)
-        return box(self.num_obs, -10.0, 10.0, dtype)
+        low, high = self.obs_limits()
+        return box(self.num_obs, low, high, dtype)
 
     def action_space(self, params=None) -> Box:
         """Box of one action: ``num_actions`` components in [-1, 1] (see :attr:`action_names`)."""
@@ -369,13 +382,14 @@ class Environment:
         return obs, new_state, reward, terminated, truncated, info
 
     def finish_obs(self, parts, state, params):
-        """Concatenate observation parts, append the privileged ones if enabled, clip to [-10, 10]."""
+        """Concatenate observation parts, append the privileged ones if enabled, clip to :meth:`obs_limits`."""
         dtype = dtype_of(params)
         parts = [jnp.atleast_1d(jnp.asarray(p, dtype)) for p in parts]
         if self.privileged:
             grip = jnp.mean(params.vehicle.surfaces.grip[state.phys.surface_ids])
             parts += [jnp.atleast_1d(jnp.asarray(v, dtype)) for v in (grip, state.phys.mu_scale, state.phys.mass_scale)]
-        return jnp.clip(jnp.concatenate(parts), -10.0, 10.0)
+        low, high = self.obs_limits()
+        return jnp.clip(jnp.concatenate(parts), jnp.asarray(low, dtype), jnp.asarray(high, dtype))
 
     def config(self) -> tuple:
         """The static configuration (what ``jit`` specialises on); equal configs give equal envs."""

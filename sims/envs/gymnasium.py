@@ -80,6 +80,13 @@ def seed_key(seed, np_random) -> Any:
     return jax.random.key(int(seed))
 
 
+def reset_info(state) -> dict:
+    """The info of a reset (numpy arrays over the batch): ``episode_return`` 0, ``episode_length`` 0 and the
+    starting ``speed`` [m/s] (the vehicle's ``vx``), so loggers see the same core keys from ``reset`` and ``step``."""
+    speed = np.asarray(state.vehicle.vx, np.float64)
+    return {"episode_return": np.zeros_like(speed), "episode_length": np.zeros(speed.shape, np.int32), "speed": speed}
+
+
 def check_render_mode(render_mode):
     """``render_mode`` unchanged if it is ``None`` or one of :data:`RENDER_MODES`, else a ``ValueError``."""
     if render_mode is not None and render_mode not in RENDER_MODES:
@@ -93,7 +100,8 @@ class JaxVectorEnv(VectorEnv):
     ``env`` a registered name or an :class:`~sims.envs.base.Environment`; ``params`` the env params
     (default ``env.default_params``); ``chunk`` steps that many environments at a time inside the call
     (:func:`sims.envs.base.chunked`; ~16384 helps a CPU with 100k+ environments); ``autoreset_mode``
-    ``"next_step"`` (default) or ``"same_step"``; ``render_mode`` ``None`` or ``"rgb_array"``; other
+    ``"next_step"`` (default) or ``"same_step"``; ``render_mode`` ``None`` or ``"rgb_array"``;
+    ``max_episode_steps`` the time limit (``params.max_steps``; ``gymnasium.make_vec`` passes the spec's); other
     keywords go to :func:`sims.envs.make`."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": RENDER_MODES}
@@ -106,12 +114,17 @@ class JaxVectorEnv(VectorEnv):
         chunk: int | None = None,
         autoreset_mode=AutoresetMode.NEXT_STEP,
         render_mode: str | None = None,
+        max_episode_steps: int | None = None,
         **make_kwargs,
     ):
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs = {num_envs!r} must be a positive integer")
         self.env = as_env(env, make_kwargs)
         self.params = self.env.default_params if params is None else params
+        if max_episode_steps is not None:  # gymnasium.make_vec passes the spec's time limit: the env truncates there
+            if not isinstance(max_episode_steps, int) or max_episode_steps < 1:
+                raise ValueError(f"max_episode_steps = {max_episode_steps!r} must be a positive integer")
+            self.params = self.params._replace(max_steps=jax.numpy.asarray(max_episode_steps, "int32"))
         self.num_envs = num_envs
         self.metadata = {**type(self).metadata, "autoreset_mode": globals()["autoreset_mode"](autoreset_mode)}
         self.render_mode = check_render_mode(render_mode)
@@ -135,7 +148,11 @@ class JaxVectorEnv(VectorEnv):
             self._key = seed_key(seed, self.np_random)
         self._key, self._obs, self._state = self._core.reset(self._key, self.num_envs)
         self._prev_done = np.zeros(self.num_envs, bool)
-        return np.asarray(self._obs, np.float32), {}
+        infos = {}
+        for k, v in reset_info(self._state).items():
+            infos[k] = v
+            infos["_" + k] = np.ones(self.num_envs, bool)
+        return np.asarray(self._obs, np.float32), infos
 
     def _actions(self, actions):
         return np.asarray(actions, np.float32).reshape(self.action_space.shape)
@@ -215,9 +232,10 @@ class JaxEnv(gymnasium.Env):
         super().reset(seed=seed)
         if seed is not None or self._vec._key is None:
             self._vec._key = seed_key(seed, self.np_random)
-        self._vec.reset()
+        _, infos = self._vec.reset()
         self._final_state = None
-        return np.asarray(self._vec._obs[0], np.float32), {}
+        info = {k: v[0].item() for k, v in infos.items() if not k.startswith("_")}
+        return np.asarray(self._vec._obs[0], np.float32), info
 
     def step(self, action):
         before, key = self._vec.state, self._vec._key

@@ -25,6 +25,9 @@ ENV_IDS: dict[str, str] = {
 #: free of JAX): ``jaxtire/RaceMonza-v0``, ``jaxtire/RaceSpa-v0``, ...
 CIRCUIT_NAMES = ("Monza", "Spa", "Silverstone", "Budapest", "Norisring", "Zandvoort", "Spielberg", "IMS")
 ENV_IDS.update({f"{NAMESPACE}/Race{c}-v0": f"race-{c.lower()}" for c in CIRCUIT_NAMES})
+#: id -> the episode's time limit in steps (the default ``params.max_steps``; the gymnasium spec's
+#: ``max_episode_steps``).  The env truncates itself at ``params.max_steps``; gymnasium's ``TimeLimit`` agrees.
+MAX_EPISODE_STEPS: dict[str, int] = {env: (1000 if short.startswith("race") else 400) for env, short in ENV_IDS.items()}
 #: deprecated short name -> id.
 SHORT_NAMES: dict[str, str] = {short: env_id for env_id, short in ENV_IDS.items()}
 

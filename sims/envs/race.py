@@ -1,26 +1,43 @@
-"""Track-following race on a closed track: drive as far along the centreline as possible.
+"""Race on a closed track: lap it as fast as possible without leaving it.
 
 The track (:mod:`sims.roads.circuits`; ``make("jaxtire/RaceOval-v0")``, ``make("jaxtire/RaceTwisty-v0")``, a
-shipped circuit ``make("jaxtire/RaceMonza-v0")`` or ``Race(track=my_track)``) is part of ``params`` (``params.track``),
-so a track with the same number of
-points can be swapped without recompiling.  Each episode starts at a random arc length (or at the line
-with ``params.random_start = False``), with a small random lateral offset and heading error, at a
-speed drawn from ``params.speed`` (5-15 m/s); the vehicle is the front-wheel-drive ``hatchback`` of
-:mod:`sims.vehicles.presets` unless ``vehicle=`` names another preset.
+shipped circuit ``make("jaxtire/RaceMonza-v0")`` or ``Race(track=my_track)``) is part of ``params``
+(``params.track``), so a track with the same number of points can be swapped without recompiling.  Each episode
+starts at a random arc length (or at the line with ``params.random_start = False``, as :mod:`sims.envs.evaluate`
+does), with a small random lateral offset and heading error, at a speed drawn from ``params.speed`` (5-15 m/s);
+the vehicle is the front-wheel-drive ``hatchback`` of :mod:`sims.vehicles.presets` unless ``vehicle=`` names
+another preset.
 
 * **Action** (2,) in [-1, 1]: ``steer`` (times ``max_steer``, positive left) and ``pedal`` (positive:
   throttle ``a``; negative: brake ``-a`` on all four wheels).
-* **Observation** (26,): ``vx / 20``, ``vy / 5``, ``yaw_rate / 2``, wheel speeds ``omega Re / 20`` (``Re``: :func:`sims.vehicles.core.rolling_radii`)
-  (4), slip ratios ``kappa`` (4), slip angles ``5 alpha`` (4), track-relative pose (lateral offset /
-  half width, ``sin`` and ``cos`` of the heading error), the centreline curvature ``20 kappa_c`` at
-  ``params.lookahead`` (6 distances, 5-75 m ahead of the car's projection), the previous action (2);
-  ``privileged=True`` appends the surface grip, friction and mass scales (29,).
-* **Reward** ``params.progress_scale`` (0.1) per metre of progress along the centreline (negative when
-  going backwards), ``-params.crash_penalty`` (5) on a crash.
-* **Termination**: off track (``lateral`` beyond the left or right width at ``s``), spin (``|heading error| >
-  params.spin_heading``, 1.5 rad), a non-finite state; truncation after ``params.max_steps`` (1000 steps,
-  50 s).
-* **Metrics**: ``speed`` [m/s], ``progress`` [m] in the episode, ``lateral`` [m], ``laps``.
+* **Observation** (35,), each component scaled to order one (:attr:`Race.obs_names`, bounds in
+  :meth:`Race.observation_space`): ``vx / 20``, ``vy / 5``, ``yaw_rate / 2`` (15 with the wheels: speeds
+  ``omega Re / 20``, slip ratios ``kappa``, slip angles ``5 alpha``); the pose on the track: ``lateral`` (-1 on the
+  right edge, +1 on the left edge), ``half_width / 5`` [m], ``sin`` and ``cos`` of the heading error; the signed
+  centreline curvature ``20 kappa_c`` at :data:`NEAR` (0-45 m ahead: where to steer); the **corner demand**
+  ``vx^2 max|kappa_c| / g`` in each distance bin of :data:`BINS` (0-250 m ahead: the lateral acceleration [g] the car
+  would need in the sharpest point of the bin if it kept its speed; above the grip (about 1) the car must brake
+  before the bin); the **speed ratio** ``vx / v_allow`` (the speed over the largest one from which the car can still
+  brake to every corner speed of the preview with nominal grip, ``params.preview_grip`` 1 g in the corner,
+  ``params.preview_decel`` 0.8 g braking: above 1, brake now; :meth:`Race.preview`); the previous action (2).  ``privileged=True`` appends the surface grip, friction and mass scales.
+* **Reward** ``params.progress_scale`` (0.01) per metre of progress along the centreline (negative backwards):
+  a lap of Monza is worth 58; the return rate is proportional to the speed along the track, so the lap time is
+  the objective.  A crash costs ``params.crash_penalty`` (1, i.e. 100 m of progress) *and* ends the episode, so it
+  also forfeits the discounted future progress (at ``gamma = 0.995`` and 30 m/s about 300 m more): a fast crash
+  gains the few metres flat out covers before the corner and loses ~400 m.  A larger penalty (5) made the agent
+  learn to stand still before it learned to steer.  Discounting: the tuned PPO uses ``gamma = 0.995`` (a 10 s
+  horizon at 0.05 s steps, longer than the ~5 s of a full stop from top speed; :data:`sims.envs.ppo.TASK_DEFAULTS`).
+* **Termination**: off track (the car's centre beyond the left or right width at ``s``), spin (``|heading error| >
+  params.spin_heading``, 1.5 rad), a non-finite state; truncation after ``params.max_steps`` (1000 steps, 50 s).
+* **Metrics** (``info``): ``speed`` [m/s], ``progress`` [m] in the episode, ``lateral`` [m], ``laps`` (completed
+  since the start), ``lap_time`` [s] (of the last completed lap, the crossing interpolated within the step; 0
+  before the first), ``time`` [s] in the episode, ``crashed`` (this step ended in a crash).
+
+What changed (v0 before the redesign): the curvature preview ended 75 m ahead, short of the ~160 m a hatchback
+needs to brake from its top speed on Monza's straight, so corners appeared too late (now 250 m, as the corner
+demand of each bin, a number the policy compares with the grip); progress paid 0.1 per metre and a crash 5, i.e.
+50 m of progress, so a fast crash cost almost nothing at the PPO's old ``gamma = 0.99`` (a 5 s horizon).
+Docs: ``docs/getting-started/rl.md``.
 """
 
 from __future__ import annotations
@@ -29,7 +46,9 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from jaxtire.constants import GRAVITY
 from sims.envs.base import Environment, Physics, Transition, as_params_array, dtype_of, make_env_vehicle, uniform
 from sims.roads.circuits import (
     Track,
@@ -44,7 +63,12 @@ from sims.roads.circuits import (
 )
 from sims.vehicles.params import Controls, VehicleParams, VehicleState
 
-LOOKAHEAD = (5.0, 10.0, 20.0, 35.0, 50.0, 75.0)
+#: distances [m] ahead of the car's projection at which the signed curvature is observed (steering preview)
+NEAR = (0.0, 10.0, 20.0, 30.0, 45.0)
+#: distance bins [m] of the corner demand (braking preview): ``[BINS[i], BINS[i + 1])``
+BINS = (0.0, 25.0, 50.0, 75.0, 100.0, 130.0, 165.0, 200.0, 250.0)
+#: spacing [m] of the curvature samples inside the demand bins
+BIN_STEP = 5.0
 
 
 class RaceParams(NamedTuple):
@@ -61,7 +85,18 @@ class RaceParams(NamedTuple):
     progress_scale: Any  # reward per metre of progress
     crash_penalty: Any  # reward subtracted on off-track / spin
     spin_heading: Any  # |heading error| of a spin [rad]
-    lookahead: Any  # (6,) curvature preview distances [m]
+    preview_grip: Any  # lateral acceleration [g] of the speed-limit preview's corners
+    preview_decel: Any  # deceleration [g] of the speed-limit preview's braking
+
+
+class LapTimer(NamedTuple):
+    """Lap bookkeeping of an episode: completed ``laps`` (int32), the episode ``time`` [s], the time the current lap
+    began ``start`` [s] and the time of the last completed lap ``last`` [s] (0 before the first)."""
+
+    laps: Any
+    time: Any
+    start: Any
+    last: Any
 
 
 class RaceState(NamedTuple):
@@ -71,6 +106,7 @@ class RaceState(NamedTuple):
     alpha: Any
     pose: TrackPose
     progress: Any  # arc length driven in the episode [m]
+    timer: LapTimer
     last_action: Any
     t: Any
     ret: Any
@@ -80,6 +116,32 @@ def pedal_controls(action, max_steer, brake_wheels: int = 4) -> Controls:
     """``(steer, pedal)`` in [-1, 1] -> :class:`Controls` (pedal > 0 throttle, < 0 brake)."""
     pedal = action[1]
     return Controls(steer=action[0] * max_steer, throttle=jnp.maximum(pedal, 0.0), brake=jnp.maximum(-pedal, 0.0))
+
+
+def lap_timer(timer: LapTimer, progress_old, progress_new, length, dt) -> LapTimer:
+    """The timer after a step of ``dt`` [s] from ``progress_old`` to ``progress_new`` [m] (episode progress) on a
+    track of ``length`` [m]: a lap completes when the progress first reaches ``(laps + 1) length``; its crossing
+    time is interpolated linearly within the step."""
+    t_new = timer.time + dt
+    target = (timer.laps + 1).astype(progress_new.dtype) * length
+    crossed = (progress_new >= target) & (progress_old < target)
+    step = progress_new - progress_old
+    frac = jnp.clip((target - progress_old) / jnp.where(crossed, step, 1.0), 0.0, 1.0)
+    t_cross = timer.time + frac * dt
+    return LapTimer(
+        laps=timer.laps + crossed.astype(jnp.int32),
+        time=t_new,
+        start=jnp.where(crossed, t_cross, timer.start),
+        last=jnp.where(crossed, t_cross - timer.start, timer.last),
+    )
+
+
+def preview_offsets(dtype) -> tuple[Any, np.ndarray]:
+    """The arc-length offsets [m] of the curvature samples of the demand preview and, for each sample, its bin
+    (int, shape of the offsets): ``BIN_STEP`` apart from ``BINS[0]`` to ``BINS[-1]``."""
+    d = np.arange(BINS[0], BINS[-1] + 0.5 * BIN_STEP, BIN_STEP)
+    b = np.minimum(np.searchsorted(np.asarray(BINS), d, side="right") - 1, len(BINS) - 2)
+    return jnp.asarray(d, dtype), b
 
 
 class SteerPedal(Environment):
@@ -93,23 +155,32 @@ class SteerPedal(Environment):
         return pedal_controls(action, params.vehicle.chassis.max_steer)
 
 
+def _bin_name(i: int) -> str:
+    return f"demand_{int(BINS[i])}_{int(BINS[i + 1])}m"
+
+
 class Race(SteerPedal):
-    """Track-following race (module docstring).  ``window`` (static): segments searched either side of the
+    """Race on a closed track (module docstring).  ``window`` (static): segments searched either side of the
     previous nearest one each step (10 m at the default 1 m spacing; a car covers at most ~4 m a step)."""
 
     obs_names = (
-        (
-            "vx",
-            "vy",
-            "yaw_rate",
-            *Environment.per_wheel("wheel_speed", "kappa", "alpha"),
-            "lateral",
-            "sin_heading_error",
-            "cos_heading_error",
-        )
-        + tuple(f"curvature_{int(d)}m" for d in LOOKAHEAD)
-        + ("last_steer", "last_pedal")
+        ("vx", "vy", "yaw_rate", *Environment.per_wheel("wheel_speed", "kappa", "alpha"))
+        + ("lateral", "half_width", "sin_heading_error", "cos_heading_error")
+        + tuple(f"curvature_{int(d)}m" for d in NEAR)
+        + tuple(_bin_name(i) for i in range(len(BINS) - 1))
+        + ("speed_ratio", "last_steer", "last_pedal")
     )
+    #: bounds of each observation component (name prefix -> (low, high)); the rest are clipped to [-10, 10]
+    obs_bounds = {
+        "lateral": (-3.0, 3.0),
+        "half_width": (0.0, 10.0),
+        "sin_heading_error": (-1.0, 1.0),
+        "cos_heading_error": (-1.0, 1.0),
+        "demand_": (0.0, 10.0),
+        "speed_ratio": (0.0, 10.0),
+        "last_": (-1.0, 1.0),
+        "kappa_": (-10.0, 10.0),
+    }
 
     def __init__(
         self,
@@ -140,10 +211,11 @@ class Race(SteerPedal):
             random_start=jnp.asarray(True),
             lateral_noise=f(1.0),
             heading_noise=f(0.1),
-            progress_scale=f(0.1),
-            crash_penalty=f(5.0),
+            progress_scale=f(0.01),
+            crash_penalty=f(1.0),
             spin_heading=f(1.5),
-            lookahead=f(LOOKAHEAD),
+            preview_grip=f(1.0),
+            preview_decel=f(0.8),
         )
 
     def reset_state(self, key, params: RaceParams) -> RaceState:
@@ -164,7 +236,8 @@ class Race(SteerPedal):
         pose = TrackPose(s0, lat, he, idx)
         zero = jnp.zeros((), dtype)
         z4 = jnp.zeros((4,), dtype)
-        return RaceState(vs, phys, z4, z4, pose, zero, jnp.zeros((2,), dtype), jnp.zeros((), jnp.int32), zero)
+        timer = LapTimer(jnp.zeros((), jnp.int32), zero, zero, zero)
+        return RaceState(vs, phys, z4, z4, pose, zero, timer, jnp.zeros((2,), dtype), jnp.zeros((), jnp.int32), zero)
 
     def transition(self, key, state: RaceState, action, params: RaceParams) -> Transition:
         controls = self.controls(action, params)
@@ -178,6 +251,7 @@ class Race(SteerPedal):
         crash = off | spin
         reward = params.progress_scale * ds - jnp.where(crash, params.crash_penalty, 0.0)
         progress = state.progress + ds
+        timer = lap_timer(state.timer, state.progress, progress, tr.length, params.dt)
         dtype = reward.dtype
         st = state._replace(
             vehicle=vs,
@@ -185,21 +259,47 @@ class Race(SteerPedal):
             alpha=tel.alpha.astype(dtype),
             pose=pose,
             progress=progress,
+            timer=timer,
             last_action=action,
         )
         metrics = {
             "speed": vs.vx,
             "progress": progress,
             "lateral": pose.lateral,
-            "laps": jnp.floor(progress / tr.length),
+            "laps": timer.laps,
+            "lap_time": timer.last,
+            "time": timer.time,
+            "crashed": crash,
         }
         return Transition(st, reward, crash, metrics)
 
+    def preview(self, state: RaceState, params: RaceParams):
+        """``(curvature, demand, speed_ratio)``: the signed curvature [1/m] at :data:`NEAR` ahead of the car's
+        projection (5,); the corner demand ``vx^2 max|kappa| / g`` [g] in each bin of :data:`BINS` (8,); and
+        ``vx / v_allow``, the speed over the largest speed from which the car can still brake at ``preview_decel``
+        [g] to every sample's corner speed ``sqrt(preview_grip g / |kappa|)`` within 250 m::
+
+            v_allow^2 = min_j ( preview_grip g / |kappa(s + d_j)| + 2 preview_decel g d_j )
+
+        (the QSS backward pass over the preview, with nominal grip: above 1, brake now)."""
+        tr = params.track
+        s = state.pose.s
+        dtype = dtype_of(params)
+        near = curvature_at(tr, s + jnp.asarray(NEAR, dtype))
+        d, b = preview_offsets(dtype)
+        k = jnp.abs(curvature_at(tr, s + d))
+        kmax = jax.ops.segment_max(k, jnp.asarray(b), num_segments=len(BINS) - 1, indices_are_sorted=True)
+        v = state.vehicle.vx
+        v_corner2 = params.preview_grip * GRAVITY / jnp.maximum(k, 1e-4)
+        v_allow2 = jnp.min(v_corner2 + 2.0 * params.preview_decel * GRAVITY * d)
+        return near, v * v * kmax / GRAVITY, jnp.maximum(v, 0.0) / jnp.sqrt(v_allow2)
+
     def get_obs(self, state: RaceState, params: RaceParams):
         vs = state.vehicle
-        tr = params.track
         he = state.pose.heading_error
-        preview = curvature_at(tr, state.pose.s + params.lookahead)
+        wl, wr = widths_at(params.track, state.pose.s)
+        half = 0.5 * (wl + wr)
+        near, demand, ratio = self.preview(state, params)
         return self.finish_obs(
             [
                 vs.vx / 20.0,
@@ -208,10 +308,13 @@ class Race(SteerPedal):
                 self.wheel_speeds(params.vehicle, vs) / 20.0,
                 state.kappa,
                 5.0 * state.alpha,
-                state.pose.lateral / tr.half_width,
+                (state.pose.lateral - 0.5 * (wl - wr)) / half,
+                half / 5.0,
                 jnp.sin(he),
                 jnp.cos(he),
-                20.0 * preview,
+                20.0 * near,
+                demand,
+                ratio,
                 state.last_action,
             ],
             state,
@@ -226,13 +329,12 @@ def scripted_driver(
     max_steer: float = 0.6,
     k_lat: float = 0.5,
     k_head: float = 1.2,
+    names: tuple = Race.obs_names,
 ):
     """A simple line-following driver on the race observation: curvature feedforward ``L kappa_c`` (10 m
     ahead) plus feedback on the lateral offset and heading error; P control of the speed.  (2,) action."""
-    vx = obs[..., 0] * 20.0
-    lat = obs[..., 15]
-    sin_he = obs[..., 16]
-    kc = obs[..., 19] / 20.0
-    steer = wheelbase * kc - k_lat * lat - k_head * sin_he
+    col = lambda name: obs[..., names.index(name)]  # noqa: E731
+    vx = col("vx") * 20.0
+    steer = wheelbase * col("curvature_10m") / 20.0 - k_lat * col("lateral") - k_head * col("sin_heading_error")
     pedal = 0.5 * (target_speed - vx)
     return jnp.clip(jnp.stack([steer / max_steer, pedal], axis=-1), -1.0, 1.0)

@@ -20,7 +20,7 @@ try:
 except ImportError:  # the rl extra is not installed: nothing to register
     gymnasium = None  # type: ignore[assignment]  # the module or None; callers test `is None`
 
-from sims.envs.names import CIRCUIT_NAMES, ENV_IDS, NAMESPACE
+from sims.envs.names import CIRCUIT_NAMES, ENV_IDS, MAX_EPISODE_STEPS, NAMESPACE
 
 #: gymnasium id -> the name sims.envs.make takes (the same id: one name per environment, sims.envs.names).
 GYM_IDS = {gym_id: gym_id for gym_id in ENV_IDS}
@@ -33,12 +33,17 @@ VECTOR_ENTRY_POINT = "sims.envs.gymnasium:JaxVectorEnv"
 def register(ids: dict | None = None) -> bool:
     """Register ``ids`` (gymnasium id -> sims.envs name; default :data:`GYM_IDS`) with gymnasium, for
     ``gymnasium.make`` (:class:`~sims.envs.gymnasium.JaxEnv`) and ``gymnasium.make_vec``
-    (:class:`~sims.envs.gymnasium.JaxVectorEnv`).  Idempotent; ``False`` when gymnasium is absent."""
+    (:class:`~sims.envs.gymnasium.JaxVectorEnv`), with ``max_episode_steps`` the env's default time limit
+    (:data:`~sims.envs.names.MAX_EPISODE_STEPS`).  Idempotent; ``False`` when gymnasium is absent."""
     if gymnasium is None:
         return False
     for gym_id, name in (GYM_IDS if ids is None else ids).items():
         if gym_id not in gymnasium.registry:
             gymnasium.register(
-                id=gym_id, entry_point=ENTRY_POINT, vector_entry_point=VECTOR_ENTRY_POINT, kwargs={"env": name}
+                id=gym_id,
+                entry_point=ENTRY_POINT,
+                vector_entry_point=VECTOR_ENTRY_POINT,
+                kwargs={"env": name},
+                max_episode_steps=MAX_EPISODE_STEPS.get(name),
             )
     return True

@@ -10,6 +10,10 @@ from one evaluation of the env's vehicle model (:func:`sims.vehicles.double_trac
 calls as the step) at the state and the last action, jitted once per env.  About 2-20 ms a frame
 (320 x 320) on one CPU core.
 
+A heads-up display (``hud=True``, the default) writes the speed [km/h] and, on a race, the lap count, the
+current and last lap time [s] in the top-left corner; a compass arrow top-right shows the car's heading (the
+frame stays north up); a race adds a minimap bottom-right (the whole circuit, the car a red dot).
+
 :func:`episode_frames` rolls one environment with a policy and renders every step;
 :func:`write_gif` writes frames with Pillow (a dependency of matplotlib).
 """
@@ -21,7 +25,7 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
-from PIL import Image  # Pillow: a dependency of matplotlib, itself a core dependency
+from PIL import Image, ImageDraw  # Pillow: a dependency of matplotlib, itself a core dependency
 
 from sims.envs.base import Environment, vehicle_for
 
@@ -139,6 +143,58 @@ def _scene(canvas: Canvas, env: Environment, state, params):
         canvas.line(marks, np.full_like(marks, -3.5), marks, np.full_like(marks, 3.5), LINE, 0)
 
 
+HUD_TEXT = (255, 255, 255)
+HUD_BACK = (30, 30, 34)
+
+
+def _minimap(canvas: Canvas, track, x: float, y: float, size: int) -> None:
+    """The whole closed track scaled into a ``size`` px square at the bottom-right corner, the car at (x, y)."""
+    xy = np.asarray(track.xy, float)
+    lo, hi = xy.min(axis=0), xy.max(axis=0)
+    scale = (size - 8) / max(float(np.max(hi - lo)), 1e-6)
+    ox, oy = canvas.w - size - 4, canvas.h - size - 4
+    canvas.img[oy : oy + size, ox : ox + size] = HUD_BACK
+
+    def pix(p):
+        u = ox + 4 + (p[..., 0] - lo[0]) * scale
+        v = oy + size - 4 - (p[..., 1] - lo[1]) * scale
+        return np.round(u).astype(int), np.round(v).astype(int)
+
+    n = max(len(xy), 2)
+    t = np.linspace(0.0, 1.0, 4)[:, None]
+    seg = xy[:, None, :] + t[None] * (np.roll(xy, -1, axis=0) - xy)[:, None, :]
+    u, v = pix(seg.reshape(-1, 2)[: 4 * n])
+    ok = (u >= 0) & (u < canvas.w) & (v >= 0) & (v < canvas.h)
+    canvas.img[v[ok], u[ok]] = LINE
+    cu, cv = pix(np.array([x, y]))
+    canvas.img[max(cv - 2, 0) : cv + 3, max(cu - 2, 0) : cu + 3] = FORCE
+
+
+def _hud(img: np.ndarray, state, params, yaw: float) -> np.ndarray:
+    """Speed, lap count and lap times (text, top left) and a heading arrow (top right) drawn on ``img``."""
+    vs = state.vehicle
+    lines = [f"{3.6 * float(vs.vx):5.0f} km/h"]
+    timer = getattr(state, "timer", None)
+    if timer is not None:
+        current = float(timer.time) - float(timer.start)
+        last = float(timer.last)
+        lines.append(f"lap {int(timer.laps) + 1}  {current:6.1f} s")
+        lines.append("last  " + (f"{last:6.1f} s" if int(timer.laps) > 0 else "   -"))
+    pil = Image.fromarray(img)
+    draw = ImageDraw.Draw(pil)
+    draw.rectangle([2, 2, 96, 4 + 12 * len(lines)], fill=HUD_BACK)
+    for i, text in enumerate(lines):
+        draw.text((5, 3 + 12 * i), text, fill=HUD_TEXT)
+    cx, cy, r = img.shape[1] - 20, 20, 14
+    draw.ellipse([cx - r, cy - r, cx + r, cy + r], fill=HUD_BACK)
+    tip = (cx + 0.8 * r * np.cos(yaw), cy - 0.8 * r * np.sin(yaw))
+    tail = (cx - 0.5 * r * np.cos(yaw), cy + 0.5 * r * np.sin(yaw))
+    draw.line([tail, tip], fill=HUD_TEXT, width=2)
+    draw.ellipse([tip[0] - 2, tip[1] - 2, tip[0] + 2, tip[1] + 2], fill=FORCE)
+    draw.text((cx - 3, cy - r - 1), "N", fill=HUD_TEXT)
+    return np.asarray(pil)
+
+
 def render_frame(
     env: Environment,
     state,
@@ -147,6 +203,7 @@ def render_frame(
     height: int = 320,
     view: float = 40.0,
     force_scale: float = 2000.0,
+    hud: bool = True,
 ) -> np.ndarray:
     """``(height, width, 3)`` uint8 top view of one (unbatched) ``state`` of ``env`` (module docstring)."""
     vs = state.vehicle
@@ -169,7 +226,11 @@ def render_frame(
     fwy = (fx * np.sin(ang) + fy * np.cos(ang)) / force_scale
     canvas.dots(px, py, (20, 20, 20), 2)
     canvas.line(px, py, px + fwx, py + fwy, FORCE, 1)
-    return canvas.img
+    if not hud:
+        return canvas.img
+    if hasattr(params, "track"):
+        _minimap(canvas, params.track, x, y, max(min(width, height) // 4, 40))
+    return _hud(canvas.img, state, params, yaw)
 
 
 def episode_frames(
