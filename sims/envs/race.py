@@ -27,8 +27,9 @@ another preset.
   gains the few metres flat out covers before the corner and loses ~400 m.  A larger penalty (5) made the agent
   learn to stand still before it learned to steer.  Discounting: the tuned PPO uses ``gamma = 0.995`` (a 10 s
   horizon at 0.05 s steps, longer than the ~5 s of a full stop from top speed; :data:`sims.envs.ppo.TASK_DEFAULTS`).
-* **Termination**: off track (the car's centre beyond the left or right width at ``s``), spin (``|heading error| >
-  params.spin_heading``, 1.5 rad), a non-finite state; truncation after ``params.max_steps`` (1000 steps, 50 s).
+* **Termination** (a crash): off track (the car's centre beyond the left or right width at ``s``), spin (``|heading
+  error| > params.spin_heading``, 1.5 rad), stall (``vx < params.min_speed``, 2 m/s: standing still is no refuge
+  from the crash cost, which otherwise made PPO learn to stop before it learned to steer), a non-finite state; truncation after ``params.max_steps`` (1000 steps, 50 s).
 * **Metrics** (``info``): ``speed`` [m/s], ``progress`` [m] in the episode, ``lateral`` [m], ``laps`` (completed
   since the start), ``lap_time`` [s] (of the last completed lap, the crossing interpolated within the step; 0
   before the first), ``time`` [s] in the episode, ``crashed`` (this step ended in a crash).
@@ -85,6 +86,7 @@ class RaceParams(NamedTuple):
     progress_scale: Any  # reward per metre of progress
     crash_penalty: Any  # reward subtracted on off-track / spin
     spin_heading: Any  # |heading error| of a spin [rad]
+    min_speed: Any  # below this forward speed [m/s] the car has stalled: a crash
     preview_grip: Any  # lateral acceleration [g] of the speed-limit preview's corners
     preview_decel: Any  # deceleration [g] of the speed-limit preview's braking
 
@@ -214,6 +216,7 @@ class Race(SteerPedal):
             progress_scale=f(0.01),
             crash_penalty=f(1.0),
             spin_heading=f(1.5),
+            min_speed=f(2.0),
             preview_grip=f(1.0),
             preview_decel=f(0.8),
         )
@@ -248,7 +251,8 @@ class Race(SteerPedal):
         wl, wr = widths_at(tr, pose.s)
         off = (pose.lateral > wl) | (-pose.lateral > wr)
         spin = jnp.abs(pose.heading_error) > params.spin_heading
-        crash = off | spin
+        stall = vs.vx < params.min_speed
+        crash = off | spin | stall
         reward = params.progress_scale * ds - jnp.where(crash, params.crash_penalty, 0.0)
         progress = state.progress + ds
         timer = lap_timer(state.timer, state.progress, progress, tr.length, params.dt)

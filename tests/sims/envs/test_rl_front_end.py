@@ -1,8 +1,8 @@
 """Issue 34: the RL front end (``python -m sims rl train|eval``), learning on the oval, the evaluation over fixed
 seeds, the lap timer, policy save/load and the gymnasium details (spec time limit, reset info, bounds, frames).
 
-The learning test trains the project's PPO briefly on the oval (~1.5 M steps, well under a minute on two
-cores) and asserts that the policy drives clearly further than the untrained one from the same fixed starts."""
+The learning test trains the project's PPO briefly on the oval (1.5 M steps, about a minute on two cores) and
+asserts that the policy drives clearly further than the untrained one from the same fixed starts, and laps."""
 
 import json
 import os
@@ -81,9 +81,12 @@ def test_train_and_eval_learn_the_oval(tmp_path, capsys):
     assert learned["mean_progress_m"] == s["mean_progress_m"] and learned["lap_rate"] == s["lap_rate"]
     untrained = init_network(jax.random.key(0), env.num_obs, env.num_actions, pcfg)
     base = evaluate(env, None, mean_action, untrained, episodes=32).summary()
-    assert learned["mean_progress_m"] > base["mean_progress_m"] + 200.0, (learned, base)
-    assert learned["mean_return"] > base["mean_return"] + 2.0, (learned, base)
-    assert learned["crash_rate"] < base["crash_rate"]
+    # the untrained policy crashes within ~100 m; 1.5 M steps lap the oval (32/32 here, lap ~1.45 QSS laps)
+    assert base["lap_rate"] == 0.0 and base["crash_rate"] > 0.9, base
+    assert learned["mean_progress_m"] > base["mean_progress_m"] + 400.0, (learned, base)
+    assert learned["mean_return"] > base["mean_return"] + 4.0, (learned, base)
+    assert learned["lap_rate"] >= 0.75 and learned["crash_rate"] <= 0.25, learned
+    assert 1.0 < learned["lap_time_ratio"] < 2.0, learned  # slower than the QSS lap of the centreline, for now
 
 
 def test_cli_errors_name_the_flag(tmp_path, capsys):
