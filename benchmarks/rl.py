@@ -3,7 +3,7 @@
     python -m benchmarks.rl                                           # RaceOval, RaceMonza, RaceNorisring
     python -m benchmarks.rl --envs jaxtire/RaceOval-v0 --steps 5000000 --out runs/bench
 
-Per environment: ``python -m sims rl train`` (the same :func:`sims.envs.runs.train`, tuned defaults unless
+Per environment: ``python -m sims rl train`` (the same :func:`sims.studies.rl.train`, tuned defaults unless
 ``--steps``), then ``rl eval`` over ``--episodes`` (100) fixed seeds.  Prints one markdown row per environment
 (env steps, wall time, final training return, lap rate, crash rate, mean and best lap, the QSS lap of the same car
 and the ratio) and writes every figure with the machine to ``<out>/baselines.json``.  Not a test: the Monza run
@@ -16,7 +16,7 @@ import argparse
 import json
 import os
 
-from sims.envs import runs
+from sims.studies import rl
 
 ENVS = ("jaxtire/RaceOval-v0", "jaxtire/RaceMonza-v0", "jaxtire/RaceNorisring-v0")
 
@@ -51,7 +51,7 @@ def main(argv=None) -> list[dict]:
     results = []
     for env in args.envs:
         out = os.path.join(args.out, env.split("/")[-1])
-        s = runs.train(env, out, steps=args.steps, seed=args.seed, eval_episodes=args.episodes, verbose=False)
+        s = rl.train(env, out, steps=args.steps, seed=args.seed, eval_episodes=args.episodes, verbose=True)
         s["steps"] = json.load(open(os.path.join(out, "config.json")))["ppo"]["total_steps"]
         results.append(s)
         print(row(s), flush=True)
@@ -60,7 +60,7 @@ def main(argv=None) -> list[dict]:
         print(row(s))
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "baselines.json"), "w") as f:
-        json.dump({"machine": runs.machine(), "results": results}, f, indent=1)
+        json.dump({"machine": rl.machine(), "results": results}, f, indent=1)
     return results
 
 

@@ -1,5 +1,5 @@
 """``python -m sims rl train|eval``: train the project's PPO on an environment and evaluate a saved policy
-(:mod:`sims.envs.runs`).  Argument parsing and printing only.
+(:mod:`sims.studies.rl`).  Argument parsing and printing only.
 
 ::
 
@@ -31,14 +31,22 @@ def _print_eval(s: dict) -> None:
     print(f"  mean return     {s['mean_return']:.3f}, progress {s['mean_progress_m']:.0f} m")
 
 
+def _parser(command: str, description: str) -> OneLineParser:
+    return OneLineParser(
+        prog=f"python -m sims rl {command}",
+        description=description,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+
+
 def train_main(argv) -> int:
+    # imported on use: `python -m sims rl --help` and the argument checks need no JAX
     from sims.envs.ppo import config_for
 
-    ap = OneLineParser(
-        prog="python -m sims rl train",
-        description="Train the project's PPO (tuned defaults per task, docs/getting-started/rl.md) and write a run "
+    ap = _parser(
+        "train",
+        "Train the project's PPO (tuned defaults per task, docs/getting-started/rl.md) and write a run "
         "folder: policy.npz, config.json, curve.csv, curve.png, history.json, eval.json.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     ap.add_argument(
         "--env",
@@ -70,7 +78,7 @@ def train_main(argv) -> int:
     check_int(ap, "--checkpoint-every", args.checkpoint_every, 0, 1 << 30)
     out = args.out or os.path.join("runs", f"{args.env.split('/')[-1]}-seed{args.seed}")
     check_out_dir(ap, out)
-    from sims.envs import runs
+    from sims.studies import rl as rl_runs  # imported after the checks: a bad flag answers without loading JAX
 
     cfg = config_for(args.env, total_steps=args.steps, num_envs=args.num_envs, lr=args.lr, gamma=args.gamma)
     print(
@@ -78,7 +86,7 @@ def train_main(argv) -> int:
         f"lr {cfg.lr:g}, gamma {cfg.gamma:g}, seed {args.seed} -> {out}",
         flush=True,
     )
-    s = runs.train(
+    s = rl_runs.train(
         args.env,
         out,
         steps=args.steps,
@@ -97,11 +105,10 @@ def train_main(argv) -> int:
 
 
 def eval_main(argv) -> int:
-    ap = OneLineParser(
-        prog="python -m sims rl eval",
-        description="Evaluate a saved policy (its mean action) over fixed seeds: laps completed, crash rate, "
+    ap = _parser(
+        "eval",
+        "Evaluate a saved policy (its mean action) over fixed seeds: laps completed, crash rate, "
         "mean and best lap time against the QSS lap of the same car.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     ap.add_argument("run", help="run folder of `python -m sims rl train` (policy.npz, config.json)")
     ap.add_argument("--episodes", type=int, default=100, help="episodes (seeds SEED .. SEED + K - 1)")
@@ -113,9 +120,9 @@ def eval_main(argv) -> int:
     for name in ("policy.npz", "config.json"):
         if not os.path.isfile(os.path.join(args.run, name)):
             ap.error(f"{args.run}: no {name} (not a run folder of `python -m sims rl train`)")
-    from sims.envs import runs
+    from sims.studies import rl as rl_runs  # imported after the checks: a bad flag answers without loading JAX
 
-    s = runs.evaluate_run(args.run, episodes=args.episodes, seed=args.seed)
+    s = rl_runs.evaluate_run(args.run, episodes=args.episodes, seed=args.seed)
     if args.json:
         print(json.dumps(s))
     else:

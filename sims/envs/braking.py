@@ -83,6 +83,7 @@ class Braking(Environment):
         "last_brake_front",
         "last_brake_rear",
     )
+    obs_bounds = {"last_": (-1.0, 1.0)}
 
     def init_params(self, dtype) -> BrakingParams:
         f = lambda v: as_params_array(v, dtype)  # noqa: E731

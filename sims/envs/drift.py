@@ -91,6 +91,7 @@ class Drift(SteerPedal):
         "last_steer",
         "last_pedal",
     )
+    obs_bounds = {"sin_": (-1.0, 1.0), "cos_": (-1.0, 1.0), "last_": (-1.0, 1.0)}
 
     def __init__(
         self, vehicle: str = "sports_car", substeps: int = 10, privileged: bool = False, model: str = "double_track"

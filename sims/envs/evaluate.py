@@ -9,8 +9,9 @@
 Episode ``i`` of an evaluation is drawn with ``jax.random.fold_in(jax.random.key(seed), i)``, so the same
 ``(seed, episodes)`` gives the same starts for every policy.  A race episode starts *at the line*
 (``random_start = False``, the env's speed range and start noise) and ends at the first completed lap, a crash
-(off track, spin, non-finite state) or the time limit (``max_steps``, by default 1.5 times the QSS lap of the
-same car, :func:`qss_lap_time`).  Other tasks run their own episode to its end.  No automatic reset: each
+(off track, spin, stall, non-finite state) or the time limit: ``max_steps``, else ``LAP_LIMIT`` (1.5) times the
+reference lap ``qss_lap_time_s`` when given (:func:`sims.studies.rl.qss_lap_time`: the QSS lap of the same car),
+else a lap at ``SLOW_LAP_SPEED`` (5 m/s).  Other tasks run their own episode to its end.  No automatic reset: each
 environment plays exactly one episode.
 """
 
@@ -30,13 +31,15 @@ from sims.envs.base import dtype_of
 EPISODES = 100
 #: time limit of an evaluation lap, in QSS laps of the same car
 LAP_LIMIT = 1.5
+#: without a reference lap, the time limit is a lap at this speed [m/s]
+SLOW_LAP_SPEED = 5.0
 
 
 class Evaluation(NamedTuple):
     """Per-episode results (numpy arrays of shape ``(episodes,)``): ``episode_return``, ``length`` [steps],
     ``progress`` [m], ``lap_completed`` (bool), ``crashed`` (bool: off track, spin or non-finite), ``lap_time`` [s]
-    (NaN where no lap was completed), ``mean_speed`` [m/s]; and ``qss_lap_time_s`` [s] (the QSS lap of the same car
-    and track, NaN for tasks without a track)."""
+    (NaN where no lap was completed), ``mean_speed`` [m/s]; and ``qss_lap_time_s`` [s] (the reference lap given to
+    :func:`evaluate`, NaN without one)."""
 
     episode_return: np.ndarray
     length: np.ndarray
@@ -68,34 +71,16 @@ class Evaluation(NamedTuple):
         }
 
 
-@functools.lru_cache(maxsize=16)
-def _qss_cached(env, dtype_name: str) -> float:
-    from sims.studies.laptime import solve_lap
-
-    p = env.params(jnp.dtype(dtype_name))
-    return float(jax.jit(solve_lap)(p.vehicle, p.track).lap_time)
-
-
-def qss_lap_time(env, params=None) -> float:
-    """The quasi-steady-state lap time [s] (:func:`sims.studies.laptime.solve_lap`, point-mass envelope) of the
-    env's car on its centreline: the reference the RL lap times are judged against; NaN for a task without a
-    track.  With ``params`` the lap of that car and track, else of the env's defaults (cached)."""
-    if not hasattr(env.default_params, "track"):
-        return float("nan")
-    if params is None:
-        return _qss_cached(env, jnp.dtype(jnp.result_type(float)).name)
-    from sims.studies.laptime import solve_lap
-
-    return float(jax.jit(solve_lap)(params.vehicle, params.track).lap_time)
-
-
-def eval_params(env, params=None, max_steps: int | None = None):
-    """The params of an evaluation: a race starts at the line and gets ``LAP_LIMIT`` QSS laps of time (or
-    ``max_steps``); other tasks keep theirs."""
+def eval_params(env, params=None, max_steps: int | None = None, qss_lap_time_s: float = math.nan):
+    """The params of an evaluation: a race starts at the line and gets ``max_steps``, else ``LAP_LIMIT``
+    reference laps ``qss_lap_time_s`` [s], else a lap at ``SLOW_LAP_SPEED``; other tasks keep their limit unless
+    ``max_steps`` is given."""
     params = env.default_params if params is None else params
     if hasattr(params, "track"):
         if max_steps is None:
-            max_steps = int(math.ceil(LAP_LIMIT * qss_lap_time(env, params) / float(params.dt)))
+            limit = LAP_LIMIT * qss_lap_time_s if math.isfinite(qss_lap_time_s) else None
+            limit = float(params.track.length) / SLOW_LAP_SPEED if limit is None else limit
+            max_steps = int(math.ceil(limit / float(params.dt)))
         params = params._replace(random_start=jnp.asarray(False))
     if max_steps is not None:
         params = params._replace(max_steps=jnp.asarray(int(max_steps), jnp.int32))
@@ -152,17 +137,19 @@ def evaluate(
     episodes: int = EPISODES,
     seed: int = 0,
     max_steps: int | None = None,
+    qss_lap_time_s: float = math.nan,
     chunk: int = 256,
 ) -> Evaluation:
     """Play ``episodes`` episodes of ``env`` with the policy ``act(net, obs) -> action`` (pure and jit-able, on a
     batch of observations; ``net`` its parameters, a pytree; e.g. :func:`sims.envs.ppo.mean_action` and a trained
     network) from the fixed seeds of the module docstring; returns the :class:`Evaluation`.  Without ``act``, the
     zero action.  ``params``: the env params (default ``env.default_params``), turned into evaluation params by
-    :func:`eval_params` (``max_steps`` overrides the time limit).  ``act`` should be a module-level function: the
-    compiled evaluation is cached per ``(env, act)``."""
+    :func:`eval_params` (``max_steps`` overrides the time limit).  ``qss_lap_time_s``: the reference lap [s]
+    reported with the result (and setting the time limit; :func:`sims.studies.rl.qss_lap_time`).  ``act`` should be
+    a module-level function: the compiled evaluation is cached per ``(env, act)``."""
     if episodes < 1:
         raise ValueError(f"episodes = {episodes!r} must be >= 1")
-    params = eval_params(env, params, max_steps)
+    params = eval_params(env, params, max_steps, qss_lap_time_s)
     if act is None:
         act, net = zero_action, None
     dtype = dtype_of(params)
@@ -197,5 +184,5 @@ def evaluate(
         crashed=a["crash"],
         lap_time=np.where(a["lap"], a["lap_time"], np.nan).astype(np.float64),
         mean_speed=(a["dist"] / np.maximum(length, 1)).astype(np.float64),
-        qss_lap_time_s=qss_lap_time(env, params),
+        qss_lap_time_s=float(qss_lap_time_s),
     )

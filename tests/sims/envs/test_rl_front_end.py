@@ -14,9 +14,10 @@ import pytest
 
 import sims.envs as envs
 from sims.cli import rl as rl_cli
-from sims.envs.evaluate import evaluate, qss_lap_time
+from sims.envs.evaluate import evaluate
 from sims.envs.ppo import init_network, load_policy, mean_action
 from sims.envs.race import LapTimer, lap_timer
+from sims.studies.rl import qss_lap_time
 
 
 def test_lap_timer_interpolates_the_crossing():
@@ -49,13 +50,14 @@ def test_preview_reaches_the_braking_distance():
 
 def test_eval_is_reproducible_and_zero_policy_crashes():
     env = envs.make("jaxtire/RaceOval-v0")
-    a = evaluate(env, episodes=8, seed=3)
-    b = evaluate(env, episodes=8, seed=3)
+    qss = qss_lap_time(env)
+    a = evaluate(env, episodes=8, seed=3, qss_lap_time_s=qss)
+    b = evaluate(env, episodes=8, seed=3, qss_lap_time_s=qss)
     assert np.array_equal(a.progress, b.progress) and np.array_equal(a.crashed, b.crashed)
     s = a.summary()
     # coasting straight leaves the oval at its first turn: every episode crashes, none laps
     assert s["episodes"] == 8 and s["lap_rate"] == 0.0 and s["crash_rate"] == 1.0 and s["mean_lap_time_s"] is None
-    assert np.isclose(s["qss_lap_time_s"], qss_lap_time(env), rtol=1e-6) and 25.0 < s["qss_lap_time_s"] < 40.0
+    assert s["qss_lap_time_s"] == qss and 25.0 < qss < 40.0  # the oval: 400 m of straights, two 50 m-radius halves
 
 
 def test_train_and_eval_learn_the_oval(tmp_path, capsys):
@@ -77,10 +79,11 @@ def test_train_and_eval_learn_the_oval(tmp_path, capsys):
     assert s == {**json.load(open(os.path.join(out, "eval.json"))), "eval_wall_s": s["eval_wall_s"]}
     net, pcfg = load_policy(out)
     env = envs.make("jaxtire/RaceOval-v0")
-    learned = evaluate(env, None, mean_action, net, episodes=32).summary()
+    qss = qss_lap_time(env)
+    learned = evaluate(env, None, mean_action, net, episodes=32, qss_lap_time_s=qss).summary()
     assert learned["mean_progress_m"] == s["mean_progress_m"] and learned["lap_rate"] == s["lap_rate"]
     untrained = init_network(jax.random.key(0), env.num_obs, env.num_actions, pcfg)
-    base = evaluate(env, None, mean_action, untrained, episodes=32).summary()
+    base = evaluate(env, None, mean_action, untrained, episodes=32, qss_lap_time_s=qss).summary()
     # the untrained policy crashes within ~100 m; 1.5 M steps lap the oval (32/32 here, lap ~1.45 QSS laps)
     assert base["lap_rate"] == 0.0 and base["crash_rate"] > 0.9, base
     assert learned["mean_progress_m"] > base["mean_progress_m"] + 400.0, (learned, base)

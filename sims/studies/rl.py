@@ -1,11 +1,11 @@
-"""Training and evaluation runs on disk: the Python side of ``python -m sims rl train`` / ``rl eval``.
+"""RL training and evaluation runs on disk: the Python side of ``python -m sims rl train`` / ``rl eval``.
 
 ::
 
-    from sims.envs import runs
-    summary = runs.train("jaxtire/RaceOval-v0", "out/oval", seed=0)   # PPO with the tuned defaults
-    summary = runs.evaluate_run("out/oval", episodes=100)             # laps, crashes, lap times
-    net, cfg = runs.load("out/oval")                                  # the policy (sims.envs.ppo.mean_action)
+    from sims.studies import rl
+    summary = rl.train("jaxtire/RaceOval-v0", "out/oval", seed=0)   # PPO with the tuned defaults
+    summary = rl.evaluate_run("out/oval", episodes=100)             # laps, crashes, lap times vs the QSS lap
+    net, cfg = rl.load("out/oval")                                  # the policy (sims.envs.ppo.mean_action)
 
 A run folder holds ``policy.npz`` (the network; rewritten atomically every ``checkpoint_every`` updates, so a
 killed run keeps its last saved policy), ``config.json`` (the env id, every PPO setting, the machine, the
@@ -16,23 +16,44 @@ episodes, loss, wall seconds), ``curve.png`` (the learning curve), ``history.jso
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import os
 import platform
 import time
+
+import jax
+import jax.numpy as jnp
 
 from sims.envs.catalog import make
 from sims.envs.evaluate import EPISODES, evaluate
 from sims.envs.names import env_id
 from sims.envs.ppo import PPO, config_for, load_policy, mean_action, plot_curve, save_policy, write_results
+from sims.studies.laptime import solve_lap
 
 EVAL_FILE = "eval.json"
 
 
+@functools.lru_cache(maxsize=16)
+def _qss_cached(env, dtype_name: str) -> float:
+    p = env.params(jnp.dtype(dtype_name))
+    return float(jax.jit(solve_lap)(p.vehicle, p.track).lap_time)
+
+
+def qss_lap_time(env, params=None) -> float:
+    """The quasi-steady-state lap time [s] (:func:`sims.studies.laptime.solve_lap`, point-mass envelope) of the
+    env's car on its centreline: the reference the RL lap times are judged against; NaN for a task without a
+    track.  With ``params`` the lap of that car and track, else of the env's defaults (cached)."""
+    if not hasattr(env.default_params, "track"):
+        return math.nan
+    if params is None:
+        return _qss_cached(env, jnp.dtype(jnp.result_type(float)).name)
+    return float(jax.jit(solve_lap)(params.vehicle, params.track).lap_time)
+
+
 def machine() -> dict:
     """The hardware a figure was measured on: platform, processor, CPU count, JAX backend and devices."""
-    import jax
-
     return {
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),
@@ -99,7 +120,7 @@ def evaluate_run(directory, episodes: int = EPISODES, seed: int = 0, write: bool
     net, cfg = load_policy(directory)
     env = make(cfg.task)
     t0 = time.perf_counter()
-    result = evaluate(env, None, mean_action, net, episodes=episodes, seed=seed)
+    result = evaluate(env, None, mean_action, net, episodes=episodes, seed=seed, qss_lap_time_s=qss_lap_time(env))
     summary = {"env": cfg.task, **result.summary(), "seed": seed, "eval_wall_s": time.perf_counter() - t0}
     if write:
         path = os.path.join(directory, EVAL_FILE)
