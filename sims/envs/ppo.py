@@ -71,7 +71,7 @@ MODE_SAMPLE, MODE_MEAN, MODE_RANDOM = 0, 1, 2
 #: (65 536 samples an update), ``gamma`` 0.995 (a 10 s horizon at 0.05 s steps, longer than a full stop from top
 #: speed), learning rate 1e-3 decaying linearly to 1e-4.
 TASK_DEFAULTS: dict[str, dict] = {
-    "race": dict(total_steps=60_000_000, num_envs=1024, num_steps=64, lr=1e-3, gamma=0.995, minibatches=8),
+    "race": dict(total_steps=150_000_000, num_envs=1024, num_steps=64, lr=1e-3, gamma=0.995, minibatches=8),
     "braking": dict(total_steps=1_000_000, lr=3e-3, minibatches=8),
     "drift": dict(total_steps=5_000_000, num_envs=256, num_steps=64, lr=1e-3, gamma=0.99, minibatches=8),
 }
