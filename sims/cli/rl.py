@@ -61,6 +61,7 @@ def train_main(argv) -> int:
     ap.add_argument("--num-envs", type=int, default=None, help="parallel environments (default: tuned)")
     ap.add_argument("--lr", type=float, default=None, help="initial learning rate (default: tuned)")
     ap.add_argument("--gamma", type=float, default=None, help="discount (default: tuned)")
+    ap.add_argument("--ent-coef", type=float, default=None, help="entropy bonus (default: tuned)")
     ap.add_argument("--eval-episodes", type=int, default=100, help="episodes of the final evaluation (0: none)")
     ap.add_argument("--checkpoint-every", type=int, default=20, help="updates between saved policies")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -74,13 +75,16 @@ def train_main(argv) -> int:
         ap.error(f"--gamma {args.gamma} is outside the allowed range (0, 1]")
     if args.lr is not None and not 0.0 < args.lr <= 1.0:
         ap.error(f"--lr {args.lr} is outside the allowed range (0, 1]")
+    if args.ent_coef is not None and not 0.0 <= args.ent_coef <= 1.0:
+        ap.error(f"--ent-coef {args.ent_coef} is outside the allowed range [0, 1]")
     check_int(ap, "--eval-episodes", args.eval_episodes, 0, 1 << 20)
     check_int(ap, "--checkpoint-every", args.checkpoint_every, 0, 1 << 30)
     out = args.out or os.path.join("runs", f"{args.env.split('/')[-1]}-seed{args.seed}")
     check_out_dir(ap, out)
     from sims.studies import rl as rl_runs  # imported after the checks: a bad flag answers without loading JAX
 
-    cfg = config_for(args.env, total_steps=args.steps, num_envs=args.num_envs, lr=args.lr, gamma=args.gamma)
+    tuned = dict(num_envs=args.num_envs, lr=args.lr, gamma=args.gamma, ent_coef=args.ent_coef)
+    cfg = config_for(args.env, total_steps=args.steps, **tuned)
     print(
         f"[rl train] {args.env}: {cfg.total_steps:,} steps, {cfg.num_envs} envs x {cfg.num_steps} steps, "
         f"lr {cfg.lr:g}, gamma {cfg.gamma:g}, seed {args.seed} -> {out}",
@@ -94,9 +98,7 @@ def train_main(argv) -> int:
         eval_episodes=args.eval_episodes,
         checkpoint_every=args.checkpoint_every,
         progress=not args.no_progress,
-        num_envs=args.num_envs,
-        lr=args.lr,
-        gamma=args.gamma,
+        **tuned,
     )
     print(f"[rl train] {s['train_wall_s']:.0f} s; policy, config and learning curve in {out}")
     if args.eval_episodes:

@@ -64,13 +64,14 @@ def test_train_and_eval_learn_the_oval(tmp_path, capsys):
     """Train ~1.5 M steps on the oval through the CLI; the saved policy loads, evaluates to the same numbers from
     Python and the CLI, and drives clearly further and earns more than the untrained policy from the same starts."""
     out = str(tmp_path / "oval")
-    rc = rl_cli.main(["train", "--env", "jaxtire/RaceOval-v0", "--steps", "1500000", "--num-envs", "512",
+    rc = rl_cli.main(["train", "--env", "jaxtire/RaceOval-v0", "--steps", "1500000", "--num-envs", "512", "--ent-coef", "0",
                       "--seed", "0", "--out", out, "--eval-episodes", "32", "--no-progress"])
     assert rc == 0
     for name in ("policy.npz", "config.json", "curve.csv", "curve.png", "history.json", "eval.json"):
         assert os.path.isfile(os.path.join(out, name)), name
     cfg = json.load(open(os.path.join(out, "config.json")))
     assert cfg["env"] == "jaxtire/RaceOval-v0" and cfg["ppo"]["gamma"] == 0.995 and cfg["complete"] is True
+    assert cfg["ppo"]["ent_coef"] == 0.0 and cfg["ppo"]["num_envs"] == 512 and cfg["ppo"]["total_steps"] == 1_500_000
     capsys.readouterr()
     assert rl_cli.main(["eval", out, "--episodes", "32", "--json"]) == 0
     s = json.loads(capsys.readouterr().out)
