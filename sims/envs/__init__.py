@@ -16,7 +16,9 @@ tasks: :mod:`sims.envs.race`, :mod:`sims.envs.drift`, :mod:`sims.envs.braking`; 
 :mod:`sims.envs.tracks`; adapters: :mod:`sims.envs.gymnax` (gymnax's ``Environment`` and spaces),
 :mod:`sims.envs.gymnasium` (``gymnasium.Env`` / ``VectorEnv``), :mod:`sims.envs.sb3`
 (Stable-Baselines3 ``VecEnv``); a batch over every core / device: :mod:`sims.envs.devices`; top-view frames
-and GIFs: :mod:`sims.envs.render`; PPO: ``python -m sims.envs.ppo``.
+and GIFs: :mod:`sims.envs.render`; PPO: :mod:`sims.envs.ppo`; evaluation over fixed seeds (laps, crashes, lap
+times): :mod:`sims.envs.evaluate`; training and evaluation runs on disk: ``python -m sims rl train|eval``
+(:mod:`sims.studies.rl`).
 
 Importing this package registers the gymnasium ids (:mod:`sims.envs.registration`, ``jaxtire/Braking-v0``
 ...) and nothing else: the tasks (and JAX) load on first use of an attribute below, so ``import sims``

@@ -2,7 +2,8 @@
 
 ``jaxtire/Braking-v0``, ``jaxtire/Drift-v0``, ``jaxtire/RaceOval-v0``, ``jaxtire/RaceTwisty-v0``: the same
 string goes to ``gymnasium.make``, :func:`sims.envs.make`, the gymnax adapter (:func:`sims.envs.gymnax.make`),
-the SB3 ``JaxVecEnv``, the PPO trainer (``python -m sims.envs.ppo --task``) and the command line.  The old
+the SB3 ``JaxVecEnv``, the PPO trainer (``python -m sims rl train --env``, ``python -m sims.envs.ppo --task``) and
+the command line.  The old
 short names (``braking``, ``drift``, ``race-oval``, ``race-twisty``) still work and warn
 (``DeprecationWarning``) naming the id to use.
 """
