@@ -87,21 +87,17 @@ def eval_params(env, params=None, max_steps: int | None = None, qss_lap_time_s: 
     return params
 
 
-def zero_action(net, obs):
-    """The zero action (coasting straight; ``net`` unused): the policy of :func:`evaluate` when none is given."""
-    return jnp.zeros(obs.shape[:-1] + (2,), obs.dtype)
-
-
 @functools.lru_cache(maxsize=16)
 def _runner(env, act, chunk: int):
     """Jitted ``run(key, net, state, obs, live, acc, params)``: ``chunk`` steps of every environment without
-    reset; finished environments are frozen."""
+    reset; finished environments are frozen.  ``act`` None: the zero action (``env.num_actions`` zeros)."""
     step = jax.vmap(env.step_env, in_axes=(0, 0, 0, None))
 
     def run(key, net, state, obs, live, acc, params):
         def body(carry, k):
             state, obs, live, acc = carry
-            action = act(net, obs).astype(obs.dtype)
+            zeros = jnp.zeros(obs.shape[:-1] + (env.num_actions,), obs.dtype)
+            action = zeros if act is None else act(net, obs).astype(obs.dtype)
             n = obs.shape[0]
             obs2, st2, reward, term, info = step(jax.random.split(k, n), state, action, params)
             lap = (info["laps"] >= 1) if "laps" in info else jnp.zeros_like(term)
@@ -150,8 +146,6 @@ def evaluate(
     if episodes < 1:
         raise ValueError(f"episodes = {episodes!r} must be >= 1")
     params = eval_params(env, params, max_steps, qss_lap_time_s)
-    if act is None:
-        act, net = zero_action, None
     dtype = dtype_of(params)
     base = jax.random.key(seed)
     keys = jax.vmap(lambda i: jax.random.fold_in(base, i))(jnp.arange(episodes))
