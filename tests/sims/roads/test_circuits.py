@@ -144,7 +144,7 @@ def test_race_env_ids_cover_every_circuit():
     params = env.init_params(np.float32)
     assert params.track.n == c.get_track("Norisring").n
     obs, state = jax.jit(env.reset)(jax.random.PRNGKey(0), params)
-    assert obs.shape == (26,) and np.all(np.isfinite(obs))
+    assert obs.shape == (35,) == (env.num_obs,) and np.all(np.isfinite(obs))
     assert abs(float(state.pose.lateral)) <= 1.0
 
 
