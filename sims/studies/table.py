@@ -1,15 +1,18 @@
 """The results table of a study: one row per vehicle, every sampled factor and every metric.
 
 Held as a ``{column: (n,) numpy array}`` dict (the one in-memory form, cheap to concatenate chunk by
-chunk) and handed out as a :class:`pandas.DataFrame` (:func:`to_frame`).  Written as Parquet when
-``pyarrow`` is installed (:func:`write`), else as CSV (floats in their shortest round-trip form, so the
-CSV reads back bitwise as well).  Columns: ``run`` (the row's index in the design), the varied paths
+chunk).  Written as Parquet when ``pyarrow`` is installed (:func:`write`), else as CSV with the standard
+library (floats in their shortest round-trip form, so the CSV reads back bitwise); :func:`read` reads
+either back, and :func:`to_frame` hands the table out as a :class:`pandas.DataFrame` when pandas is
+installed (the ``studies`` extra).  Nothing else here needs pandas: a study's table, report and CSV work
+after the README's plain install.  Columns: ``run`` (the row's index in the design), the varied paths
 (``vehicle.chassis.mass``, ``scenario.speed``, ...; a surface as its id and ``vehicle.surface_name``),
 then the metrics by name.
 """
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,9 +21,16 @@ from typing import Any
 import numpy as np
 
 
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # ValueError: blocked (``sys.modules[name] = None``)
+        return False
+
+
 def has_parquet() -> bool:
     """Whether ``pyarrow`` (Parquet) is importable."""
-    return importlib.util.find_spec("pyarrow") is not None
+    return _importable("pyarrow")
 
 
 def concat(parts: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -31,7 +41,12 @@ def concat(parts: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
 
 
 def to_frame(columns: Mapping[str, Any]):
-    """The table as a :class:`pandas.DataFrame` (the ``studies`` extra installs pandas)."""
+    """The table as a :class:`pandas.DataFrame`; an :class:`ImportError` naming the extra without pandas."""
+    if not _importable("pandas"):
+        raise ImportError(
+            "the results table as a DataFrame needs pandas: pip install 'jaxtire[studies]' "
+            "(the column dict StudyResult.columns and results.csv need nothing extra)"
+        )
     import pandas as pd  # optional dependency (extra "studies"): only the DataFrame needs it
 
     return pd.DataFrame({k: np.asarray(v) for k, v in columns.items()})
@@ -40,24 +55,52 @@ def to_frame(columns: Mapping[str, Any]):
 def write(columns: Mapping[str, Any], path, fmt: str = "auto") -> Path:
     """Write the table at ``path`` (suffix replaced): ``fmt`` ``"parquet"``, ``"csv"`` or ``"auto"`` (parquet
     when pyarrow is installed); returns the path written."""
+    if fmt not in ("auto", "parquet", "csv"):
+        raise ValueError(f"table format {fmt!r}: allowed 'auto', 'parquet', 'csv'")
     path = Path(path)
     if fmt == "auto":
         fmt = "parquet" if has_parquet() else "csv"
+    cols = {k: np.asarray(v) for k, v in columns.items()}
     if fmt == "parquet":
-        to_frame(columns).to_parquet(path.with_suffix(".parquet"), index=False)
-        return path.with_suffix(".parquet")
+        import pyarrow as pa  # optional dependency (extra "studies"): only Parquet needs it
+        import pyarrow.parquet as pq
+
+        out = path.with_suffix(".parquet")
+        pq.write_table(pa.table(cols), out)
+        return out
     out = path.with_suffix(".csv")
-    to_frame(columns).to_csv(out, index=False)  # floats written shortest-round-trip: read back bitwise
+    rows = zip(*(v.tolist() for v in cols.values()), strict=True)  # Python floats: repr is round-trip
+    with open(out, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        w.writerows(rows)
     return out
 
 
-def read(path) -> dict[str, np.ndarray]:
-    """A table written by :func:`write` as a column dict."""
-    import pandas as pd  # optional dependency (extra "studies")
+def _column(cells: list[str]) -> np.ndarray:
+    """A CSV column back as the narrowest of int64, float64, bool, str that holds every cell."""
+    for kind in (np.int64, np.float64):
+        try:
+            return np.array([kind(c) for c in cells], dtype=kind)
+        except ValueError:
+            pass
+    if cells and all(c in ("True", "False") for c in cells):
+        return np.array([c == "True" for c in cells])
+    return np.array(cells, dtype=str)
 
+
+def read(path) -> dict[str, np.ndarray]:
+    """A table written by :func:`write` (``.parquet`` or ``.csv``) as a column dict."""
     path = Path(path)
-    df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
-    return {k: df[k].to_numpy() for k in df.columns}
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq  # optional dependency (extra "studies")
+
+        t = pq.read_table(path)
+        return {k: t.column(k).to_numpy() for k in t.column_names}
+    with open(path, newline="") as f:
+        header, *rows = list(csv.reader(f))
+    cells = list(zip(*rows, strict=True)) if rows else [() for _ in header]
+    return {k: _column(list(c)) for k, c in zip(header, cells, strict=True)}
 
 
 __all__ = ["concat", "has_parquet", "read", "to_frame", "write"]

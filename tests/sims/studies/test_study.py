@@ -188,6 +188,29 @@ def test_cli_study_and_errors(wet, tmp_path, capsys):
     assert "swap" in capsys.readouterr().err
 
 
+def test_study_cli_without_pandas_or_pyarrow(wet, tmp_path, capsys, monkeypatch):
+    """Issue 38 item 4: after the README's plain install (no ``studies`` extra) ``python -m sims study`` writes
+    results.csv and report.html with the standard library, and only the DataFrame asks for pandas by name."""
+    import sys
+
+    from sims import cli
+
+    for mod in ("pandas", "pyarrow", "pyarrow.parquet"):
+        monkeypatch.setitem(sys.modules, mod, None)  # `import pandas` now raises ImportError
+    assert not table.has_parquet()
+    path = tmp_path / "s.toml"
+    path.write_text(sm.dumps(sm.Study.from_dict({**WET, "name": "plain"})))
+    assert cli.main(["study", str(path), "--folder", str(tmp_path / "run"), "--fast-compile"]) == 0
+    assert "distance" in capsys.readouterr().out
+    assert (tmp_path / "run" / "report.html").is_file() and not (tmp_path / "run" / "results.parquet").exists()
+    back = table.read(tmp_path / "run" / "results.csv")
+    assert back["distance"].dtype == np.float64 and len(back["distance"]) == 64
+    np.testing.assert_array_equal(back["distance"], np.asarray(wet.columns["distance"], np.float64))
+    assert back["run"].dtype == np.int64 and (back["run"] == np.arange(64)).all()
+    with pytest.raises(ImportError, match=r"jaxtire\[studies\]"):
+        table.to_frame(back)
+
+
 @pytest.mark.parametrize(
     "d, match",
     [
