@@ -138,6 +138,27 @@ def float_dtype(dtype, source: str = "value") -> np.dtype:
     return dt
 
 
+def _shape(name: str, v: Any, values: Any, source: str) -> tuple:
+    """``np.shape(v)``; a ragged nested list is refused naming the field and the shape the others expect."""
+    try:
+        return tuple(np.shape(v))
+    except ValueError:
+        others = []
+        for k, o in values.items():
+            try:
+                others.append(tuple(np.shape(o))) if k != name else None
+            except ValueError:
+                pass
+        try:
+            want = np.broadcast_shapes(*others) if others else ()
+        except ValueError:
+            want = ()
+        expect = f"shape {want} (the other fields' batch shape) or ()" if want else "a scalar or one rectangular array"
+        raise ValidationError(
+            f"{source}: {name} is a ragged nested list (rows of different lengths); expected {expect}"
+        ) from None
+
+
 def check_fields(values: Any, ranges: Any = None, *, source: str = "value", dtype=None) -> np.dtype:
     """The one check of every constructor of a parameter pytree; returns the storage dtype.
 
@@ -156,7 +177,7 @@ def check_fields(values: Any, ranges: Any = None, *, source: str = "value", dtyp
     tiny = float(np.finfo(dt).tiny)
     shapes: dict[str, tuple] = {}
     for name, v in values.items():
-        shapes[name] = tuple(np.shape(v))
+        shapes[name] = _shape(name, v, values, source)
         if not is_concrete(v):
             continue
         rng = (ranges or {}).get(name)

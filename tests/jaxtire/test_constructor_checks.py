@@ -58,6 +58,21 @@ def test_batch_shapes_that_do_not_broadcast_are_refused_naming_the_fields(make, 
         make()
 
 
+RAGGED = [
+    (lambda: jaxtire.make_params({"PCX1": [1.6, [1.5, 1.4]]}), r"PCX1 is a ragged .* expected a scalar or one rectangular"),
+    (lambda: jaxtire.make_params({"PDX1": [1.0, 1.1], "PCX1": [[1.6, 1.5], [1.4]]}), r"PCX1 is a ragged .* \(2,\)"),
+    (lambda: jaxtire.make_simple_params(Bx=[[10.0], [10.0, 11.0]]), r"Bx is a ragged"),
+    (lambda: make_surface([0.8, [0.7, 0.6]]), r"grip is a ragged"),
+]
+
+
+@pytest.mark.parametrize("make, message", RAGGED)
+def test_ragged_lists_are_refused_naming_the_field_and_the_expected_shape(make, message):
+    """Issue 38 item 5: was numpy's 'inhomogeneous shape' message, naming neither field nor shape."""
+    with pytest.raises(ValidationError, match=message):
+        make()
+
+
 def test_make_table_names_the_entry_and_field_of_an_array_value():
     with pytest.raises(ValidationError, match=r"surface entry 1: grip = .* must be one number"):
         make_table(["asphalt_dry", (np.array([1.0, 0.5]), 1.0, 0.0)])
