@@ -14,14 +14,20 @@
                              equations for Fx, Fy, Mz, Mx, My (Pacejka 2012, ch. 4: PCX1 ..
                              RHX1, QSX1-3, PCY1 .. RVY6, QSY1-4, QBZ1 .. SSZ4)
   ``PKY4-7 PEY5`` (MF 6.x)   Kya curvature and the MF 6.1 camber stiffness / curvature
+  ``LONGVL VXLOW``           [MODEL]: the reference speed of the speed terms (rolling resistance
+                             ``QSY3 |Vx|/LONGVL``, ``QSY4 (Vx/LONGVL)^4``, ``LMUV``) and the speed
+                             below which forces fade; every published file states both, and a
+                             default would move My with no trace in the file
+  ``NOMPRES`` (MF 6.x)       [OPERATING_CONDITIONS]: the nominal pressure ``p0`` of every pressure
+                             term ``dpi = (p - p0) / p0`` (MF 6.x only: MF 5.2 has no pressure model)
   ========================== ==============================================================
 
   The first rows are what no equation can do without (a default of 0 is no tire: zero
   stiffness, zero friction).  The core set is what every published file carries (all six
   real files in ``shared/tir`` hold every one); a file that lacks one was truncated or
   damaged, and a default standing in for it would be silent garbage.  Optional, taking the
-  MFeval defaults: scaling factors ``L*`` (1), ``LONGVL``, ``VXLOW``, pressure terms ``PP*``
-  and ``NOMPRES``/``INFLPRES``, the MF 6.x extensions (``QSX4-14``, ``QSY5-8``, ``RBX3``,
+  MFeval defaults: scaling factors ``L*`` (1), pressure terms ``PP*``, ``INFLPRES`` (``NOMPRES``,
+  the tire at its nominal pressure; ``NOMPRES`` itself in MF 5.2 files), the MF 6.x extensions (``QSX4-14``, ``QSY5-8``, ``RBX3``,
   ``RBY4``, ``QDZ10-11``, ``PPMX1``), turn slip and the MF 5.2 camber scalings; the loader
   lists the defaults it used in ``params.meta.defaults_used`` and in a ``UserWarning``.
 
@@ -70,10 +76,10 @@ REQUIRED: tuple[str, ...] = ESSENTIAL + tuple(
     QSX1 QSX2 QSX3 PDY2 PDY3 PEY1 PEY2 PEY3 PEY4 PKY3 PHY1 PHY2 PVY1 PVY2 PVY3 PVY4
     RBY1 RBY2 RBY3 RCY1 REY1 REY2 RHY1 RHY2 RVY1 RVY2 RVY3 RVY4 RVY5 RVY6 QSY1 QSY2 QSY3 QSY4
     QBZ2 QBZ3 QBZ4 QBZ5 QBZ9 QBZ10 QDZ2 QDZ3 QDZ4 QDZ6 QDZ7 QDZ8 QDZ9 QEZ1 QEZ2 QEZ3 QEZ4 QEZ5
-    QHZ1 QHZ2 QHZ3 QHZ4 SSZ1 SSZ2 SSZ3 SSZ4""".split()
+    QHZ1 QHZ2 QHZ3 QHZ4 SSZ1 SSZ2 SSZ3 SSZ4 LONGVL VXLOW""".split()
 )
 #: Keys an MF 6.1 / 6.2 file must hold besides :data:`REQUIRED`.
-REQUIRED_MF6: tuple[str, ...] = ("PKY4", "PKY5", "PKY6", "PKY7", "PEY5")
+REQUIRED_MF6: tuple[str, ...] = ("PKY4", "PKY5", "PKY6", "PKY7", "PEY5", "NOMPRES")
 
 #: Range of model coefficients not listed in :data:`BOUNDS` (real files reach |x| ~ 3.3e3).
 GENERIC_COEFFICIENT: tuple[float, float] = (-1e5, 1e5)

@@ -25,7 +25,7 @@ naming the file, the line and the key):
 5. Every number is finite once stored in the params dtype (``1e39`` is refused in float32)
    and lies in its plausibility range (:mod:`jaxtire.bounds`, one table; ``bounds=`` overrides
    it per key for exotic tires).
-6. The keys of :data:`jaxtire.bounds.REQUIRED` (the MF 5.2 core set; MF 6.x adds PKY4-7, PEY5)
+6. The keys of :data:`jaxtire.bounds.REQUIRED` (the MF 5.2 core set and LONGVL, VXLOW; MF 6.x adds PKY4-7, PEY5, NOMPRES)
    must be present; other coefficients take the
    MFeval defaults, listed in ``params.meta.defaults_used`` and in a ``UserWarning``.
 7. The dialect: ``FITTYP`` when present (61/62: MF 6.1/6.2; 5, 6, 21, 52: MF 5.2 / PAC2002);

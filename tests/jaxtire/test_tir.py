@@ -7,6 +7,7 @@ jaxtire/data/TNO_car205_60R15.tir covers everything without /work/shared.
 import os
 import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -236,10 +237,24 @@ def test_required_key_missing_is_an_error(tmp_path, key):
         load_tir(f, check_forces=False)
 
 
-def test_required_key_blank_is_an_error(tmp_path):
-    f = _mutate(tmp_path, lambda t: _set(t, "FNOMIN", ""))
-    with pytest.raises(TirError, match="FNOMIN"):
+@pytest.mark.parametrize("key", ["FNOMIN", "NOMPRES", "LONGVL", "VXLOW"])
+def test_required_key_blank_is_an_error(tmp_path, key):
+    """NOMPRES (MF 6.x), LONGVL and VXLOW were defaulted with a warning (issue 38 item 5): p0 of every pressure
+    term and the reference speed of My would move with no trace in the file."""
+    f = _mutate(tmp_path, lambda t: _set(t, key, ""))
+    with pytest.raises(TirError, match=rf"missing or blank: {key} "):
         load_tir(f)
+
+
+def test_mf52_file_without_nompres_and_blank_inflpres_still_load(tmp_path):
+    """MF 5.2 / PAC2002 has no pressure model (the bus tire ships without NOMPRES); a blank INFLPRES is the tire
+    at its nominal pressure (the FSAE file ships it blank)."""
+    src = Path(__file__).parents[1] / "data" / "CityBus_Pac02Tire.tir"
+    bus = _mutate(tmp_path, lambda t: re.sub(r"(?m)^(NOMPRES|IP_NOM)\s*=.*\n", "", t), name="bus.tir", src=src)
+    assert "NOMPRES" in _quiet_load(bus, check_forces=False).meta.defaults_used
+    f = _mutate(tmp_path, lambda t: _set(t, "INFLPRES", ""))
+    p = load_tir(f, check_forces=False)
+    assert float(p.coef["INFLPRES"]) == float(p.coef["NOMPRES"]) == 220000.0
 
 
 @pytest.mark.parametrize("text", ["", "$ only a comment\n", "[MDI_HEADER]\n", "\n\n"])
