@@ -16,15 +16,18 @@ from __future__ import annotations
 import sys
 
 from sims.cli import fleet, identify, rl, study, tune
+from sims.run import use_host_devices
 
 COMMANDS = {"identify": identify.main, "rl": rl.main, "study": study.main, "tune": tune.main}
 
 
 def main(argv=None):
     """Dispatch ``argv`` (default ``sys.argv[1:]``) to a sub-command, or to the fleet CLI; returns its result."""
-    from_command_line = argv is None  # the fleet CLI then tunes XLA before JAX starts (sims/run/_xla.py)
+    from_command_line = argv is None  # the CLI then sets XLA up before JAX starts (sims/run/_xla.py)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
+        if from_command_line:  # a sub-command's fleets over one host device per core (the fleet CLI: its --devices)
+            use_host_devices()
         return COMMANDS[argv[0]](argv[1:])
     return fleet.main(None if from_command_line else argv)
 

@@ -3,10 +3,10 @@
 :class:`DeviceEnv` wraps an :class:`~sims.envs.base.Environment` and fixed params (brax / gymnax style: a
 wrapper, not a flag) and runs a batch of ``n`` environments, one PRNG key per environment, with the batch
 split along its leading axis over the local devices (``jax.local_devices()``; on a CPU the host devices of
-``XLA_FLAGS=--xla_force_host_platform_device_count=N``, which :func:`sims.run._xla.tune_cpu` sets, before
+``XLA_FLAGS=--xla_force_host_platform_device_count=N``, which :func:`sims.run.tune_cpu` sets, before
 JAX starts)::
 
-    from sims.run._xla import tune_cpu
+    from sims.run import tune_cpu
     tune_cpu(host_devices=os.cpu_count())          # before the first JAX computation
     denv = DeviceEnv(sims.envs.make("jaxtire/Braking-v0"))     # devices=None: every local device
     keys = jax.random.split(jax.random.key(0), 4096)

@@ -9,11 +9,12 @@ schema) under every runner.
 
 Imports only :mod:`sims.vehicles`, :mod:`sims.drivers` and :mod:`jaxtire`.
 
-Importing it (any runner, scenario or study does) gives JAX one CPU device per core before its backend
-starts (:func:`sims.run._xla.use_host_devices`; ``JAXTIRE_HOST_DEVICES=1`` keeps one), so a fleet is split
-over every core by default, in the Python API as in the CLI.
+Importing it changes nothing outside Python (no ``os.environ`` write, no JAX backend): on a CPU, JAX
+then has one device.  To split fleets over every core from Python as the CLI does, call
+:func:`use_host_devices` (one host device per core; ``JAXTIRE_HOST_DEVICES`` picks another count) or
+:func:`tune_cpu` (also the CLI's 512-bit vectors on AVX-512) before the first JAX computation.
 """
 
-from sims.run._xla import use_host_devices
+from sims.run._xla import backend_started, tune_cpu, use_host_devices
 
-use_host_devices()
+__all__ = ["backend_started", "tune_cpu", "use_host_devices"]

@@ -73,7 +73,7 @@ def tune_cpu(environ=None, flags: set | None = None, host_devices: int | None = 
 
 
 def use_host_devices(environ=None) -> str | None:
-    """What ``import sims.run`` does (so the Python API splits a fleet over the cores as the CLI does):
+    """One CPU device per core for the Python API, as the CLI has (call it before the first JAX computation):
     :func:`tune_cpu`'s device count, one host device per core, ``host_devices = JAXTIRE_HOST_DEVICES`` (an
     integer; default ``os.cpu_count()``; ``1`` keeps the single CPU device, as the test suite does); not its
     512-bit vector flag (a speed choice of the CLI that changes the last bits of results).  Too late once

@@ -185,3 +185,32 @@ def test_the_checker_sees_violations():
     assert edges == [("sims.run.fleet", 2, False), ("sims.studies.tuning", 5, True)]
     assert _part("sims.run.rollout") == "run" and "studies" not in ALLOWED["run"]
     assert ("sims.vehicles.integrators" in {t for t, _, _ in GRAPH["sims.run.rollout"]})
+
+
+def test_importing_any_module_changes_no_environment_variable():
+    """Issue 35: no import-time side effects: importing every module of jaxtire and sims (not the ``__main__``
+    entry points) leaves ``os.environ`` as it was (XLA and device setup belong to the CLI or an explicit call,
+    :func:`sims.run.use_host_devices`)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys, pkgutil, importlib, warnings\n"
+        "warnings.simplefilter('ignore')\n"
+        "before = dict(os.environ)\n"
+        "changed = []\n"
+        "for pkg in ('jaxtire', 'sims'):\n"
+        "    root = importlib.import_module(pkg)\n"
+        "    for m in pkgutil.walk_packages(root.__path__, pkg + '.'):\n"
+        "        if m.name.endswith('__main__'):\n"
+        "            continue\n"
+        "        importlib.import_module(m.name)\n"
+        "        if dict(os.environ) != before:\n"
+        "            changed.append((m.name, sorted(set(os.environ.items()) ^ set(before.items()))))\n"
+        "            os.environ.clear(); os.environ.update(before)\n"
+        "print(changed)\n"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("JAXTIRE_HOST_DEVICES", "XLA_FLAGS")}
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == "[]", out.stdout

@@ -32,14 +32,22 @@ def test_run_stats_keep_the_compile_out_of_the_run_time(hatch):
     assert stats.vehicle_steps_per_s == pytest.approx(3 * 80 / stats.run_s, rel=1e-6)
 
 
-def test_the_python_api_gets_one_cpu_device_per_core():
+def test_the_python_api_gets_one_cpu_device_per_core_on_request_and_import_changes_nothing():
+    """Issue 35: importing sims (and sims.run) writes nothing to os.environ; one explicit call before JAX starts,
+    sims.run.use_host_devices(), gives one CPU device per core as the CLI has."""
     env = {
         k: v
         for k, v in os.environ.items()
         if k not in ("JAXTIRE_HOST_DEVICES", "XLA_FLAGS", "JAXTIRE_AUTO_DEVICE_FLAG")
     }
     env["PYTHONPATH"] = REPO
-    code = "import sims.run, jax; print(jax.local_device_count())"
+    code = (
+        "import os; before = dict(os.environ); import sims, sims.run, sims.studies, sims.envs, jax; "
+        "assert dict(os.environ) == before; print(jax.local_device_count())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert int(out.stdout.strip()) == 1
+    code = "import sims.run, jax; sims.run.use_host_devices(); print(jax.local_device_count())"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert int(out.stdout.strip()) == (os.cpu_count() or 1)
     # the default yields to an explicit count (the CLI's --devices), never to nothing: the user's flags win
