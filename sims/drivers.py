@@ -309,6 +309,20 @@ class SineSteer(SteerWithSpeedHold):
 
 
 @pytree_dataclass
+class SlowlyIncreasingSteer(SteerWithSpeedHold):
+    """The slowly increasing steer of FMVSS 126 S7.6 / UN R140: steer ``rate (t - t_start)`` [rad] after
+    ``t_start`` [s] (``rate`` [rad/s] road-wheel: the regulation's 13.5 deg/s at the handwheel over the
+    steering ratio), the speed held at ``target_speed`` [m/s] by the throttle (the regulation's 80 +- 2 km/h);
+    ``amplitude`` is unused."""
+
+    rate: Any = 0.015
+    t_start: Any = 0.5
+
+    def steer(self, t, state):
+        return self.rate * jnp.maximum(t - self.t_start, 0.0) + jnp.zeros_like(state.vx)
+
+
+@pytree_dataclass
 class CircleFollower(Driver):
     """Constant-radius circle follower (skidpad driver).
 

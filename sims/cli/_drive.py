@@ -26,10 +26,27 @@ CATALOGUE_RUNS = {
 
 
 def run_catalogue(args, name: str, runner: dict) -> dict:
-    """Run the catalogue scenario ``name`` as a Monte Carlo of the CLI's ``args`` (module docstring)."""
+    """Run the catalogue scenario ``name`` as a Monte Carlo of the CLI's ``args`` (module docstring).  The sine
+    with dwell, a stability-control test, runs the fleet with the preset's ESC switched on and, for comparison,
+    off (a regulation test reports both): its summary is ``{"esc_on": {...}, "esc_off": {...}}``."""
     base = presets.get(args.preset, tire=args.tire_params, driveline=True)
     sid = surface_id(args.surface_list[0])
     fleet, _ = sample_fleet(jax.random.PRNGKey(args.seed), base, args.vehicles, Sampling(surfaces=(sid,)))
+    print(f"jaxtire fleet: {args.vehicles} x {args.preset} with its driveline, scenario {name}; seed {args.seed}")
+    if name != "sine_with_dwell":
+        return _run_and_print(name, fleet, args, runner)
+    summary = {}
+    for label, on in (("esc_on", 1.0), ("esc_off", 0.0)):
+        controls = fleet.driveline.controls
+        dl = fleet.driveline._replace(controls=controls._replace(esc=controls.esc._replace(on=on)))
+        print(f"  ESC {'on' if on else 'off'}:")
+        summary[label] = _run_and_print(name, fleet._replace(driveline=dl), args, runner)
+    return summary
+
+
+def _run_and_print(name: str, fleet, args, runner: dict) -> dict:
+    """:func:`run_scenario` of ``fleet``; prints each metric's mean and 5 / 50 / 95 % percentiles (a flag's
+    rate) and returns them."""
     metrics, stats = run_scenario(
         name,
         fleet,
@@ -37,7 +54,6 @@ def run_catalogue(args, name: str, runner: dict) -> dict:
         devices=runner["devices"],
         chunk_steps=args.chunk_steps,
     )
-    print(f"jaxtire fleet: {args.vehicles} x {args.preset} with its driveline, scenario {name}; seed {args.seed}")
     summary: dict = {}
     for k, v in metrics.items():
         v = np.asarray(v, float)

@@ -37,7 +37,7 @@ from sims.cli._drive import CATALOGUE_RUNS, run_catalogue
 from sims.cli._tire import add_tire_arguments, check_tire_arguments, tire_from_args, tire_label
 from sims.cli.lap import check_track, run_lap
 from sims.drivers import Constant
-from sims.run._xla import tune_cpu
+from sims.run import tune_cpu
 from sims.run.fleet import FleetRun, Sampling, fleet_start, sample_fleet
 from sims.run.rollout import fast_compile_options
 from sims.scenarios import braking, skidpad, step_steer
