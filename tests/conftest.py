@@ -117,3 +117,43 @@ def _free_compiled_programs():
 
         jax.clear_caches()
         gc.collect()
+
+
+# ----------------------------------------------------------------------------------------------- test tiers
+#: The slow tier: modules whose tests compile many programs or run long fleets, laps, trainings and
+#: subprocesses (seconds of test time on the 2-core VM, session 12's `--durations` run).  `python -m pytest`
+#: runs the rest (the fast tier, <= 15 min there); `python -m pytest -m slow -n 2` runs these; `.ci/run` both.
+SLOW_MODULES = {
+    "tests/sims/test_gymnasium_wrapper.py": 222,
+    "tests/sims/vehicles/test_driveline.py": 198,
+    "tests/sims/studies/test_laptime.py": 147,
+    "tests/sims/envs/test_rl_front_end.py": 136,
+    "tests/test_notebooks.py": 88,
+    "tests/sims/vehicles/test_physics.py": 81,
+    "tests/sims/vehicles/test_invariants.py": 79,
+    "tests/sims/vehicles/test_full.py": 78,
+    "tests/sims/studies/test_lap_setup.py": 75,
+    "tests/sims/scenarios/test_lap_scenario.py": 68,
+    "tests/sims/studies/test_study.py": 66,
+    "tests/sims/run/test_fleet.py": 65,
+    "tests/sims/studies/test_study_lap.py": 64,
+    "tests/jaxtire/test_fit_files.py": 60,
+    "tests/benchmarks/test_benchmarks.py": 59,
+    "tests/sims/test_envs_sb3.py": 56,
+    "tests/sims/test_envs.py": 56,
+    "tests/sims/cli/test_cli.py": 52,
+    "tests/sims/studies/test_tuning.py": 50,
+    "tests/sims/run/test_fleet_devices.py": 47,
+    "tests/sims/vehicles/test_accuracy.py": 43,
+    "tests/sims/cli/test_cli_drive.py": 38,
+    "tests/sims/test_envs_gymnax.py": 31,
+    "tests/sims/envs/test_env_devices.py": 30,
+    "tests/sims/scenarios/test_catalog.py": 30,
+    "tests/sims/vehicles/test_full_driveline.py": 29,
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.split("::")[0] in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)

@@ -333,7 +333,7 @@ class FleetRun:
     ):
         if isinstance(driver, Controls):
             raise ValueError("FleetRun needs a driver (wrap open-loop controls in sims.drivers.OpenLoop)")
-        _, self.dt = check_args(params, chunk_steps, dt, substeps, integrator)
+        _, self.dt = check_args(params, chunk_steps, dt, substeps, integrator, model=model)
         self.n = fleet_size(params)
         self.params, self.state, self.driver, self.reducer = params, state0, driver, reducer
         self.chunk_steps = chunk_steps

@@ -51,14 +51,17 @@ class RolloutResult(NamedTuple):
     driver_state: Any
 
 
-def check_args(params, n_steps, dt, substeps, integrator, every=1):
-    """Validate the static rollout arguments and concrete params; returns ``(n_steps, dt)``."""
+def check_args(params, n_steps, dt, substeps, integrator, every=1, model=None):
+    """Validate the static rollout arguments and concrete params; returns ``(n_steps, dt)``.  With ``model``,
+    its :meth:`~sims.vehicles.core.Model.check_step` warns where ``dt / substeps`` is too coarse for it."""
     check_steps("rollout", every, n_steps=n_steps)
     dt = check_dt(dt)
     check_substeps(substeps)
     get_integrator(integrator)
     if isinstance(params, VehicleParams) and not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(params)):
         validate_params(params)
+        if model is not None:
+            get_model(model).check_step(params, float(dt) / substeps)
     return n_steps, dt
 
 
@@ -148,7 +151,9 @@ def _launch(impl, static_names: tuple, a: dict, check, **static) -> RolloutResul
     (:func:`_rollout_arguments`), run ``check(n_steps)`` (the caller's own checks), then call
     ``impl(params, state0, controls, reducer, t0, **static_args)`` jitted with ``static_names`` static and
     ``a["compiler_options"]`` (``static``: more static keywords of ``impl``)."""
-    n_steps, dt = check_args(a["params"], a["n_steps"], a["dt"], a["substeps"], a["integrator"], a["every"])
+    n_steps, dt = check_args(
+        a["params"], a["n_steps"], a["dt"], a["substeps"], a["integrator"], a["every"], model=a["model"]
+    )
     record_fn(a["record"])
     get_model(a["model"])
     check(n_steps)
@@ -175,5 +180,5 @@ def step(
     params, state, controls, *, dt: float, model="double_track", integrator="semi_implicit_euler", substeps: int = 1
 ):
     """One jitted, validated step; returns ``(state, telemetry)``."""
-    check_args(params, 1, dt, substeps, integrator)
+    check_args(params, 1, dt, substeps, integrator, model=model)
     return _step_jit(params, state, controls, dt=check_dt(dt), model=model, integrator=integrator, substeps=substeps)

@@ -231,6 +231,9 @@ class Model:
         drive = None if p.driveline is None else driveline.init_drive_state(p, omega, loads)
         return state._replace(omega=omega, drive=drive)
 
+    def check_step(self, params: VehicleParams, h: float) -> None:
+        """Warn where the (sub)step ``h`` [s] is too coarse for the model's fastest modes (none here)."""
+
     def step(self, params: VehicleParams, state: VehicleState, controls: Controls, dt) -> VehicleState:
         """One semi-implicit Euler step of length ``dt`` [s] (:func:`sims.vehicles.integrators.semi_implicit_euler`)."""
         return semi_implicit_euler(self, params, state, controls, dt)[0]

@@ -107,7 +107,13 @@ def make_road(station, grade=0.0, bank=0.0, surface_left=0, surface_right=None, 
 
 
 def check_road(road: Road, n_surfaces: int, source: str = "Road") -> None:
-    """Raise ``ValueError`` unless every surface id of a concrete ``road`` indexes a table of ``n_surfaces``."""
+    """Raise ``ValueError`` unless every surface id of a concrete ``road`` indexes a table of ``n_surfaces``; a
+    height profile (:class:`sims.roads.profile.Profile`) is checked through its ``base`` road, if any."""
+    if not hasattr(road, "surface_left"):  # a Profile: heights only, surfaces from its base road
+        base = getattr(road, "base", None)
+        if base is not None:
+            check_road(base, n_surfaces, source)
+        return
     for k in ("surface_left", "surface_right"):
         a = np.asarray(getattr(road, k))
         if np.any(a >= n_surfaces):
