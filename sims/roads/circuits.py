@@ -347,6 +347,16 @@ COLUMNS = {
     "z_m": "elevation",
     "banking_rad": "banking",
 }
+#: The plausible range of each column (a circuit within 10 000 km of its origin, widths up to 1 km, heights
+#: within 10 km, banking within +-90 deg): a value outside is a corrupted file, refused naming line and field.
+COLUMN_RANGES = {
+    "x_m": (-1e7, 1e7),
+    "y_m": (-1e7, 1e7),
+    "w_tr_right_m": (0.0, 1e3),
+    "w_tr_left_m": (0.0, 1e3),
+    "z_m": (-1e4, 1e4),
+    "banking_rad": (-1.5708, 1.5708),
+}
 
 
 def read_csv(path, *, widths: bool = True) -> CircuitFile:
@@ -354,7 +364,8 @@ def read_csv(path, *, widths: bool = True) -> CircuitFile:
     y_m, w_tr_right_m, w_tr_left_m`` required), ``False`` a race line (``x_m, y_m``).  Blank lines and
     further ``#`` comment lines are skipped.  Raises :class:`~jaxtire.validation.ValidationError` naming
     the file, the line number and the field for a missing or unknown header column, a wrong number of
-    fields, a value that is not a finite number, a negative width, or fewer than 3 points."""
+    fields, a value that is not a finite number or outside :data:`COLUMN_RANGES` (a negative width), or fewer
+    than 3 points."""
     name = str(path)
     text = read_regular_file(path, MAX_FILE_BYTES, what="a circuit CSV file").decode("utf-8", errors="replace")
     lines = text.splitlines()
@@ -393,8 +404,10 @@ def read_csv(path, *, widths: bool = True) -> CircuitFile:
                 raise ValidationError(f"{name}: line {ln}: field {col} = {f.strip()!r} is not a number") from None
             if not np.isfinite(v):
                 raise ValidationError(f"{name}: line {ln}: field {col} = {f.strip()!r} is not finite")
-            if col.startswith("w_tr") and v < 0:
-                raise ValidationError(f"{name}: line {ln}: field {col} = {v} is negative (allowed [0, inf))")
+            lo, hi = COLUMN_RANGES[col]
+            if not lo <= v <= hi:
+                what = "is negative" if col.startswith("w_tr") and v < 0 else "is outside the plausible range"
+                raise ValidationError(f"{name}: line {ln}: field {col} = {v} {what} (allowed [{lo:g}, {hi:g}])")
             row.append(v)
         rows.append(row)
     if header is None:

@@ -62,13 +62,25 @@ class Profile(NamedTuple):
         return jnp.ndim(self.left) == 2
 
 
+def _number(name: str, value, lo: float, hi: float, source: str, lo_incl: bool = True) -> float:
+    """``value`` as one float in its range (:func:`~jaxtire.validation.check_range`: finite, a number); an
+    array, list or any non-scalar is refused naming the field (a builder takes one number per feature)."""
+    try:
+        scalar = np.ndim(value) == 0
+    except ValueError:  # a ragged list
+        scalar = False
+    if not scalar:
+        raise ValidationError(f"{source}: {name} must be one number, got a {type(value).__name__}")
+    return float(check_range(name, value, lo, hi, lo_incl=lo_incl, source=source))
+
+
 def flat(length: float, spacing: float = 0.05, start: float = 0.0, *, split_y: float = 0.0, base=None, dtype=None):
     """A flat :class:`Profile` from ``start`` over ``length`` [m] sampled every ``spacing`` [m] (the grid the
     builders add their features to)."""
-    length = float(check_range("length", length, 0.0, 1e6, lo_incl=False, source="Profile"))
-    spacing = float(check_range("spacing", spacing, 1e-4, 100.0, source="Profile"))
-    start = float(check_range("start", start, -1e7, 1e7, source="Profile"))
-    split_y = float(check_range("split_y", split_y, -1e6, 1e6, source="Profile"))
+    length = _number("length", length, 0.0, 1e6, "Profile", lo_incl=False)
+    spacing = _number("spacing", spacing, 1e-4, 100.0, "Profile")
+    start = _number("start", start, -1e7, 1e7, "Profile")
+    split_y = _number("split_y", split_y, -1e6, 1e6, "Profile")
     n = int(math.ceil(length / spacing)) + 1
     dtype = dtype or jnp.result_type(float)
     z = jnp.zeros(n, dtype)
@@ -97,8 +109,9 @@ def _add(profile: Profile, shape: np.ndarray, side: str) -> Profile:
 def bump(profile: Profile, at: float, height: float, length: float, side: str = "both") -> Profile:
     """``profile`` plus a cosine bump ``height (1 - cos(2 pi (X - at) / length)) / 2`` on ``[at, at + length]``
     [m] under the ``side`` tracks (``"both"``, ``"left"``, ``"right"``); a negative ``height`` is a pothole."""
-    check_range("height", height, -1.0, 1.0, source="bump")
-    check_range("length", length, 0.0, 1e3, lo_incl=False, source="bump")
+    at = _number("at", at, -1e7, 1e7, "bump")
+    height = _number("height", height, -1.0, 1.0, "bump")
+    length = _number("length", length, 0.0, 1e3, "bump", lo_incl=False)
     x = stations(profile) - float(at)
     on = (x >= 0.0) & (x <= length)
     return _add(profile, np.where(on, 0.5 * height * (1.0 - np.cos(2.0 * np.pi * x / length)), 0.0), side)
@@ -107,9 +120,10 @@ def bump(profile: Profile, at: float, height: float, length: float, side: str = 
 def kerb(profile: Profile, at: float, height: float, length: float, ramp: float = 0.2, side: str = "left") -> Profile:
     """``profile`` plus a kerb: ``height`` [m] from ``at`` over ``length`` [m] reached by half-cosine ramps of
     ``ramp`` [m] at both ends, under the ``side`` tracks."""
-    check_range("height", height, -1.0, 1.0, source="kerb")
-    check_range("length", length, 0.0, 1e4, lo_incl=False, source="kerb")
-    check_range("ramp", ramp, 1e-3, 100.0, source="kerb")
+    at = _number("at", at, -1e7, 1e7, "kerb")
+    height = _number("height", height, -1.0, 1.0, "kerb")
+    length = _number("length", length, 0.0, 1e4, "kerb", lo_incl=False)
+    ramp = _number("ramp", ramp, 1e-3, 100.0, "kerb")
     x = stations(profile) - float(at)
     up = np.clip(x / ramp, 0.0, 1.0)
     down = np.clip((length - x) / ramp, 0.0, 1.0)
@@ -122,8 +136,10 @@ def washboard(
 ) -> Profile:
     """``profile`` plus a corrugation ``amplitude (1 - cos(2 pi (X - start) / wavelength)) / 2`` on
     ``[start, end]`` [m] (a whole number of waves from ``start``, so it ends at 0 when ``end - start`` is one)."""
-    check_range("amplitude", amplitude, -1.0, 1.0, source="washboard")
-    check_range("wavelength", wavelength, 1e-3, 1e3, source="washboard")
+    start = _number("start", start, -1e7, 1e7, "washboard")
+    end = _number("end", end, start, 1e7, "washboard", lo_incl=False)
+    amplitude = _number("amplitude", amplitude, -1.0, 1.0, "washboard")
+    wavelength = _number("wavelength", wavelength, 1e-3, 1e3, "washboard")
     x = stations(profile) - float(start)
     on = (x >= 0.0) & (x <= float(end) - float(start))
     return _add(profile, np.where(on, 0.5 * amplitude * (1.0 - np.cos(2.0 * np.pi * x / wavelength)), 0.0), side)
@@ -158,9 +174,9 @@ def iso8608(
     n_pts = x.shape[0]
     spacing = float(profile.spacing)
     nyq = 0.5 / spacing
-    n_max = nyq if n_max is None else float(check_range("n_max", n_max, 0.0, nyq, lo_incl=False, source="iso8608"))
-    n_min = float(check_range("n_min", n_min, 0.0, n_max, lo_incl=False, source="iso8608"))
-    check_range("fade", fade, 0.0, 1e4, source="iso8608")
+    n_max = nyq if n_max is None else _number("n_max", n_max, 0.0, nyq, "iso8608", lo_incl=False)
+    n_min = _number("n_min", n_min, 0.0, n_max, "iso8608", lo_incl=False)
+    fade = _number("fade", fade, 0.0, 1e4, "iso8608")
     length = n_pts * spacing
     k = np.arange(1, n_pts // 2 + 1)
     nk = k / length

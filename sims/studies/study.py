@@ -59,15 +59,16 @@ import jaxtire
 from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
 from jaxtire.surfaces import surface_id
 from jaxtire.tir import load_tir
-from jaxtire.validation import ValidationError, check_choice, check_int
+from jaxtire.validation import ValidationError, check_choice, check_int, check_range
 from sims.run import distributed
 from sims.scenarios import catalog
+from sims.scenarios._config import SCENARIO_COUNTS, SCENARIO_RANGES, check_config, check_speed
 from sims.scenarios.base import run_scenario, scenario_metrics
 from sims.studies import designs, sensitivity, table
 from sims.studies import statistics as stats
 from sims.studies.laptime import with_profiles
 from sims.studies.variation import Draws, Variation, Varied, draw, resolve, vary_vehicle
-from sims.vehicles import presets
+from sims.vehicles import MODELS, presets
 
 _VEHICLE_KEYS = ("preset", "tire", "surface")
 
@@ -101,6 +102,7 @@ class Study:
 
     def __post_init__(self):
         src = "Study"
+        _check_types(self, src)
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (normalising a frozen dataclass)
         set_("vary", tuple(v if isinstance(v, Variation) else _variation(v) for v in self.vary))
         set_("correlation", tuple(tuple(c) for c in self.correlation))
@@ -161,14 +163,65 @@ class Study:
         return d
 
 
+def _real(name: str, v, src: str) -> float:
+    """A study file's number: an int or float (not a bool, a string or a list), finite."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise ValidationError(f"{src}: {name} = {v!r} must be a number")
+    if not math.isfinite(float(v)):
+        raise ValidationError(f"{src}: {name} = {v!r} must be finite")
+    return float(v)
+
+
+def _strings(name: str, v, src: str) -> None:
+    if isinstance(v, (str, bytes)) or not isinstance(v, (list, tuple)) or not all(isinstance(x, str) for x in v):
+        raise ValidationError(f"{src}: {name} = {v!r} must be a list of strings")
+
+
+def _check_types(study: Study, src: str) -> None:
+    """The types of a study's fields, as a study file gives them (one line naming the key; the values' ranges
+    are checked after): strings, tables, lists of strings and numbers where they belong."""
+    for key in ("scenario", "preset", "design", "name"):
+        v = getattr(study, key)
+        if not isinstance(v, str):
+            raise ValidationError(f"{src}: {key} = {v!r} must be a string")
+    for key in ("tire", "surface"):
+        v = getattr(study, key)
+        if v is not None and not isinstance(v, str):
+            raise ValidationError(f"{src}: {key} = {v!r} must be a string")
+    for key in ("settings", "options"):
+        v = getattr(study, key)
+        if not isinstance(v, Mapping):
+            raise ValidationError(f"{src}: {key} = {v!r} must be a table (key = value)")
+    for k, v in study.settings.items():
+        _real(f"settings.{k}", v, src)
+    _strings("metrics", study.metrics, src)
+    if isinstance(study.vary, (str, bytes, Mapping)) or not isinstance(study.vary, (list, tuple)):
+        raise ValidationError(f"{src}: vary = {study.vary!r} must be a list of [[vary]] tables")
+
+
 def _variation(d: Mapping[str, Any]) -> Variation:
     if not isinstance(d, Mapping) or "path" not in d:
         raise ValidationError(f"study: each [[vary]] entry needs a 'path', got {d!r}")
+    if not isinstance(d["path"], str):
+        raise ValidationError(f"study: [[vary]] path = {d['path']!r} must be a string (a dotted path)")
+    src = f"study: [[vary]] {d['path']!r}"
     unknown = set(d) - set(Variation._fields)
     if unknown:
-        raise ValidationError(
-            f"study: [[vary]] {d['path']!r}: unknown key(s) {sorted(unknown)}; allowed {list(Variation._fields)}"
-        )
+        raise ValidationError(f"{src}: unknown key(s) {sorted(unknown)}; allowed {list(Variation._fields)}")
+    for key in ("dist", "by"):
+        if key in d and not isinstance(d[key], str):
+            raise ValidationError(f"{src}: {key} = {d[key]!r} must be a string")
+    for key in ("low", "high", "mean", "sd", "median", "sigma"):
+        if d.get(key) is not None:
+            _real(key, d[key], src)
+    for key in ("values", "weights"):
+        if key in d:
+            if not isinstance(d[key], (list, tuple)):
+                raise ValidationError(f"{src}: {key} = {d[key]!r} must be a list of numbers")
+            for x in d[key]:
+                _real(key, x, src)
+    if "also" in d:
+        _strings("also", d["also"], src)
     d = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items()}
     return Variation(**d)
 
@@ -267,8 +320,27 @@ def _inputs(study: Study, scenario, base, cols: Mapping[str, Any], n: int):
     return params, settings
 
 
+def _check_options(inner, options: Mapping[str, Any]) -> None:
+    """A study's ``options`` against the scenario's static fields: each value of its default's type (a number
+    for a number, a string for a string), ``dt``/``max_time``/counts in their ranges, ``model`` a model name."""
+    src = f"Study: options of {inner.name!r}"
+    numbers = {k: v for k, v in options.items() if isinstance(getattr(inner, k), (int, float))}
+    for k, v in options.items():
+        default = getattr(inner, k)
+        if isinstance(default, str) and not isinstance(v, str):
+            raise ValidationError(f"{src}: {k} = {v!r} must be a string (default {default!r})")
+        if k in numbers:
+            _real(k, v, src)
+    if "model" in options:
+        check_choice("model", options["model"], MODELS, source=src)
+    check_config(src, **{k: v for k, v in numbers.items() if k in SCENARIO_RANGES or k in SCENARIO_COUNTS})
+
+
 def _prepare(study: Study):
-    inner: Any = catalog.get(study.scenario)  # a frozen dataclass (the catalogue's scenarios are)
+    try:
+        inner: Any = catalog.get(study.scenario)  # a frozen dataclass (the catalogue's scenarios are)
+    except KeyError as e:
+        raise ValidationError(f"Study: scenario: {e.args[0]}") from None
     if study.options:
         is_dc = dataclasses.is_dataclass(inner)  # (a stored bool: Any stays Any for the checker)
         if not is_dc:
@@ -281,6 +353,7 @@ def _prepare(study: Study):
             raise ValidationError(
                 f"Study: options {sorted(unknown)} are not static options of {inner.name!r}; its options: {', '.join(sorted(fields))}"
             )
+        _check_options(inner, study.options)
         inner = dataclasses.replace(inner, **study.options)
     drv = tuple((resolve(v.path).field, v.by) for v in study.vary if v.path.startswith("driver."))
     scenario = Varied(inner, drv)
@@ -289,6 +362,11 @@ def _prepare(study: Study):
         raise ValidationError(
             f"Study: settings {sorted(unknown)} are not settings of {inner.name!r}; its settings: {', '.join(inner.settings)}"
         )
+    ranges = getattr(inner, "ranges", {})
+    for k, v in study.settings.items():  # the values' ranges (the types: Study); per vehicle at the run
+        if "speed" in k:
+            check_speed(f"settings.{k}", np.asarray(v), "Study")
+        check_range(f"settings.{k}", v, *ranges.get(k, (-math.inf, math.inf)), source="Study")
     metrics = {m.name: m for m in inner.metrics}
     names = study.metrics or tuple(metrics)
     for m in names:
