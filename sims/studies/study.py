@@ -217,9 +217,10 @@ def _variation(d: Mapping[str, Any]) -> Variation:
     for key in ("values", "weights"):
         if key in d:
             if not isinstance(d[key], (list, tuple)):
-                raise ValidationError(f"{src}: {key} = {d[key]!r} must be a list of numbers")
+                raise ValidationError(f"{src}: {key} = {d[key]!r} must be a list")
             for x in d[key]:
-                _real(key, x, src)
+                if not (key == "values" and isinstance(x, str)):  # values: numbers, or names (surfaces)
+                    _real(key, x, src)
     if "also" in d:
         _strings("also", d["also"], src)
     d = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items()}
