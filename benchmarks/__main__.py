@@ -4,7 +4,10 @@ Usage (from the repository root)::
 
     python -m benchmarks                 # full run (~10-20 min on 2 CPU cores), writes benchmarks/RESULTS.md
     python -m benchmarks --quick         # smoke run on tiny sizes (< 30 s), writes to a temporary directory
-    python -m benchmarks --gpu           # GPU sizes (needs jax[cuda12]); refuses to run on CPU
+    python -m benchmarks --gpu           # GPU sizes (needs jax[cuda12]); refuses to run on CPU; sections in
+                                         # priority order (tire, double track and full vehicle at 1e5-1e7,
+                                         # race env, a study) within --budget (default 480 s), RESULTS after each
+    python -m benchmarks --budget 300    # stop starting sections and sizes after 300 s
     python -m benchmarks --gpu --quick   # the GPU code path at tiny sizes on any backend (a dry run, tested)
     python -m benchmarks --out DIR       # write the three files to DIR
     python -m benchmarks --wait-quiet 1.5   # first wait (up to 10 min) for the 1-min load average <= 1.5
@@ -53,6 +56,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--unroll", type=int, default=None, help="lax.scan unroll of the fleet rollouts (--gpu: 4)")
     ap.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="wall seconds for the whole run (--gpu: 480): later sections and sizes are skipped; RESULTS is "
+        "written after each section",
+    )
+    ap.add_argument(
         "--xla-default",
         action="store_true",
         help="keep XLA's default CPU vector width (do not add --xla_cpu_prefer_vector_width=512)",
@@ -100,7 +111,11 @@ def main(argv=None) -> int:
 
     if args.wait_quiet is not None:
         _wait_quiet(args.wait_quiet, log)
-    cfg = suite.Config.make(quick=args.quick, gpu=args.gpu, repeats=args.repeats, chunk=args.chunk, unroll=args.unroll)
+    if args.budget is not None and not args.budget > 0:
+        raise SystemExit(f"--budget {args.budget}: give the run's wall seconds (> 0)")
+    cfg = suite.Config.make(
+        quick=args.quick, gpu=args.gpu, repeats=args.repeats, chunk=args.chunk, unroll=args.unroll, budget_s=args.budget
+    )
     if args.max_vehicles is not None:
         cfg.scaling = tuple(n for n in cfg.scaling if n <= args.max_vehicles) or (args.max_vehicles,)
         cfg.big_fleet = min(cfg.big_fleet, args.max_vehicles)
@@ -108,8 +123,8 @@ def main(argv=None) -> int:
     out = args.out
     if out is None:
         out = tempfile.mkdtemp(prefix="jaxtire-bench-") if args.quick else os.path.dirname(os.path.abspath(__file__))
-    results = suite.run_all(cfg, log)
-    s = report.write_all(results, out, log)
+    results = suite.run_all(cfg, log, on_section=lambda r: report.write_all(r, out, log))
+    s = results["summary"]
     for t in s["targets"]:
         log(f"  {'met ' if t['met'] else 'MISS'}  {t['name']}: {t['measured']:.3g} (goal {t['target']:.3g})")
     return 0

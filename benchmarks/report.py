@@ -425,13 +425,82 @@ so the unrolled steps must keep the state on chip between steps.
 """
 
 
+def sections_markdown(results: dict) -> str:
+    """The sections after the double track (full vehicle, race env, study), the time of each section and
+    those the budget skipped: the part of RESULTS a ``--gpu`` run adds, written after every section."""
+    L = []
+    if results.get("full_vehicle"):
+        L.append("\n## Full vehicle (14 DOF) and double track, same fleets\n")
+        L.append("| model | vehicles | steps | ns per vehicle-step (wall) | vehicle-steps/s | compile [s] |")
+        L.append("|---|---|---|---|---|---|")
+        for r in results["full_vehicle"]:
+            rate = 1e9 / r["wall_ns_per_vehicle_step"]
+            L.append(
+                f"| {r['model']} | {r['vehicles']:,} | {r['steps']} | {r['wall_ns_per_vehicle_step']:.3f} | "
+                f"{rate:.3g} | {r['compile_s']:.1f} |"
+            )
+    if results.get("race_env"):
+        L.append("\n## Race env (reset + random-action steps in one scan)\n")
+        L.append("| env | batch | steps | env-steps/s | compile + first run [s] |")
+        L.append("|---|---|---|---|---|")
+        for r in results["race_env"]:
+            L.append(
+                f"| {r['env']} | {r['envs']:,} | {r['steps']} | {r['env_steps_per_s']:.3g} | {r['compile_s']:.1f} |"
+            )
+    if results.get("study"):
+        L.append("\n## Braking study against the bare fleet run\n")
+        L.append("| vehicles | study run [s] | study wall [s] | study compile [s] | fleet run [s] |")
+        L.append("|---|---|---|---|---|")
+        for r in results["study"]:
+            L.append(
+                f"| {r['vehicles']:,} | {r['study_run_s']:.2f} | {r['study_wall_s']:.2f} | "
+                f"{r['study_compile_s']:.1f} | {r['fleet_run_s']:.2f} |"
+            )
+    times = results.get("sections_s") or {}
+    if times or results.get("skipped"):
+        L.append("\n## Sections\n")
+        budget = results["config"].get("budget_s")
+        L.append(
+            f"Budget: {'none' if budget is None else f'{budget:.0f} s'}. "
+            + ", ".join(f"{k} {v:.0f} s" for k, v in times.items())
+            + "."
+        )
+        if results.get("skipped"):
+            L.append(f"Skipped at the budget: {', '.join(results['skipped'])}.")
+    return "\n".join(L) + "\n"
+
+
+def _partial_markdown(results: dict) -> str:
+    env = results["env"]
+    L = ["# jaxtire benchmark results (partial)\n"]
+    L.append(
+        f"A run cut short after {', '.join(results.get('sections_s') or {}) or 'no section'} "
+        f"({env.get('total_seconds', 0.0):.0f} s; backend {env['backend']}, devices {', '.join(env['devices'])}, "
+        f"{env['cpu']}); the headline needs the double-track section.  Rows measured so far:\n"
+    )
+    L.append("| case | impl | batch | ns per item | items/s |")
+    L.append("|---|---|---|---|---|")
+    for r in results["cases"]:
+        L.append(f"| {r['case']} | {r['impl']} | {r['batch']:,} | {r['ns_per_item']:.3f} | {r['items_per_s']:.3g} |")
+    return "\n".join(L) + "\n" + sections_markdown(results)
+
+
 def write_all(results: dict, out_dir, log=print) -> dict:
+    """Write ``results.json``, ``RESULTS.md`` and ``scaling.png`` to ``out_dir`` (called after every section:
+    a run cut short writes what it measured, as a partial RESULTS without the headline)."""
     os.makedirs(out_dir, exist_ok=True)
-    s = summary(results)
+    try:
+        s = summary(results)
+    except (ValueError, KeyError, TypeError):  # the double track has not run yet: no headline
+        s = {"targets": [], "partial": True}
     results["summary"] = s
     harness.dump_json(results, os.path.join(out_dir, "results.json"))
-    write_plot(results, os.path.join(out_dir, "scaling.png"))
+    if s.get("partial"):
+        text = _partial_markdown(results)
+    else:
+        write_plot(results, os.path.join(out_dir, "scaling.png"))
+        text = markdown(results, s) + sections_markdown(results)
     with open(os.path.join(out_dir, "RESULTS.md"), "w") as f:
-        f.write(markdown(results, s))
-    log(f"wrote {out_dir}/RESULTS.md, results.json, scaling.png")
+        f.write(text)
+    log(f"wrote {out_dir}/RESULTS.md, results.json{'' if s.get('partial') else ', scaling.png'}")
     return s

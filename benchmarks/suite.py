@@ -60,6 +60,15 @@ class Config:
     compiled_min: int = 1_000  # smallest batch timed with numba (its per-call overhead is not the point)
     compiled_fleets: tuple = (10_000, 100_000)  # fleets of the numba vehicle step (those the scan also times)
     compiled_vehicle_repeats: int = 3  # calls per numba fleet row (each 1e7 vehicle-steps: seconds)
+    # sections beyond the tire and the double track (``--gpu``; empty on the CPU run): fleet sizes of the full
+    # vehicle, env batch sizes of the race task, the braking study's fleet
+    full_sizes: tuple = ()
+    full_steps: int = 100
+    env_sizes: tuple = ()
+    env_steps: int = 100
+    study_fleet: int = 0
+    budget_s: float | None = None  # wall seconds for the whole run: later sections and sizes are skipped
+    started: float = 0.0  # time.perf_counter() at the start of run_all (the budget's origin)
 
     @classmethod
     def make(cls, quick=False, gpu=False, **kw):
@@ -85,7 +94,8 @@ class Config:
                 compiled=False,
             )
             if gpu:  # the GPU code path at tiny sizes: a dry run that works on any backend (tests)
-                base.update(gpu=True, unroll=4)
+                base.update(gpu=True, unroll=4, full_sizes=(64,), full_steps=5, env_sizes=(64,), env_steps=5)
+                base.update(study_fleet=64)
         elif gpu:
             base = dict(
                 gpu=True,
@@ -94,6 +104,12 @@ class Config:
                 chunk_from=10**12,
                 work_per_call=2e8,
                 unroll=4,
+                repeats=3,
+                compiled=False,  # the numba CPU baseline belongs to the CPU run
+                full_sizes=(100_000, 1_000_000, 10_000_000),
+                env_sizes=(100_000, 1_000_000),
+                study_fleet=1_000_000,
+                budget_s=480.0,
             )
         else:
             base = {}
@@ -510,6 +526,9 @@ def vehicles(cfg: Config, log: Callable) -> tuple[list, list, dict]:
     # scaling: scan (and chunked scan) over a log grid of fleet sizes
     scaling = []
     for n in cfg.scaling:
+        if over_budget(cfg):
+            log(f"  budget spent: fleet sizes from {n:,d} skipped")
+            break
         scaling.append(_jax_vehicle(cfg, n, "scan", log))
         if n >= cfg.chunk_from and n > cfg.chunk:
             scaling.append(_jax_vehicle(cfg, n, "chunked", log))
@@ -524,9 +543,73 @@ def vehicles(cfg: Config, log: Callable) -> tuple[list, list, dict]:
     return rows, scaling, check
 
 
-def run_all(cfg: Config, log: Callable = print) -> dict:
+def over_budget(cfg: Config) -> bool:
+    """Whether the run's wall-time budget (``cfg.budget_s`` from :func:`run_all`'s start) is spent."""
+    return cfg.budget_s is not None and time.perf_counter() - cfg.started > cfg.budget_s
+
+
+def full_vehicle(cfg: Config, log: Callable) -> list:
+    """The 14-DOF full vehicle and the double track side by side, ``cfg.full_steps`` steps per fleet of
+    ``cfg.full_sizes`` (:func:`benchmarks.full_vehicle.measure`); stops at the budget."""
+    from benchmarks import full_vehicle as fv
+
+    rows = []
+    for n in cfg.full_sizes:
+        for model in ("full", "double_track"):
+            if over_budget(cfg):
+                log(f"  budget spent: {model} at {n:,d} skipped")
+                return rows
+            r = fv.measure(model, n, cfg.full_steps, max(1, cfg.repeats // 2))
+            rows.append(r)
+            log(
+                f"  {model:13s} n={n:>11,d}  {r['wall_ns_per_vehicle_step']:10.3f} ns/vehicle-step  compile {r['compile_s']:.1f}s"
+            )
+    return rows
+
+
+def race_env(cfg: Config, log: Callable) -> list:
+    """The race task (``jaxtire/RaceMonza-v0``: reset + step with random actions in one scan) at the batch sizes
+    ``cfg.env_sizes`` (:func:`benchmarks.envs.make_runner`); stops at the budget."""
+    from benchmarks import envs as be
+    from sims import envs
+
+    env = envs.make("jaxtire/RaceMonza-v0")
+    params = env.default_params
+    rows = []
+    for n in cfg.env_sizes:
+        if over_budget(cfg):
+            log(f"  budget spent: race env at {n:,d} skipped")
+            break
+        rate, first = be.measure(
+            be.make_runner(env, params, n, cfg.env_steps), n, cfg.env_steps, max(1, cfg.repeats // 2)
+        )
+        rows.append(
+            dict(env="jaxtire/RaceMonza-v0", envs=n, steps=cfg.env_steps, env_steps_per_s=rate, compile_s=first)
+        )
+        log(f"  race env  n={n:>11,d}  {rate:10.3e} env-steps/s  compile+first {first:.1f}s")
+    return rows
+
+
+def study(cfg: Config, log: Callable) -> list:
+    """A braking study of ``cfg.study_fleet`` vehicles against the bare fleet run of the same scenario
+    (:func:`benchmarks.studies.study_vs_fleet`)."""
+    from benchmarks import studies as bs
+
+    if not cfg.study_fleet:
+        return []
+    r = bs.study_vs_fleet(cfg.study_fleet)
+    log(f"  study n={cfg.study_fleet:,d}: study run {r['study_run_s']:.2f}s, fleet run {r['fleet_run_s']:.2f}s")
+    return [r]
+
+
+def run_all(cfg: Config, log: Callable = print, on_section: Callable | None = None) -> dict:
+    """Every section in priority order (tire, double track, full vehicle, race env, study); after each one
+    ``on_section(results)`` (``python -m benchmarks`` writes RESULTS there, so a run cut short keeps what it
+    measured); a section that would start after ``cfg.budget_s`` is skipped and listed in
+    ``results["skipped"]``."""
     import jax
 
+    cfg.started = time.perf_counter()
     env = harness.environment()
     log(
         f"jaxtire benchmarks on {env['cpu']} ({env['cpu_count']} CPUs), backend {env['backend']}, "
@@ -537,29 +620,61 @@ def run_all(cfg: Config, log: Callable = print) -> dict:
             f"--gpu given but JAX's default backend is {env['backend']!r} (devices {jax.devices()}); "
             "install jax[cuda12] on a machine with an NVIDIA GPU"
         )
-    t0 = time.perf_counter()
     results = {"env": env, "config": dataclasses.asdict(cfg), "cases": [], "scaling": [], "checks": {}}
-    log("Magic Formula curve")
-    results["cases"] += mf_curve(cfg, log)
-    log("single-wheel MF 6.1 step (slip + combined Fx, Fy, Mz)")
-    rows, check = tire_step(cfg, log)
-    results["cases"] += rows
-    results["checks"].update(check)
-    log("4-wheel vehicle step and fleet scaling")
-    if cfg.chunk is None:
-        if any(n >= cfg.chunk_from for n in tuple(cfg.scaling) + (cfg.big_fleet,)):
-            results["chunk_calibration"] = calibrate_chunk(cfg, log)
-            cfg.chunk = results["chunk_calibration"]["chosen"]
-        else:
-            from sims.run.chunked import DEFAULT_CHUNK
+    results.update(full_vehicle=[], race_env=[], study=[], skipped=[], sections_s={})
 
-            cfg.chunk = DEFAULT_CHUNK
-        results["config"]["chunk"] = cfg.chunk
-    rows, scaling, check = vehicles(cfg, log)
-    results["cases"] += rows
-    results["scaling"] = scaling
-    results["checks"].update(check)
-    env["load_average_end"] = harness.load_average()
-    env["steal_fraction"] = harness.steal_fraction(env.get("cpu_times_start"), harness.cpu_times())
-    env["total_seconds"] = time.perf_counter() - t0
+    def tire():
+        log("Magic Formula curve")
+        results["cases"] += mf_curve(cfg, log)
+        log("single-wheel MF 6.1 step (slip + combined Fx, Fy, Mz)")
+        rows, check = tire_step(cfg, log)
+        results["cases"] += rows
+        results["checks"].update(check)
+
+    def double_track():
+        log("4-wheel vehicle step and fleet scaling")
+        if cfg.chunk is None:
+            if any(n >= cfg.chunk_from for n in tuple(cfg.scaling) + (cfg.big_fleet,)):
+                results["chunk_calibration"] = calibrate_chunk(cfg, log)
+                cfg.chunk = results["chunk_calibration"]["chosen"]
+            else:
+                from sims.run.chunked import DEFAULT_CHUNK
+
+                cfg.chunk = DEFAULT_CHUNK
+            results["config"]["chunk"] = cfg.chunk
+        rows, scaling, check = vehicles(cfg, log)
+        results["cases"] += rows
+        results["scaling"] = scaling
+        results["checks"].update(check)
+
+    sections = [("tire", tire), ("double track", double_track)]
+    for key, fn, wanted in (
+        ("full_vehicle", full_vehicle, cfg.full_sizes),
+        ("race_env", race_env, cfg.env_sizes),
+        ("study", study, cfg.study_fleet),
+    ):
+        if wanted:
+            sections.append(
+                (key.replace("_", " "), lambda key=key, fn=fn: results[key].extend(_logged(key, fn, cfg, log)))
+            )
+    for name, fn in sections:
+        if over_budget(cfg):
+            log(f"budget of {cfg.budget_s:g} s spent: section {name!r} skipped")
+            results["skipped"].append(name)
+            continue
+        t = time.perf_counter()
+        fn()
+        results["sections_s"][name] = time.perf_counter() - t
+        env["load_average_end"] = harness.load_average()
+        env["steal_fraction"] = harness.steal_fraction(env.get("cpu_times_start"), harness.cpu_times())
+        env["total_seconds"] = time.perf_counter() - cfg.started
+        if on_section is not None:
+            on_section(results)
+    if results["skipped"] and on_section is not None:  # the list of skipped sections into RESULTS too
+        on_section(results)
     return results
+
+
+def _logged(key: str, fn: Callable, cfg: Config, log: Callable) -> list:
+    log(key.replace("_", " "))
+    return fn(cfg, log)

@@ -149,7 +149,27 @@ def test_gpu_mode_dry_run_on_cpu(tmp_path):
     assert res["config"]["gpu"] is True and res["config"]["unroll"] == 4
     assert any(t["target"] == 1e9 for t in res["summary"]["targets"])
     assert all(r["bytes_per_vehicle_state"] > 0 for r in res["scaling"] if r["impl"].startswith("jaxtire"))
-    assert "--gpu" in (tmp_path / "RESULTS.md").read_text()
+    md = (tmp_path / "RESULTS.md").read_text()
+    assert "--gpu" in md
+    # issue 38 item 8: the GPU run's sections in priority order, RESULTS after each one
+    assert list(res["sections_s"]) == ["tire", "double track", "full vehicle", "race env", "study"]
+    assert {r["model"] for r in res["full_vehicle"]} == {"full", "double_track"} and res["race_env"] and res["study"]
+    assert "## Full vehicle" in md and "## Race env" in md and "## Braking study" in md
+
+
+def test_budget_skips_later_sections_and_keeps_what_was_measured(tmp_path):
+    """``--budget``: a section that would start after the budget is skipped (listed), and RESULTS written after
+    the last section that ran holds its rows (a partial RESULTS: no headline without the double track)."""
+    from benchmarks import __main__ as bm
+
+    assert bm.main(["--quick", "--gpu", "--budget", "0.5", "--out", str(tmp_path)]) == 0
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert list(res["sections_s"]) == ["tire"]
+    assert res["skipped"] == ["double track", "full vehicle", "race env", "study"]
+    md = (tmp_path / "RESULTS.md").read_text()
+    assert "(partial)" in md and "tire_mf61" in md and "Skipped at the budget" in md
+    with pytest.raises(SystemExit, match="budget"):
+        bm.main(["--quick", "--budget", "0", "--out", str(tmp_path)])
 
 
 def test_every_timed_case_starts_after_the_settle_pause(monkeypatch):
