@@ -367,7 +367,8 @@ def _prepare(study: Study):
     for k, v in study.settings.items():  # the values' ranges (the types: Study); per vehicle at the run
         if "speed" in k:
             check_speed(f"settings.{k}", np.asarray(v), "Study")
-        check_range(f"settings.{k}", v, *ranges.get(k, (-math.inf, math.inf)), source="Study")
+        lo, hi = ranges.get(k, (-math.inf, math.inf))[:2]
+        check_range(f"settings.{k}", v, lo, hi, source="Study")
     metrics = {m.name: m for m in inner.metrics}
     names = study.metrics or tuple(metrics)
     for m in names:
