@@ -63,3 +63,6 @@ if not any(isinstance(f, _MovedFinder) for f in sys.meta_path):
     sys.meta_path.insert(0, _MovedFinder())
 
 import sims.envs  # noqa: E402,F401  registers the gymnasium ids (jaxtire/Braking-v0, ...); loads gymnasium only
+
+#: The public parts (sub-packages and the drivers module); each holds its own ``__all__``.
+__all__ = ["cli", "drivers", "envs", "roads", "run", "scenarios", "studies", "vehicles"]

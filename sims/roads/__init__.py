@@ -5,3 +5,5 @@ heading and curvature), circuits (centreline, widths, racing line) and 3-D road 
 normal and surface under each wheel).  Roads are data (pytrees), so a fleet can drive different roads
 in one compiled program.
 """
+
+__all__ = ["circuits", "path", "profile", "raceline"]

@@ -5,3 +5,16 @@
 Importing the package registers every catalogue scenario, so ``run_scenario("braking", ...)`` finds it."""
 
 from sims.scenarios import catalog as catalog
+
+__all__ = [
+    "acceleration",
+    "base",
+    "braking",
+    "catalog",
+    "lane_change",
+    "lap",
+    "limit",
+    "sine_dwell",
+    "skidpad",
+    "step_steer",
+]

@@ -214,3 +214,34 @@ def test_importing_any_module_changes_no_environment_variable():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_every_package_declares_its_public_names():
+    """Issue 35: every package of jaxtire and sims has ``__all__`` in its ``__init__`` (a small, stated public
+    surface), and every name it lists exists (an attribute or a sub-module)."""
+    import importlib
+    import importlib.util
+
+    missing, unknown = [], []
+    for root in ("jaxtire", "sims"):
+        for init in sorted((REPO / root).rglob("__init__.py")):
+            if "data" in init.parts:
+                continue
+            name = ".".join(init.relative_to(REPO).parent.parts)
+            tree = ast.parse(init.read_text())
+            names = [
+                n
+                for node in tree.body
+                if isinstance(node, (ast.Assign, ast.AnnAssign))
+                for n in ([node.target] if isinstance(node, ast.AnnAssign) else node.targets)
+                if isinstance(n, ast.Name) and n.id == "__all__"
+            ]
+            if not names:
+                missing.append(name)
+                continue
+            mod = importlib.import_module(name)
+            for item in mod.__all__:
+                if not hasattr(mod, item) and importlib.util.find_spec(f"{name}.{item}") is None:
+                    unknown.append(f"{name}.{item}")
+    assert not missing, f"packages without __all__: {missing}"
+    assert not unknown, f"__all__ names that do not exist: {unknown}"
