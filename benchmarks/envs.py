@@ -51,7 +51,7 @@ import numpy as np
 import sims.envs as envs
 from sims.envs.base import chunked
 from sims.envs.devices import DeviceEnv
-from sims.run._mesh import pad, shard
+from sims.run.mesh import pad, shard
 
 SIZES = (1, 1024, 16384, 131072)
 

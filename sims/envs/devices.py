@@ -17,7 +17,7 @@ JAX starts)::
 Why: XLA:CPU runs one jitted elementwise program on one core, so a plain ``jit(vmap(env.step))`` uses one
 core of the machine whatever the batch.  Here every device runs the *same* compiled program (a ``lax.scan``
 of ``steps`` vmapped env steps, or one reset / step) on its own block of the batch, all at once (asynchronous
-dispatch through :func:`sims.run._mesh.split_call`, the dispatch of :class:`sims.run.fleet.FleetRun`), with no
+dispatch through :func:`sims.run.mesh.split_call`, the dispatch of :class:`sims.run.fleet.FleetRun`), with no
 communication: environments are independent.  Each environment's random numbers come from its own key:
 every rollout step splits each environment's key ``k`` into ``(k', k_action, k_step)``, ``k_action`` goes to
 the policy and ``k_step`` to :meth:`~sims.envs.base.Environment.step` (which splits it again for its automatic
@@ -46,7 +46,7 @@ import jax
 import jax.numpy as jnp
 
 from sims.envs.base import Environment, dtype_of
-from sims.run._mesh import device_mesh, pad, shard, split_call
+from sims.run.mesh import device_mesh, pad, shard, split_call
 
 
 def random_policy(space) -> Callable:

@@ -34,8 +34,8 @@ from jax.sharding import PartitionSpec as P
 from jaxtire.surfaces import surface_id
 from jaxtire.validation import ValidationError, check_int, check_range
 from sims.drivers import check_target_speed
-from sims.run._mesh import block_of, device_mesh, pad, shard, split_call
 from sims.run._scan import blocked, chunk_fns
+from sims.run.mesh import block_of, device_mesh, pad, shard, split_call
 from sims.run.rollout import RolloutResult, _launch, _rollout_arguments, _rollout_impl, check_args, options_key
 from sims.vehicles import get_model
 from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, check_surface_ids, fleet_axes

@@ -37,8 +37,8 @@ import numpy as np
 from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
-from sims.run._mesh import AXIS, _flat_axes, fleet_mesh, pad, shard
 from sims.run.fleet import fleet_rollout
+from sims.run.mesh import AXIS, _flat_axes, fleet_mesh, pad, shard
 from sims.vehicles.params import fleet_axes, validate_params
 
 

@@ -27,12 +27,12 @@ from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 
-from jaxtire._math import safe_norm
+from jaxtire.numerics import safe_norm
 from jaxtire.surfaces import surface_id
 from sims.drivers import Constant, pytree_dataclass
 from sims.run.fleet import fleet_size, fleet_start
-from sims.scenarios._config import check_config
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, per_vehicle
+from sims.scenarios.config import check_config
 from sims.vehicles.params import VehicleParams
 
 #: A quarter mile [m].

@@ -48,7 +48,7 @@ import numpy as np
 
 from jaxtire.validation import ValidationError, check_range, is_concrete
 from sims.run.fleet import FleetRun, RunStats, broadcast, fleet_rollout, fleet_size
-from sims.scenarios._config import check_speed
+from sims.scenarios.config import check_speed
 from sims.vehicles.params import VehicleParams, fleet_axes
 
 #: The two kinds of metric.

@@ -29,15 +29,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtire._math import safe_norm
 from jaxtire.constants import GRAVITY
 from jaxtire.limits import any_wheel
+from jaxtire.numerics import safe_norm
 from jaxtire.surfaces import lookup, surface_id
 from jaxtire.tire import scale_tire, tire_forces
 from sims.drivers import LaneHoldBraking, StraightBraking, pytree_dataclass
 from sims.run.fleet import FleetRun, FleetSample, Sampling, broadcast, fleet_start, sample_fleet
-from sims.scenarios._config import check_config
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, per_vehicle
+from sims.scenarios.config import check_config
 from sims.vehicles import presets
 from sims.vehicles.core import axle_loads
 from sims.vehicles.grip import peak_braking
@@ -156,7 +156,7 @@ def braking_run(
     ``speed`` [m/s] with ``abs_on`` per vehicle (0 or 1); ``speed`` and ``yaw_rate0`` scalars or per vehicle.
     ``run_kw``: the other keywords of :class:`~sims.run.fleet.FleetRun` (``integrator``, ``substeps``,
     ``chunk_steps``, ``compiler_options``, ...); ``reducer`` defaults to :class:`BrakingReducer`.
-    Arguments outside :data:`sims.scenarios._config.SCENARIO_RANGES` raise ``ValidationError``."""
+    Arguments outside :data:`sims.scenarios.config.SCENARIO_RANGES` raise ``ValidationError``."""
     check_config(
         "braking_run",
         speed=speed,

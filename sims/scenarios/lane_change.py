@@ -50,12 +50,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtire._math import safe_norm
+from jaxtire.numerics import safe_norm
 from sims.drivers import PathFollower, pytree_dataclass
 from sims.roads.path import graph_path
 from sims.run.fleet import fleet_start
-from sims.scenarios._config import check_config
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup
+from sims.scenarios.config import check_config
 from sims.vehicles.params import VehicleParams
 
 #: Cone base radius [m] (a 500 mm traffic cone).

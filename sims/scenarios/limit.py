@@ -22,8 +22,8 @@ import numpy as np
 
 from jaxtire.validation import ValidationError, check_int
 from sims.run.fleet import RunStats, fleet_size
-from sims.scenarios._config import check_speed
 from sims.scenarios.base import resolve_scenario, run_scenario
+from sims.scenarios.config import check_speed
 from sims.vehicles.params import VehicleParams
 
 

@@ -40,8 +40,8 @@ from jaxtire.constants import GRAVITY
 from jaxtire.tire import linear_stiffness, scale_tire
 from sims.drivers import SineWithDwell, SlowlyIncreasingSteer, pytree_dataclass
 from sims.run.fleet import fleet_rollout, fleet_size, fleet_start, make_fleet
-from sims.scenarios._config import check_config
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, per_vehicle
+from sims.scenarios.config import check_config
 from sims.vehicles.core import axle_loads
 from sims.vehicles.params import VehicleParams
 

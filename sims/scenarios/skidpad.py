@@ -43,8 +43,8 @@ from jaxtire.surfaces import lookup, mean, surface_id
 from jaxtire.tire import linear_stiffness, scale_tire
 from sims.drivers import CircleFollower, pytree_dataclass, radial_error
 from sims.run.fleet import FleetRun, broadcast, fleet_start
-from sims.scenarios._config import check_config, check_window
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, per_vehicle
+from sims.scenarios.config import check_config, check_window
 from sims.vehicles import presets
 from sims.vehicles.core import axle_loads
 from sims.vehicles.params import VehicleParams

@@ -25,8 +25,8 @@ import numpy as np
 from jaxtire.surfaces import surface_id
 from sims.drivers import StepSteer, pytree_dataclass
 from sims.run.fleet import fleet_rollout, fleet_start
-from sims.scenarios._config import check_config, check_window
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, per_vehicle
+from sims.scenarios.config import check_config, check_window
 from sims.vehicles import presets
 from sims.vehicles.params import VehicleParams
 

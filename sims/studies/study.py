@@ -62,8 +62,8 @@ from jaxtire.tir import load_tir
 from jaxtire.validation import ValidationError, check_choice, check_int, check_range
 from sims.run import distributed
 from sims.scenarios import catalog
-from sims.scenarios._config import SCENARIO_COUNTS, SCENARIO_RANGES, check_config, check_speed
 from sims.scenarios.base import run_scenario, scenario_metrics
+from sims.scenarios.config import SCENARIO_COUNTS, SCENARIO_RANGES, check_config, check_speed
 from sims.studies import designs, sensitivity, table
 from sims.studies import statistics as stats
 from sims.studies.laptime import with_profiles

@@ -12,7 +12,7 @@ Paths (each validated against the range table of its field):
   ``road_bank``;
 * ``driver.<field>``: a field of the scenario's driver (:data:`sims.drivers.DRIVER_RANGES`);
 * ``scenario.<setting>``: a key of the scenario's ``settings`` (validated by
-  :data:`sims.scenarios._config.SCENARIO_RANGES` where it names one, and by the scenario's own setup).
+  :data:`sims.scenarios.config.SCENARIO_RANGES` where it names one, and by the scenario's own setup).
 
 ``by = "value"`` draws the value itself; ``by = "factor"`` draws a factor on the nominal value (the
 base vehicle's, the scenario driver's, the scenario setting's default).
@@ -53,7 +53,7 @@ from jaxtire.surfaces import surface_id
 from jaxtire.validation import ValidationError, check_choice, check_range
 from sims.drivers import DRIVER_RANGES
 from sims.run.fleet import broadcast
-from sims.scenarios._config import SCENARIO_RANGES
+from sims.scenarios.config import SCENARIO_RANGES
 from sims.studies.designs import saltelli, unit_design
 from sims.vehicles.params import CHASSIS_RANGES, TIRE_SCALE_RANGE, TireScale, VehicleParams, validate_params
 

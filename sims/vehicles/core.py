@@ -117,9 +117,13 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxtire._math import atan, safe_norm
-from jaxtire._trig import cos, sincos  # vectorisable float32 sin/cos (XLA:CPU's are scalar libm calls)
 from jaxtire.constants import GRAVITY
+from jaxtire.numerics import (  # vectorisable float32 sin/cos (XLA:CPU's are scalar libm calls)
+    atan,
+    cos,
+    safe_norm,
+    sincos,
+)
 from jaxtire.surfaces import Surface, ploughing_force
 from jaxtire.tire import (
     get_coefficient,

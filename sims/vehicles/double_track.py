@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from jaxtire import _trig  # vectorisable float32 tan/atan2
+from jaxtire import numerics  # vectorisable float32 tan/atan2
 from jaxtire.surfaces import lookup
 from sims.vehicles import core
 from sims.vehicles.params import Controls, VehicleParams, VehicleState, wheel_layout
@@ -38,10 +38,10 @@ from sims.vehicles.params import Controls, VehicleParams, VehicleState, wheel_la
 
 def ackermann_angles(delta, wheelbase, track, ackermann):
     """Left and right road-wheel angles [rad] for a mean steer ``delta`` (positive left)."""
-    t = _trig.tan(delta)
+    t = numerics.tan(delta)
     half = 0.5 * track * t
-    left = _trig.atan2(wheelbase * t, wheelbase - half)
-    right = _trig.atan2(wheelbase * t, wheelbase + half)
+    left = numerics.atan2(wheelbase * t, wheelbase - half)
+    right = numerics.atan2(wheelbase * t, wheelbase + half)
     return delta + ackermann * (left - delta), delta + ackermann * (right - delta)
 
 

@@ -30,7 +30,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from jaxtire._trig import sincos  # vectorisable float32 sin/cos
+from jaxtire.numerics import sincos  # vectorisable float32 sin/cos
 from jaxtire.validation import ValidationError, check_int, check_range
 from sims.vehicles.params import VehicleState
 

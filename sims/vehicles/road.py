@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtire._trig import sincos
+from jaxtire.numerics import sincos
 from jaxtire.surfaces import surface_id
 from jaxtire.validation import ValidationError, check_choice, check_range
 

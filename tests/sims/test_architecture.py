@@ -245,3 +245,49 @@ def test_every_package_declares_its_public_names():
                     unknown.append(f"{name}.{item}")
     assert not missing, f"packages without __all__: {missing}"
     assert not unknown, f"__all__ names that do not exist: {unknown}"
+
+
+def _private_imports(source: str, me: str, is_package: bool = False) -> list[str]:
+    """Imports of ``me`` that reach into another package's private parts: a module whose name starts with
+    ``_`` outside the package that holds it, or a ``_name`` from a module of another package."""
+    package = me if is_package else me.rpartition(".")[0]
+    bad = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = package.split(".")
+                base = ".".join(pkg[: len(pkg) - node.level + 1] + ([base] if base else []))
+            targets = [(base, a.name) for a in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [(a.name, "") for a in node.names]
+        else:
+            continue
+        for mod, name in targets:
+            if not mod.startswith(("jaxtire", "sims")):
+                continue
+            parts = mod.split(".")
+            for i, p in enumerate(parts):
+                if p.startswith("_") and not p.startswith("__"):
+                    owner = ".".join(parts[:i])
+                    if not (package == owner or package.startswith(owner + ".")):
+                        bad.append(f"{me}: {mod} (private to {owner})")
+                    break
+            else:
+                if name.startswith("_") and not name.startswith("__") and mod.rpartition(".")[0] != package:
+                    if mod not in ALL or ALL[mod].name != "__init__.py" or mod != package:
+                        bad.append(f"{me}: {mod}.{name} (private to {mod})")
+    return bad
+
+
+def test_no_cross_package_private_imports():
+    """Issue 35: sims uses jaxtire's published numerics (:mod:`jaxtire.numerics`) and each package's public
+    modules; a private module (``_name``) or a private name is imported only inside the package that holds it."""
+    bad = []
+    for m, p in ALL.items():
+        bad += _private_imports(p.read_text(), m, p.name == "__init__.py")
+    assert not bad, "\n".join(bad)
+    # the checker sees a violation and allows the package's own private parts
+    assert _private_imports("from jaxtire._math import atan\n", "sims.vehicles.core")
+    assert _private_imports("from jaxtire.mf61 import _fx0\n", "sims.vehicles.core")
+    assert not _private_imports("from sims.run._scan import run_steps\n", "sims.run.rollout")

@@ -10,7 +10,7 @@ import pytest
 from jaxtire.validation import ValidationError
 from sims.run.fleet import broadcast
 from sims.scenarios import braking, skidpad, step_steer
-from sims.scenarios._config import SCENARIO_COUNTS, SCENARIO_RANGES, check_config
+from sims.scenarios.config import SCENARIO_COUNTS, SCENARIO_RANGES, check_config
 from sims.vehicles import presets
 
 hypothesis = pytest.importorskip("hypothesis")
