@@ -1,0 +1,273 @@
+"""Rare-event probabilities ``P[g(U) <= 0]`` with honest intervals, far fewer runs than plain Monte Carlo.
+
+The problem is stated in the standard-normal space of a study's random factors: ``U ~ N(0, I_d)`` (a
+study's distributions and copula map there and back, :mod:`sims.studies.designs`), and a *limit state*
+``g(u)`` (a batched function ``(n, d) -> (n,)``) whose negative values are failures, e.g. ``60 - distance``
+for "the stop is beyond 60 m" or ``0.5 - spun`` for a spin.  Four estimators, each with the interval of its
+own theory (never the plain-Monte-Carlo formula for another estimator):
+
+=====================  ============================================================================
+:func:`monte_carlo`    plain sampling: ``k`` failures in ``n``, Clopper-Pearson interval (exact)
+:func:`cross_entropy`  importance sampling with a Gaussian proposal ``N(mu, I)`` fitted by the
+                       cross-entropy method (Rubinstein; Zhao et al. 2016 for driving failures):
+                       levels at the ``rho`` quantile of ``g`` until the failure region is reached,
+                       then a final independent sample; interval ``p +- z se`` from the weights
+:func:`form_importance` importance sampling around the design point ``u*`` (the most likely failure,
+                       FORM's ``beta = |u*|``) found by the gradient of ``g`` (Hasofer-Lind /
+                       Rackwitz-Fiessler iterations on ``jax.grad``: the pathwise gradients a vehicle
+                       limit state has), proposal ``N(u*, I)``
+:func:`subset_simulation` intermediate events ``g <= b_1 > b_2 > ... > 0`` at conditional probability
+                       ``p0`` each, sampled by conditional-sampling MCMC chains (Au & Beck 2001;
+                       Papaioannou et al. 2015); coefficient of variation from the levels' chain
+                       correlations (Au & Beck eq. 29), interval lognormal in that CoV
+=====================  ============================================================================
+
+Every estimator returns an :class:`Estimate`: ``p``, its standard error ``se``, the 95 % interval ``low``,
+``high``, the limit-state evaluations spent ``runs``, the ``method`` and, for the importance samplers, the
+effective sample size ``ess = (sum w)^2 / sum w^2`` of the failures' weights.  The level loops are Python
+loops over a handful of levels (each level one batched, jitted evaluation of ``g``), never over samples.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy import special
+
+from jaxtire.validation import ValidationError, check_int, check_range
+from sims.studies.statistics import CONFIDENCE, rate_interval
+
+#: ``z`` of a two-sided 95 % normal interval.
+Z95 = float(special.ndtri(0.5 + CONFIDENCE / 2.0))
+
+
+class Estimate(NamedTuple):
+    """A failure probability ``p`` with its standard error ``se`` and ``CONFIDENCE`` interval ``[low, high]``,
+    from ``runs`` limit-state evaluations by ``method``; ``ess`` the effective sample size of an importance
+    sampler's failures (``None`` otherwise); ``levels`` the intermediate levels (cross entropy, subset)."""
+
+    p: float
+    se: float
+    low: float
+    high: float
+    runs: int
+    method: str
+    ess: float | None = None
+    levels: tuple = ()
+
+    @property
+    def cov(self) -> float:
+        """Coefficient of variation ``se / p`` (inf for ``p = 0``)."""
+        return self.se / self.p if self.p > 0 else math.inf
+
+    def covers(self, p_true: float) -> bool:
+        """Whether the interval holds ``p_true``."""
+        return self.low <= p_true <= self.high
+
+
+def _check(dim, n, source):
+    check_int("dim", dim, 1, 10_000, source=source)
+    check_int("n", n, 10, 100_000_000, source=source)
+
+
+def _batched(g: Callable) -> Callable:
+    """``g`` jitted, its output cast to a float64 numpy vector (one value per row)."""
+    fn = jax.jit(g)
+
+    def call(u):
+        out = np.asarray(fn(jnp.asarray(u)), np.float64).reshape(-1)
+        if out.shape[0] != u.shape[0]:
+            raise ValidationError(f"limit state: g returned {out.shape[0]} values for {u.shape[0]} points")
+        return out
+
+    return call
+
+
+def monte_carlo(g: Callable, dim: int, n: int, seed: int = 0) -> Estimate:
+    """Plain Monte Carlo: ``n`` draws of ``U``, ``k`` failures, the Clopper-Pearson interval."""
+    _check(dim, n, "monte_carlo")
+    u = np.random.default_rng(seed).standard_normal((n, dim))
+    k = int(np.sum(_batched(g)(u) <= 0.0))
+    r = rate_interval(k, n)
+    se = math.sqrt(max(r["rate"] * (1.0 - r["rate"]), 0.0) / n)
+    return Estimate(r["rate"], se, r["low"], r["high"], n, "monte_carlo")
+
+
+def _is_estimate(fail, log_w, runs, method, levels=()) -> Estimate:
+    """Importance-sampling mean of ``1{fail} w`` with ``w = exp(log_w)``, its standard error, the normal
+    interval (floored at 0) and the failures' effective sample size."""
+    n = fail.shape[0]
+    w = np.where(fail, np.exp(log_w), 0.0)
+    p = float(w.mean())
+    se = float(w.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf
+    ess = float(w.sum() ** 2 / np.sum(w * w)) if np.any(w > 0) else 0.0
+    return Estimate(p, se, max(p - Z95 * se, 0.0), p + Z95 * se, runs, method, ess, tuple(levels))
+
+
+def _log_ratio(u, mu):
+    """``log phi(u) - log phi(u - mu)``: the weight of a sample of ``N(mu, I)`` for the target ``N(0, I)``."""
+    return -u @ mu + 0.5 * float(mu @ mu)
+
+
+def cross_entropy(
+    g: Callable,
+    dim: int,
+    n: int = 2000,
+    seed: int = 0,
+    rho: float = 0.1,
+    n_final: int | None = None,
+    max_levels: int = 30,
+) -> Estimate:
+    """Cross-entropy importance sampling (module docstring): per level ``n`` draws of ``N(mu, I)``, the level
+    ``b = max(rho quantile of g, 0)``, ``mu`` the weighted mean of the samples with ``g <= b``; once ``b = 0``
+    a final independent sample of ``n_final`` (default ``n``) draws gives the estimate (so its interval is
+    not biased by the fit).  Runs: every level's draws plus the final ones."""
+    _check(dim, n, "cross_entropy")
+    check_range("rho", rho, 0.0, 0.5, lo_incl=False, source="cross_entropy")
+    rng = np.random.default_rng(seed)
+    gb = _batched(g)
+    mu = np.zeros(dim)
+    runs, levels = 0, []
+    for _ in range(max_levels):
+        u = mu + rng.standard_normal((n, dim))
+        y = gb(u)
+        runs += n
+        b = max(float(np.quantile(y, rho)), 0.0)
+        levels.append(b)
+        sel = y <= b
+        lw = _log_ratio(u[sel], mu)
+        w = np.exp(lw - lw.max())
+        mu = (w[:, None] * u[sel]).sum(axis=0) / w.sum()
+        if b == 0.0:
+            break
+    m = n if n_final is None else n_final
+    u = mu + rng.standard_normal((m, dim))
+    est = _is_estimate(gb(u) <= 0.0, _log_ratio(u, mu), runs + m, "cross_entropy", levels)
+    return est
+
+
+def design_point(g: Callable, dim: int, iterations: int = 50, tol: float = 1e-6) -> np.ndarray:
+    """The design point ``u*`` (FORM): the point of ``g(u) = 0`` nearest the origin, by Hasofer-Lind /
+    Rackwitz-Fiessler iterations ``u <- (grad . u - g) grad / |grad|^2`` on ``jax.grad`` of ``g`` at one
+    point (``g`` called on a batch of one).  Returns ``u*`` (float64 numpy, ``(dim,)``)."""
+    g1 = jax.jit(lambda x: jnp.reshape(g(x[None, :]), ()))
+    vg = jax.jit(jax.value_and_grad(g1))
+    u = np.zeros(dim)
+    for _ in range(iterations):
+        v, dv = vg(jnp.asarray(u))
+        val, grad = float(v), np.asarray(dv, np.float64)
+        gg = float(grad @ grad)
+        if not np.isfinite(val) or gg == 0.0:
+            raise ValidationError("design_point: the limit state's gradient is zero or not finite")
+        new = (float(grad @ u) - val) * grad / gg
+        if float(np.linalg.norm(new - u)) < tol * max(1.0, float(np.linalg.norm(new))):
+            return new
+        u = new
+    return u
+
+
+def form_importance(g: Callable, dim: int, n: int = 2000, seed: int = 0, iterations: int = 50) -> Estimate:
+    """Importance sampling around the design point found by the gradient (:func:`design_point`), proposal
+    ``N(u*, I)``; ``levels`` holds FORM's ``beta = |u*|`` and its first-order estimate ``Phi(-beta)``.
+    Runs: ``n`` (the gradient iterations are counted apart: they are a few evaluations with gradients)."""
+    _check(dim, n, "form_importance")
+    mu = design_point(g, dim, iterations)
+    u = mu + np.random.default_rng(seed).standard_normal((n, dim))
+    beta = float(np.linalg.norm(mu))
+    return _is_estimate(
+        _batched(g)(u) <= 0.0, _log_ratio(u, mu), n, "form_importance", (beta, float(special.ndtr(-beta)))
+    )
+
+
+def subset_simulation(
+    g: Callable, dim: int, n: int = 2000, seed: int = 0, p0: float = 0.1, spread: float = 0.9, max_levels: int = 30
+) -> Estimate:
+    """Subset simulation (module docstring): ``n`` samples per level, intermediate thresholds at the ``p0``
+    quantile, ``n p0`` seeds each grown into a chain of ``1 / p0`` states by conditional sampling
+    ``u' = spread u + sqrt(1 - spread^2) xi`` (a proposal that keeps ``N(0, I)``), accepted when ``g(u') <=
+    b``.  ``p = p0^(m - 1) P_m``; its CoV ``delta^2 = sum_j (1 - p_j) / (n p_j) (1 + gamma_j)`` with
+    ``gamma_j`` from the correlation of the failure indicator along the chains (Au & Beck 2001 eq. 29;
+    ``gamma_1 = 0``); the interval is lognormal with that CoV.  Like every implementation of this formula
+    (OpenTURNS' ``SubsetSampling``, UQpy) it leaves out the correlation between the levels: measured on a
+    linear limit state in 4 dimensions with ``n = 1000``, the reported CoV is ~20 % below the spread of
+    repeated runs at 1e-5 and 1e-7 and the 95 % interval covers the truth in ~90 % of runs
+    (``tests/sims/studies/test_rare.py``); the importance samplers' intervals cover at ~95 %."""
+    _check(dim, n, "subset_simulation")
+    check_range("p0", p0, 0.0, 0.5, lo_incl=False, source="subset_simulation")
+    n_chains = int(round(n * p0))
+    steps = int(round(1.0 / p0))
+    if n_chains * steps != n:
+        raise ValidationError(f"subset_simulation: n = {n} must be a multiple of 1 / p0 = {steps} with n p0 chains")
+    rng = np.random.default_rng(seed)
+    gb = _batched(g)
+    s = math.sqrt(1.0 - spread * spread)
+    u = rng.standard_normal((n, dim))
+    y = gb(u)
+    runs, levels, deltas2 = n, [], []
+    chains = False  # whether the current level's samples are chains (n_chains, steps)
+    p = 1.0
+    for _ in range(max_levels):
+        b = float(np.quantile(y, p0))
+        final = b <= 0.0
+        b = max(b, 0.0)
+        fail = y <= b
+        pj = float(fail.mean())
+        gamma = 0.0 if not chains else _chain_gamma(fail.reshape(n_chains, steps), pj)
+        deltas2.append((1.0 - pj) / (n * pj) * (1.0 + gamma) if pj > 0 else math.inf)
+        p *= pj
+        levels.append(b)
+        if final or pj == 0.0:
+            break
+        # seeds: n p0 samples in the intermediate event; each grows a chain of `steps` states
+        idx = np.flatnonzero(fail)[:n_chains]
+        cu, cy = u[idx], y[idx]
+        us, ys = [cu], [cy]
+        for _ in range(steps - 1):
+            cand = spread * cu + s * rng.standard_normal(cu.shape)
+            cyc = gb(cand)
+            runs += n_chains
+            acc = cyc <= b
+            cu = np.where(acc[:, None], cand, cu)
+            cy = np.where(acc, cyc, cy)
+            us.append(cu)
+            ys.append(cy)
+        u = np.stack(us, axis=1).reshape(n, dim)  # chain-major: row c * steps + k
+        y = np.stack(ys, axis=1).reshape(n)
+        chains = True
+    delta = math.sqrt(sum(deltas2)) if p > 0 else math.inf
+    se = p * delta
+    sig = math.sqrt(math.log1p(delta * delta)) if math.isfinite(delta) else math.inf
+    low = p * math.exp(-Z95 * sig) if p > 0 else 0.0
+    high = p * math.exp(Z95 * sig) if p > 0 else 1.0
+    return Estimate(p, se, low, high, runs, "subset_simulation", None, tuple(levels))
+
+
+def _chain_gamma(ind: np.ndarray, p: float) -> float:
+    """``gamma = 2 sum_k (1 - k / T) rho_k`` of the failure indicator along chains ``(n_chains, T)`` (Au &
+    Beck 2001 eq. 27-29), ``rho_k`` its lag-``k`` correlation pooled over the chains."""
+    n_c, t = ind.shape
+    var = p * (1.0 - p)
+    if var <= 0.0 or t < 2:
+        return 0.0
+    x = ind.astype(np.float64)
+    gamma = 0.0
+    for k in range(1, t):
+        r = float(np.mean(x[:, : t - k] * x[:, k:])) - p * p
+        gamma += 2.0 * (1.0 - k / t) * r / var
+    return max(gamma, 0.0)
+
+
+__all__ = [
+    "Estimate",
+    "Z95",
+    "cross_entropy",
+    "design_point",
+    "form_importance",
+    "monte_carlo",
+    "subset_simulation",
+]
