@@ -123,7 +123,7 @@ def _names(tree) -> list[str]:
     return names
 
 
-def _atomic_write(path: str, data: bytes) -> None:
+def atomic_write(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically: a unique temporary file in the same directory, fsync,
     ``os.replace``, fsync of the directory.  On any failure the temporary file is removed; an ``OSError``
     becomes :class:`LongRunError` naming the file (and saying "disk full" for ``ENOSPC``)."""
@@ -206,12 +206,12 @@ def _sha(data: bytes) -> str:
 def _atomic_savez(path: str, arrays: dict) -> str:
     """Save ``arrays`` atomically; return the file's sha256."""
     data = _npz_bytes(arrays)
-    _atomic_write(path, data)
+    atomic_write(path, data)
     return _sha(data)
 
 
 def _atomic_json(path: str, obj) -> None:
-    _atomic_write(path, (json.dumps(obj, indent=1) + "\n").encode())
+    atomic_write(path, (json.dumps(obj, indent=1) + "\n").encode())
 
 
 def _digest(trees) -> str:

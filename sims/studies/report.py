@@ -12,7 +12,10 @@ as Hydra does):
 * ``plots/*.png``: a histogram per value metric (with its percentiles and their intervals), the rates with
   their Clopper-Pearson intervals, the convergence of every metric's estimate and interval against the
   number of runs, the Sobol' indices and the pathwise gradients when computed;
-* ``report.html``: one page with the tables and every plot embedded (base64 PNG), to open in a browser.
+* ``report.html``: one page with the tables and every plot embedded (base64 PNG), to open in a browser;
+* ``COMPLETE``: written last, when every file above is in place (each written atomically: a temporary
+  file, fsync, rename).  A folder without it is not a finished study (killed, out of disk):
+  :func:`is_complete`.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from sims.run.longrun import atomic_write
 from sims.studies import statistics as stats
 from sims.studies import table
 from sims.studies.study import StudyResult, dumps
@@ -246,14 +250,26 @@ def write_folder(result: StudyResult, out="studies", folder=None, fmt: str = "au
             k += 1
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "study.toml").write_text(dumps(result.study))
+    (folder / COMPLETE).unlink(missing_ok=True)  # rewriting a folder: not complete until the end
+    atomic_write(str(folder / "study.toml"), dumps(result.study).encode())
     path = table.write(result.columns, folder / "results", fmt)
     summary: dict[str, Any] = dict(result.summary, results=path.name)
-    (folder / "summary.json").write_text(json.dumps(_plain(summary), indent=1))
+    atomic_write(str(folder / "summary.json"), json.dumps(_plain(summary), indent=1).encode())
     images = plots(result, folder / "plots")
-    (folder / "report.html").write_text(html_page(result, images))
+    atomic_write(str(folder / "report.html"), html_page(result, images).encode())
+    rows = len(next(iter(result.columns.values()), ()))
+    atomic_write(str(folder / COMPLETE), json.dumps({"results": path.name, "rows": rows}).encode())
     result.folder = folder
     return folder
 
 
-__all__ = ["html_page", "plots", "write_folder"]
+#: The marker file of a finished run folder (written last).
+COMPLETE = "COMPLETE"
+
+
+def is_complete(folder) -> bool:
+    """Whether ``folder`` holds a finished study (its :data:`COMPLETE` marker, written after every file)."""
+    return (Path(folder) / COMPLETE).is_file()
+
+
+__all__ = ["COMPLETE", "html_page", "is_complete", "plots", "write_folder"]

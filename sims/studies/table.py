@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import io
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from sims.run.longrun import atomic_write
 
 
 def _importable(name: str) -> bool:
@@ -66,14 +70,17 @@ def write(columns: Mapping[str, Any], path, fmt: str = "auto") -> Path:
         import pyarrow.parquet as pq
 
         out = path.with_suffix(".parquet")
-        pq.write_table(pa.table(cols), out)
+        tmp = out.with_name(f".{out.name}.tmp")
+        pq.write_table(pa.table(cols), tmp)
+        os.replace(tmp, out)  # whole or absent, never half a table
         return out
     out = path.with_suffix(".csv")
     rows = zip(*(v.tolist() for v in cols.values()), strict=True)  # Python floats: repr is round-trip
-    with open(out, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(cols)
-        w.writerows(rows)
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf)
+    w.writerow(cols)
+    w.writerows(rows)
+    atomic_write(str(out), buf.getvalue().encode())
     return out
 
 

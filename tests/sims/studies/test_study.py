@@ -188,6 +188,24 @@ def test_cli_study_and_errors(wet, tmp_path, capsys):
     assert "swap" in capsys.readouterr().err
 
 
+def test_a_study_folder_is_complete_only_when_every_file_is_written(wet, tmp_path, monkeypatch):
+    """Issue 38 item 7 / 36 item 4: the COMPLETE marker is written last; a write that fails half way (a kill,
+    a full disk: here the plots raise) leaves a folder that does not read as complete, also when it
+    overwrites a finished one."""
+    assert report.is_complete(wet.folder)
+    folder = report.write_folder(wet, folder=tmp_path / "again")
+    assert report.is_complete(folder) and json.loads((folder / report.COMPLETE).read_text())["rows"] == 64
+
+    def killed(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(report, "plots", killed)
+    with pytest.raises(OSError, match="No space"):
+        report.write_folder(wet, folder=folder)
+    assert not report.is_complete(folder)
+    assert not list(folder.glob(".*.tmp"))  # no temporary file left behind
+
+
 def test_study_cli_without_pandas_or_pyarrow(wet, tmp_path, capsys, monkeypatch):
     """Issue 38 item 4: after the README's plain install (no ``studies`` extra) ``python -m sims study`` writes
     results.csv and report.html with the standard library, and only the DataFrame asks for pandas by name."""
