@@ -184,7 +184,10 @@ def resolve_scenario(scenario):
     if isinstance(scenario, str):
         if scenario not in REGISTRY:
             raise KeyError(f"unknown scenario {scenario!r}; the catalogue has: {', '.join(sorted(REGISTRY))}")
-        return REGISTRY[scenario]
+        sc = REGISTRY[scenario]
+        if hasattr(sc, "prepare"):  # its lazily built data (the lap's default oval: no JAX work at import)
+            sc.prepare()
+        return sc
     if not (hasattr(scenario, "setup") and hasattr(scenario, "evaluate")):
         raise TypeError(f"expected a scenario name or a Scenario, got {type(scenario).__name__}")
     return scenario
@@ -247,6 +250,8 @@ def jitted_setup(scenario, params: VehicleParams, settings: Mapping[str, Any]) -
     The program closes over the scenario, so it is cached under the scenario *and* the contents of its fields
     that do not take part in its equality (``compare=False``: geometry, profiles, drivers; :func:`_data_key`):
     two laps of different circuits or speed profiles with equal options once shared the first one's program."""
+    if hasattr(scenario, "prepare"):  # lazily built data (a default geometry) in place before the fingerprint
+        scenario.prepare()
     key = _data_key(scenario)
     try:
         fn, static = _SETUPS[(scenario, key)]

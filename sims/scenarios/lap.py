@@ -29,6 +29,7 @@ import dataclasses
 import math
 from typing import Any, NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -148,13 +149,22 @@ class TransientLap(ScenarioBase):
             object.__setattr__(self, "track", cl)
             object.__setattr__(self, "qss_line", line)
             object.__setattr__(self, "line", path_from_line(line, dtype=np.float32))
+        if self.track is not None and self.line is None:
+            object.__setattr__(self, "line", path_from_line(self.track, dtype=np.float32))
+
+    def prepare(self) -> None:
+        """Build the default geometry (the built-in oval and its line) if none was given: on first use, not
+        when the catalogue's instance is made (importing :mod:`sims.scenarios` does no JAX work, so the CLI can
+        still set XLA's device count and vector width); under a trace it runs eagerly."""
         if self.track is None:
-            object.__setattr__(self, "track", get_track("oval", dtype=np.float32))
+            with jax.ensure_compile_time_eval():
+                object.__setattr__(self, "track", get_track("oval", dtype=np.float32))
         if self.line is None:
             object.__setattr__(self, "line", path_from_line(self.track, dtype=np.float32))
 
     def geometry(self, dtype):
         """``(line Path, centreline Track)``: the options, or the built-in oval."""
+        self.prepare()
         return self.line, self.track
 
     def setup(self, params: VehicleParams, settings) -> Setup:

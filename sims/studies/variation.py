@@ -362,6 +362,11 @@ class Varied:
     def name(self) -> str:
         return self.scenario.name
 
+    def prepare(self) -> None:
+        """The wrapped scenario's lazily built data (:meth:`sims.scenarios.lap.TransientLap.prepare`)."""
+        if hasattr(self.scenario, "prepare"):
+            self.scenario.prepare()
+
     @property
     def settings(self) -> dict[str, Any]:
         extra = {f"driver.{f}": 1.0 for f, _ in self.driver}

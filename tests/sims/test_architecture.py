@@ -291,3 +291,17 @@ def test_no_cross_package_private_imports():
     assert _private_imports("from jaxtire._math import atan\n", "sims.vehicles.core")
     assert _private_imports("from jaxtire.mf61 import _fx0\n", "sims.vehicles.core")
     assert not _private_imports("from sims.run._scan import run_steps\n", "sims.run.rollout")
+
+
+def test_importing_the_cli_starts_no_jax_backend():
+    """Issue 35: importing ``sims.cli`` (every scenario, study, env) does no JAX work, so the CLI can still
+    give XLA its device count and vector width (the catalogue's lap built its oval at import: the fleet
+    CLI's one host device per core and 512-bit vectors were silently lost)."""
+    import subprocess
+    import sys
+
+    code = "import sims.cli; from sims.run import backend_started; print(backend_started())"
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("JAXTIRE_HOST_DEVICES", "XLA_FLAGS")}
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == "False"

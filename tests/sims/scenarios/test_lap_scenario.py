@@ -55,8 +55,9 @@ def test_race_car_transient_laps_on_three_circuits_in_one_program():
     minimum-curvature line kept 2 m from the edges, at the QSS speed profile of 0.95 of its grip (the driver's
     margin): never faster than its QSS lap (the tire envelope, the bound), within 5 % of it, no wheel beyond an
     edge, no spin; bitwise repeatable; the point mass's lap (the default, friction-ellipse envelope) bounds it too,
-    within 5 %.  Measured: 1.028, 1.024, 1.027 of the tire envelope's lap, 1.032, 1.045, 1.040 of the point
-    mass's (float32, dt 0.01 s).
+    within 6 %.  Measured: 1.028, 1.024, 1.027 of the tire envelope's lap, 1.032, 1.045, 1.040 of the point
+    mass's (float32, dt 0.01 s); with the race car's tires sized to its wheels (issue 38: all of the power now
+    reaches the road, both laps faster) 1.034, 1.051, 1.042 of the point mass's.
 
     In the same program, a lap-time Monte Carlo's vehicles on Norisring (each with its own QSS profile): a wet
     track (the surface table's ``asphalt_wet`` under all four wheels), tires with 0.9 of the friction, 2/3 of the
@@ -98,6 +99,6 @@ def test_race_car_transient_laps_on_three_circuits_in_one_program():
     assert all(np.array_equal(met[k], again[k]) for k in met)
     # the point mass's lap (the default envelope, the friction ellipse: faster still) bounds it as well
     q_point = np.array([float(lap_times(fleet_of(p, 1), ln).lap_time[0]) for ln in lines[:n]])
-    assert np.all(q_point <= q[:n]) and np.all(lap[:n] <= 1.05 * q_point), (lap, q_point, lap[:n] / q_point)
+    assert np.all(q_point <= q[:n]) and np.all(lap[:n] <= 1.06 * q_point), (lap, q_point, lap[:n] / q_point)
     # the Monte Carlo: wet slowest, then less friction, then less downforce, all slower than dry
     assert q[n] > q[n + 1] > q[n + 2] > q[0] and lap[n] > lap[n + 1] > lap[n + 2] > lap[0], (lap, q)

@@ -28,7 +28,7 @@ def test_setup_checks_in_a_child_process():
         pytest.skip("the child itself")
     env = {**os.environ, "JAXTIRE_LAP_SETUP_INNER": "1", "XLA_FLAGS": "--xla_force_host_platform_device_count=1"}
     r = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", __file__],
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", "slow or not slow", __file__],
         env=env,
         capture_output=True,
         text=True,
