@@ -425,37 +425,44 @@ so the unrolled steps must keep the state on chip between steps.
 """
 
 
+def _md_table(header, rows) -> list[str]:
+    """The lines of a Markdown table: ``header`` then one line per row (cells already formatted)."""
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(str(c) for c in row) + " |" for row in rows),
+    ]
+
+
 def sections_markdown(results: dict) -> str:
     """The sections after the double track (full vehicle, race env, study), the time of each section and
     those the budget skipped: the part of RESULTS a ``--gpu`` run adds, written after every section."""
-    L = []
-    if results.get("full_vehicle"):
-        L.append("\n## Full vehicle (14 DOF) and double track, same fleets\n")
-        L.append("| model | vehicles | steps | ns per vehicle-step (wall) | vehicle-steps/s | compile [s] |")
-        L.append("|---|---|---|---|---|---|")
-        for r in results["full_vehicle"]:
-            rate = 1e9 / r["wall_ns_per_vehicle_step"]
-            L.append(
-                f"| {r['model']} | {r['vehicles']:,} | {r['steps']} | {r['wall_ns_per_vehicle_step']:.3f} | "
-                f"{rate:.3g} | {r['compile_s']:.1f} |"
-            )
-    if results.get("race_env"):
-        L.append("\n## Race env (reset + random-action steps in one scan)\n")
-        L.append("| env | batch | steps | env-steps/s | compile + first run [s] |")
-        L.append("|---|---|---|---|---|")
-        for r in results["race_env"]:
-            L.append(
-                f"| {r['env']} | {r['envs']:,} | {r['steps']} | {r['env_steps_per_s']:.3g} | {r['compile_s']:.1f} |"
-            )
-    if results.get("study"):
-        L.append("\n## Braking study against the bare fleet run\n")
-        L.append("| vehicles | study run [s] | study wall [s] | study compile [s] | fleet run [s] |")
-        L.append("|---|---|---|---|---|")
-        for r in results["study"]:
-            L.append(
-                f"| {r['vehicles']:,} | {r['study_run_s']:.2f} | {r['study_wall_s']:.2f} | "
-                f"{r['study_compile_s']:.1f} | {r['fleet_run_s']:.2f} |"
-            )
+    L: list[str] = []
+    fv = [
+        (r["model"], f"{r['vehicles']:,}", r["steps"], f"{r['wall_ns_per_vehicle_step']:.3f}",
+         f"{1e9 / r['wall_ns_per_vehicle_step']:.3g}", f"{r['compile_s']:.1f}")
+        for r in results.get("full_vehicle") or ()
+    ]  # fmt: skip
+    env = [
+        (r["env"], f"{r['envs']:,}", r["steps"], f"{r['env_steps_per_s']:.3g}", f"{r['compile_s']:.1f}")
+        for r in results.get("race_env") or ()
+    ]
+    study = [
+        (f"{r['vehicles']:,}", f"{r['study_run_s']:.2f}", f"{r['study_wall_s']:.2f}", f"{r['study_compile_s']:.1f}",
+         f"{r['fleet_run_s']:.2f}")
+        for r in results.get("study") or ()
+    ]  # fmt: skip
+    for title, header, rows in (
+        ("Full vehicle (14 DOF) and double track, same fleets",
+         ("model", "vehicles", "steps", "ns per vehicle-step (wall)", "vehicle-steps/s", "compile [s]"), fv),
+        ("Race env (reset + random-action steps in one scan)",
+         ("env", "batch", "steps", "env-steps/s", "compile + first run [s]"), env),
+        ("Braking study against the bare fleet run",
+         ("vehicles", "study run [s]", "study wall [s]", "study compile [s]", "fleet run [s]"), study),
+    ):  # fmt: skip
+        if rows:
+            L.append(f"\n## {title}\n")
+            L += _md_table(header, rows)
     times = results.get("sections_s") or {}
     if times or results.get("skipped"):
         L.append("\n## Sections\n")
@@ -478,10 +485,11 @@ def _partial_markdown(results: dict) -> str:
         f"({env.get('total_seconds', 0.0):.0f} s; backend {env['backend']}, devices {', '.join(env['devices'])}, "
         f"{env['cpu']}); the headline needs the double-track section.  Rows measured so far:\n"
     )
-    L.append("| case | impl | batch | ns per item | items/s |")
-    L.append("|---|---|---|---|---|")
-    for r in results["cases"]:
-        L.append(f"| {r['case']} | {r['impl']} | {r['batch']:,} | {r['ns_per_item']:.3f} | {r['items_per_s']:.3g} |")
+    L += _md_table(
+        ("case", "impl", "batch", "ns per item", "items/s"),
+        [(r["case"], r["impl"], f"{r['batch']:,}", f"{r['ns_per_item']:.3f}", f"{r['items_per_s']:.3g}")
+         for r in results["cases"]],
+    )  # fmt: skip
     return "\n".join(L) + "\n" + sections_markdown(results)
 
 

@@ -143,20 +143,19 @@ def _shape(name: str, v: Any, values: Any, source: str) -> tuple:
     try:
         return tuple(np.shape(v))
     except ValueError:
-        others = []
-        for k, o in values.items():
-            try:
-                others.append(tuple(np.shape(o))) if k != name else None
-            except ValueError:
-                pass
+        pass
+    others = []
+    for o in values.values():
         try:
-            want = np.broadcast_shapes(*others) if others else ()
-        except ValueError:
-            want = ()
-        expect = f"shape {want} (the other fields' batch shape) or ()" if want else "a scalar or one rectangular array"
-        raise ValidationError(
-            f"{source}: {name} is a ragged nested list (rows of different lengths); expected {expect}"
-        ) from None
+            others.append(tuple(np.shape(o)))
+        except ValueError:  # this field, or another ragged one
+            continue
+    try:
+        want = np.broadcast_shapes(*others)
+    except ValueError:
+        want = ()
+    expect = f"shape {want} (the other fields' batch shape) or ()" if want else "a scalar or one rectangular array"
+    raise ValidationError(f"{source}: {name} is a ragged nested list (rows of different lengths); expected {expect}")
 
 
 def check_fields(values: Any, ranges: Any = None, *, source: str = "value", dtype=None) -> np.dtype:

@@ -141,7 +141,6 @@ def resolve_settings(scenario, params: VehicleParams, settings: Mapping[str, Any
         )
     n = fleet_size(params)
     dtype = jnp.asarray(params.chassis.mass).dtype
-    ranges = getattr(scenario, "ranges", {})
     out = {}
     for k, default in scenario.settings.items():
         v = given.get(k, default)
@@ -151,12 +150,20 @@ def resolve_settings(scenario, params: VehicleParams, settings: Mapping[str, Any
                 raise ValidationError(
                     f"{src}: setting {k} must be a scalar or {n} values (one per vehicle), got shape {arr.shape}"
                 )
-            if "speed" in k:
-                check_speed(k, arr, src)
-            lo, hi = ranges.get(k, (-math.inf, math.inf))
-            check_range(k, arr, lo, hi, source=src)
+            check_setting(scenario, k, arr, src)
         out[k] = jnp.broadcast_to(jnp.asarray(v, dtype), (n,))
     return out
+
+
+def check_setting(scenario, name: str, value, source: str, label: str | None = None) -> None:
+    """A concrete value (or values) of the setting ``name`` of ``scenario``: a speed within
+    :func:`check_speed`, and within ``scenario.ranges``; the error names ``label`` (default ``name``)."""
+    arr = np.asarray(value, dtype=float)
+    label = label or name
+    if "speed" in name:
+        check_speed(label, arr, source)
+    lo, hi = getattr(scenario, "ranges", {}).get(name, (-math.inf, math.inf))
+    check_range(label, arr, lo, hi, source=source)
 
 
 def per_vehicle(tree, n: int, dtype=None, **fields):

@@ -59,11 +59,11 @@ import jaxtire
 from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
 from jaxtire.surfaces import surface_id
 from jaxtire.tir import load_tir
-from jaxtire.validation import ValidationError, check_choice, check_int, check_range
+from jaxtire.validation import ValidationError, check_choice, check_int
 from sims.run import distributed
 from sims.scenarios import catalog
-from sims.scenarios.base import run_scenario, scenario_metrics
-from sims.scenarios.config import SCENARIO_COUNTS, SCENARIO_RANGES, check_config, check_speed
+from sims.scenarios.base import check_setting, run_scenario, scenario_metrics
+from sims.scenarios.config import SCENARIO_COUNTS, SCENARIO_RANGES, check_config
 from sims.studies import designs, sensitivity, table
 from sims.studies import statistics as stats
 from sims.studies.laptime import with_profiles
@@ -363,12 +363,8 @@ def _prepare(study: Study):
         raise ValidationError(
             f"Study: settings {sorted(unknown)} are not settings of {inner.name!r}; its settings: {', '.join(inner.settings)}"
         )
-    ranges = getattr(inner, "ranges", {})
     for k, v in study.settings.items():  # the values' ranges (the types: Study); per vehicle at the run
-        if "speed" in k:
-            check_speed(f"settings.{k}", np.asarray(v), "Study")
-        lo, hi = ranges.get(k, (-math.inf, math.inf))[:2]
-        check_range(f"settings.{k}", v, lo, hi, source="Study")
+        check_setting(inner, k, v, "Study", f"settings.{k}")
     metrics = {m.name: m for m in inner.metrics}
     names = study.metrics or tuple(metrics)
     for m in names:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import importlib.util
 import io
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -70,17 +69,17 @@ def write(columns: Mapping[str, Any], path, fmt: str = "auto") -> Path:
         import pyarrow.parquet as pq
 
         out = path.with_suffix(".parquet")
-        tmp = out.with_name(f".{out.name}.tmp")
-        pq.write_table(pa.table(cols), tmp)
-        os.replace(tmp, out)  # whole or absent, never half a table
+        raw = io.BytesIO()
+        pq.write_table(pa.table(cols), raw)
+        atomic_write(str(out), raw.getvalue())  # whole or absent, never half a table
         return out
     out = path.with_suffix(".csv")
     rows = zip(*(v.tolist() for v in cols.values()), strict=True)  # Python floats: repr is round-trip
-    buf = io.StringIO(newline="")
-    w = csv.writer(buf)
+    text = io.StringIO(newline="")
+    w = csv.writer(text)
     w.writerow(cols)
     w.writerows(rows)
-    atomic_write(str(out), buf.getvalue().encode())
+    atomic_write(str(out), text.getvalue().encode())
     return out
 
 
