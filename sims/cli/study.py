@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from jaxtire.validation import ValidationError
 from sims.cli._checks import OneLineParser
@@ -17,7 +18,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Run a Monte Carlo study file and write its run folder: the resolved study file, the results "
         "table, summary.json, the plots and report.html (docs/studies.md).",
     )
-    ap.add_argument("file", help="the study file (TOML; see docs/studies.md)")
+    ap.add_argument(
+        "file", help="the study file (TOML; see docs/studies.md), or an unfinished run folder to resume"
+    )
     ap.add_argument("--out", default="studies", help="parent folder of the run folder (default: studies)")
     ap.add_argument("--folder", default=None, help="exactly this run folder instead of <out>/<name>-<seed>-<time>")
     ap.add_argument("--format", default="auto", choices=("auto", "parquet", "csv"), help="results table format")
@@ -31,17 +34,29 @@ def main(argv=None) -> int:
     ap = _parser()
     args = ap.parse_args(argv)
     from sims import studies  # after parsing: --help answers without importing JAX
+    from sims.studies import report  # (the same)
     from sims.run.rollout import fast_compile_options  # (the same)
 
+    folder = args.folder
+    if folder is None and Path(args.file).is_dir():
+        folder = args.file  # a run folder: resume it
     try:
         opts = fast_compile_options() if args.fast_compile else None
-        res = studies.run(
-            args.file, out=args.out, folder=args.folder, fmt=args.format, devices=args.devices, compiler_options=opts
-        )
+        study = studies.as_study(args.file)
+        studies.check(study)
+        folder = report.start_folder(study, out=args.out, folder=folder)
+        print(f"run folder {folder} (if stopped, resume with: {ap.prog} {folder})", flush=True)
+        res = studies.run(study, folder=folder, fmt=args.format, devices=args.devices, compiler_options=opts)
     except (ValidationError, KeyError) as e:
         sys.stderr.write(f"{ap.prog}: error: {e}\n")
         return 2
     print(f"study {res.study.name!r}: {res.summary['runs']} runs -> {res.folder}")
+    ev = res.summary.get("event")
+    if ev:
+        print(
+            f"  P[{ev['when']}] = {ev['p']:.4g} [{ev['low']:.4g}, {ev['high']:.4g}] ({ev['method']}, "
+            f"{ev['runs']} runs, relative half-width {ev['half_width']:.3g})"
+        )
     for m, d in res.summary["statistics"].items():
         if d["kind"] == "flag":
             print(f"  {m}: rate {d['rate']:.4g} [{d['low']:.4g}, {d['high']:.4g}]")

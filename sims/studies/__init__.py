@@ -13,7 +13,7 @@ loop): :mod:`~sims.studies.identify` (vehicle parameters from a log) and :mod:`~
 
 from __future__ import annotations
 
-from sims.studies.study import Study, StudyResult, gradients, load
+from sims.studies.study import Study, StudyResult, as_study, check, gradients, load
 from sims.studies.study import run as run_study
 from sims.studies.variation import Variation
 
@@ -22,14 +22,20 @@ def run(study, *, out="studies", folder=None, write: bool = True, fmt: str = "au
     """Run a Monte Carlo study (a :class:`Study`, a study-file dict or a TOML path) with
     :func:`sims.studies.study.run` (``kw``: ``devices``, ``progress``, ``compiler_options``) and, with
     ``write``, write its run folder under ``out`` (or exactly ``folder``;
-    :func:`sims.studies.report.write_folder`).  Returns the :class:`StudyResult` (``.frame()`` the pandas
-    table, ``.summary``, ``.folder``)."""
+    :func:`sims.studies.report.write_folder`).  A run that writes saves every batch in the folder's
+    ``chunks/`` as it goes (:mod:`sims.studies.journal`): run again on the same unfinished folder, it resumes
+    from the last saved batch with the same numbers.  Returns the :class:`StudyResult` (``.frame()`` the
+    pandas table, ``.summary``, ``.folder``)."""
     from sims.studies import report  # report pulls matplotlib: only a run that writes needs it
 
-    result = run_study(study, **kw)
-    if write:
-        report.write_folder(result, out=out, folder=folder, fmt=fmt)
+    if not write:
+        return run_study(study, **kw)
+    study = as_study(study)
+    check(study)
+    path = report.start_folder(study, out=out, folder=folder)
+    result = run_study(study, journal=path / report.CHUNKS, **kw)
+    report.write_folder(result, folder=path, fmt=fmt)
     return result
 
 
-__all__ = ["Study", "StudyResult", "Variation", "gradients", "load", "run"]
+__all__ = ["Study", "StudyResult", "Variation", "as_study", "check", "gradients", "load", "run"]

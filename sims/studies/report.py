@@ -13,9 +13,12 @@ as Hydra does):
   their Clopper-Pearson intervals, the convergence of every metric's estimate and interval against the
   number of runs, the Sobol' indices and the pathwise gradients when computed;
 * ``report.html``: one page with the tables and every plot embedded (base64 PNG), to open in a browser;
+* ``event.png`` with a failure event: its probability and interval against the vehicle runs;
 * ``COMPLETE``: written last, when every file above is in place (each written atomically: a temporary
   file, fsync, rename).  A folder without it is not a finished study (killed, out of disk):
-  :func:`is_complete`.
+  :func:`is_complete`.  While the study runs, ``chunks/`` holds every finished batch
+  (:mod:`sims.studies.journal`): a rerun on the unfinished folder resumes from there (:func:`start_folder`);
+  it is removed once the folder is complete.
 """
 
 from __future__ import annotations
@@ -24,16 +27,18 @@ import base64
 import html
 import json
 import math
+import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from jaxtire.validation import ValidationError
 from sims.run.longrun import atomic_write
 from sims.studies import statistics as stats
 from sims.studies import table
-from sims.studies.study import StudyResult, dumps
+from sims.studies.study import Study, StudyResult, dumps
 
 
 def _plain(x):
@@ -96,6 +101,22 @@ def plots(result: StudyResult, folder: Path) -> list[Path]:
         ax.set_xlim(-0.02, 1.02)
         ax.set_xlabel("rate (Clopper-Pearson 95 % interval)")
         paths.append(_save(fig, folder / "rates.png", plt))
+    ev = s.get("event")
+    if ev and ev["history"]:
+        h = np.asarray(ev["history"], float)
+        fig, ax = plt.subplots(figsize=(6, 3.2))
+        ax.plot(h[:, 0], h[:, 1], "o-", label=f"p ({ev['method']})")
+        ax.fill_between(h[:, 0], np.maximum(h[:, 2], 1e-300), h[:, 3], alpha=0.3, label="95 % interval")
+        if (h[:, 1] > 0).any():
+            ax.set_yscale("log")
+        ax.set_xscale("log")
+        ax.set_xlabel("vehicle runs")
+        ax.set_ylabel(f"P[{ev['when']}]")
+        ax.set_title(f"P[{ev['when']}] = {ev['p']:.3g} [{ev['low']:.3g}, {ev['high']:.3g}]")
+        ax.legend(fontsize=8)
+        paths.append(_save(fig, folder / "event.png", plt))
+    if not result.kinds:  # a rare-event estimator's rows are not a population sample: no histograms
+        return paths
     fig, axes = plt.subplots(len(result.kinds), 1, figsize=(6, 2.4 * len(result.kinds)), squeeze=False)
     for ax, (m, kind) in zip(axes[:, 0], result.kinds.items(), strict=True):
         c = stats.convergence(result.columns[m], kind)
@@ -218,6 +239,22 @@ def html_page(result: StudyResult, images: list[Path]) -> str:
             + "".join(grad_rows)
             + "</table>"
         )
+    ev = s.get("event")
+    if ev:
+        cells = "".join(
+            f"<tr><td>{esc(', '.join(f'{k} = {v:g}' for k, v in c['values'].items()))}</td><td>{c['runs']}</td>"
+            f"<td>{_fmt(c['p'])} [{_fmt(c['low'])}, {_fmt(c['high'])}]</td></tr>"
+            for c in ev.get("cells") or []
+        )
+        ess = f", effective sample size {_fmt(ev['ess'])}" if ev.get("ess") is not None else ""
+        sob_html = (
+            f"<h2>Event: P[{esc(ev['when'])}]</h2><p><b>{_fmt(ev['p'])}</b> [{_fmt(ev['low'])}, {_fmt(ev['high'])}] "
+            f"(95 %; standard error {_fmt(ev['se'])}, relative half-width {_fmt(ev['half_width'])}, target "
+            f"{_fmt(ev['target'])}) from {ev['runs']} vehicle runs of a budget of {ev['budget']}, by "
+            f"{esc(ev['method'])}{ess}.</p>"
+            + (f"<table><tr><th>grid cell</th><th>runs</th><th>p [95 %]</th></tr>{cells}</table>" if cells else "")
+            + sob_html
+        )
     study_file = esc(dumps(result.study))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{esc(result.study.name)}: Monte Carlo study</title>
@@ -238,17 +275,40 @@ td,th{{border:1px solid #ccc;padding:3px 6px;font-size:90%}}img{{max-width:100%}
 """
 
 
+def _new_folder(study: Study, out) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    folder = Path(out) / f"{study.name}-{study.seed}-{stamp}"
+    k = 1
+    while folder.exists():
+        folder = Path(out) / f"{study.name}-{study.seed}-{stamp}-{k}"
+        k += 1
+    return folder
+
+
+def start_folder(study: Study, out="studies", folder=None) -> Path:
+    """The run folder of ``study`` before it runs: a new ``<out>/<name>-<seed>-<time>``, or exactly ``folder``
+    with ``study.toml`` written first.  An unfinished ``folder`` of the same study is resumed (its
+    :data:`CHUNKS` kept); one of another study is an error; a finished one is rerun from scratch."""
+    path = _new_folder(study, out) if folder is None else Path(folder)
+    text = dumps(study)
+    old = path / "study.toml"
+    if old.is_file() and not is_complete(path) and old.read_text() != text:
+        raise ValidationError(
+            f"{path}: an unfinished run of another study (its study.toml differs): resume it with "
+            f"'python -m sims study {path}', or give another folder"
+        )
+    if is_complete(path):
+        shutil.rmtree(path / CHUNKS, ignore_errors=True)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / COMPLETE).unlink(missing_ok=True)  # (re)running a folder: not complete until the end
+    atomic_write(str(old), text.encode())
+    return path
+
+
 def write_folder(result: StudyResult, out="studies", folder=None, fmt: str = "auto") -> Path:
     """Write the run folder of ``result`` (module docstring) under ``out`` (or exactly ``folder``); returns it
-    and sets ``result.folder``."""
-    if folder is None:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        folder = Path(out) / f"{result.study.name}-{result.study.seed}-{stamp}"
-        k = 1
-        while folder.exists():
-            folder = Path(out) / f"{result.study.name}-{result.study.seed}-{stamp}-{k}"
-            k += 1
-    folder = Path(folder)
+    and sets ``result.folder``.  The journal's :data:`CHUNKS` are removed once the folder is complete."""
+    folder = _new_folder(result.study, out) if folder is None else Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / COMPLETE).unlink(missing_ok=True)  # rewriting a folder: not complete until the end
     atomic_write(str(folder / "study.toml"), dumps(result.study).encode())
@@ -259,12 +319,15 @@ def write_folder(result: StudyResult, out="studies", folder=None, fmt: str = "au
     atomic_write(str(folder / "report.html"), html_page(result, images).encode())
     rows = len(next(iter(result.columns.values()), ()))
     atomic_write(str(folder / COMPLETE), json.dumps({"results": path.name, "rows": rows}).encode())
+    shutil.rmtree(folder / CHUNKS, ignore_errors=True)
     result.folder = folder
     return folder
 
 
 #: The marker file of a finished run folder (written last).
 COMPLETE = "COMPLETE"
+#: The journal's folder inside a run folder (every batch of an unfinished run; :mod:`sims.studies.journal`).
+CHUNKS = "chunks"
 
 
 def is_complete(folder) -> bool:
@@ -272,4 +335,4 @@ def is_complete(folder) -> bool:
     return (Path(folder) / COMPLETE).is_file()
 
 
-__all__ = ["COMPLETE", "html_page", "is_complete", "plots", "write_folder"]
+__all__ = ["CHUNKS", "COMPLETE", "html_page", "is_complete", "plots", "start_folder", "write_folder"]

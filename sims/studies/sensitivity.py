@@ -112,11 +112,14 @@ def sobol(
 
 
 def pathwise(
-    fn: Callable[[dict[str, Any]], dict[str, Any]], values: Mapping[str, Any], metrics: Sequence[str]
-) -> dict[str, dict[str, np.ndarray]]:
+    fn: Callable[[dict[str, Any]], dict[str, Any]],
+    values: Mapping[str, Any],
+    metrics: Sequence[str],
+    with_values: bool = False,
+):
     """``{metric: {path: (n,) d metric_k / d path_k}}`` for every name in ``metrics`` and every entry of
     ``values`` (each an ``(n,)`` array), by reverse mode through ``fn(values) -> {metric: (n,)}``
-    (one forward pass, one backward pass per metric)."""
+    (one forward pass, one backward pass per metric); with ``with_values``, ``(fn(values), gradients)``."""
     vals = {k: jnp.asarray(v) for k, v in values.items()}
     out, back = jax.vjp(fn, vals)
     res: dict[str, dict[str, np.ndarray]] = {}
@@ -124,7 +127,7 @@ def pathwise(
         ct = {k: (jnp.ones_like(v) if k == m else jnp.zeros_like(v)) for k, v in out.items()}
         (g,) = back(ct)
         res[m] = {k: np.asarray(x) for k, x in g.items()}
-    return res
+    return ({k: np.asarray(v) for k, v in out.items()}, res) if with_values else res
 
 
 def summarise_gradients(grads: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, dict[str, dict[str, Any]]]:

@@ -37,13 +37,21 @@ folder.  A study file (every key optional but ``scenario``)::
     low = 0.8
     high = 1.1
 
-``correlation = [["path_a", "path_b", 0.5]]`` correlates two random factors (Gaussian copula).  Unknown
-keys are errors naming the key and listing the allowed ones.
+``correlation = [["path_a", "path_b", 0.5]]`` correlates two random factors (Gaussian copula).  An
+``[event]`` table (:mod:`sims.studies.events`) names a failure, ``when = "distance > 60"``, whose probability
+the summary gives with its 95 % interval, by plain Monte Carlo or a rare-event estimator (``estimator =
+"cross_entropy"``, ``"form"``, ``"subset"``), with adaptive stopping (``target``) and ``runs`` the budget.
+Unknown keys are errors naming the key and listing the allowed ones.
+
+Run with a ``journal`` (a folder; :func:`sims.studies.run` gives the run folder's ``chunks/``), every batch of
+vehicles is saved as it finishes and a rerun after a kill resumes from the last saved batch with the same
+numbers (:mod:`sims.studies.journal`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 import tomllib
@@ -64,10 +72,20 @@ from sims.run import distributed
 from sims.scenarios import catalog
 from sims.scenarios.base import check_setting, run_scenario, scenario_metrics
 from sims.scenarios.config import SCENARIO_COUNTS, SCENARIO_RANGES, check_config
-from sims.studies import designs, sensitivity, table
+from sims.studies import designs, events, rare, sensitivity, table
 from sims.studies import statistics as stats
+from sims.studies.journal import Journal
 from sims.studies.laptime import with_profiles
-from sims.studies.variation import Draws, Variation, Varied, draw, resolve, vary_vehicle
+from sims.studies.variation import (
+    Draws,
+    Variation,
+    Varied,
+    check_variation,
+    draw,
+    from_normal,
+    resolve,
+    vary_vehicle,
+)
 from sims.vehicles import MODELS, presets
 
 _VEHICLE_KEYS = ("preset", "tire", "surface")
@@ -99,6 +117,7 @@ class Study:
     gradients: int = 0
     chunk: int = 0
     name: str = "study"
+    event: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         src = "Study"
@@ -110,6 +129,7 @@ class Study:
         set_("percentiles", stats.check_percentiles(self.percentiles, source=f"{src}: percentiles"))
         set_("settings", {str(k): float(v) for k, v in dict(self.settings).items()})
         set_("options", dict(self.options))
+        set_("event", dict(self.event))
         check_int("runs", self.runs, 1, 100_000_000, source=src)
         check_int("seed", self.seed, 0, 2**63 - 1, source=src)
         check_int("gradients", self.gradients, 0, 1_000_000, source=src)
@@ -188,7 +208,7 @@ def _check_types(study: Study, src: str) -> None:
         v = getattr(study, key)
         if v is not None and not isinstance(v, str):
             raise ValidationError(f"{src}: {key} = {v!r} must be a string")
-    for key in ("settings", "options"):
+    for key in ("settings", "options", "event"):
         v = getattr(study, key)
         if not isinstance(v, Mapping):
             raise ValidationError(f"{src}: {key} = {v!r} must be a table (key = value)")
@@ -268,13 +288,25 @@ def dumps(study: Study) -> str:
     lines = [
         f"{k} = {_toml_value(v)}"
         for k, v in d.items()
-        if not isinstance(v, (dict, list)) or k in ("metrics", "percentiles", "correlation")
+        if not isinstance(v, (dict, list, Mapping)) or k in ("metrics", "percentiles", "correlation")
     ]
-    for table_name in ("vehicle", "settings", "options"):
+    for table_name in ("vehicle", "settings", "options", "event"):
+        if table_name == "event" and not d[table_name]:
+            continue
         lines += ["", f"[{table_name}]"] + [f"{k} = {_toml_value(v)}" for k, v in d[table_name].items()]
     for var in d["vary"]:
         lines += ["", "[[vary]]"] + [f"{k} = {_toml_value(v)}" for k, v in var.items()]
     return "\n".join(lines) + "\n"
+
+
+def as_study(study: Study | Mapping[str, Any] | str | Path) -> Study:
+    """A :class:`Study` from a study, a study-file dict or a TOML path (a run folder: its ``study.toml``)."""
+    if isinstance(study, (str, Path)):
+        path = Path(study)
+        return load(path / "study.toml" if path.is_dir() else path)
+    if isinstance(study, Mapping):
+        return Study.from_dict(study)
+    return study
 
 
 # ---- running ----
@@ -337,7 +369,13 @@ def _check_options(inner, options: Mapping[str, Any]) -> None:
     check_config(src, **{k: v for k, v in numbers.items() if k in SCENARIO_RANGES or k in SCENARIO_COUNTS})
 
 
-def _prepare(study: Study):
+def check(study: Study) -> None:
+    """Every check :func:`run` makes before it runs (scenario, options, settings, metrics, variations, event),
+    without drawing or running anything."""
+    _prepare(study, with_draws=False)
+
+
+def _prepare(study: Study, with_draws: bool = True):
     try:
         inner: Any = catalog.get(study.scenario)  # a frozen dataclass (the catalogue's scenarios are)
     except KeyError as e:
@@ -370,8 +408,34 @@ def _prepare(study: Study):
     for m in names:
         if m not in metrics:
             raise ValidationError(f"Study: metric {m!r} is not one of {inner.name!r}'s: {', '.join(metrics)}")
+    event = events.check_event(study.event, metrics) if study.event else None
+    if event is not None and event.metric not in names:
+        names = (*names, event.metric)
+    if event is not None and event.estimator != "monte_carlo":
+        _check_rare(study, event)
+    elif event is not None and event.target > 0 and (study.design == "saltelli" or any(not v.random for v in study.vary)):
+        raise ValidationError(
+            "Study: event target (adaptive stopping) needs a random, sobol or lhs design without grid variations "
+            "(the rows run in order and would stop before the later cells)"
+        )
+    for v in study.vary:
+        check_variation(v, inner.settings)
+    if not with_draws:
+        return scenario, {m: metrics[m] for m in names}, None, event
     draws = draw(study.vary, study.runs, study.seed, study.design, study.correlation, settings=inner.settings)
-    return scenario, {m: metrics[m] for m in names}, draws
+    return scenario, {m: metrics[m] for m in names}, draws, event
+
+
+def _check_rare(study: Study, event) -> None:
+    """A study a rare-event estimator can sample: random factors only (no grid), at least one, design random."""
+    src = f"Study: event estimator {event.estimator!r}"
+    grid = [v.path for v in study.vary if not v.random]
+    if grid:
+        raise ValidationError(f"{src} samples random factors; {grid} are grids (one study per grid value)")
+    if not study.vary:
+        raise ValidationError(f"{src} needs at least one random [[vary]] factor")
+    if study.design != "random":
+        raise ValidationError(f"{src} draws its own points; design = {study.design!r} must be 'random'")
 
 
 def _rows(draws: Draws, lo: int, hi: int) -> dict[str, np.ndarray]:
@@ -390,46 +454,62 @@ def _table_columns(draws_cols, metrics, lo, hi, names) -> dict[str, np.ndarray]:
 
 
 def run(
-    study: Study | Mapping[str, Any] | str | Path, *, devices=None, progress=None, compiler_options=None
+    study: Study | Mapping[str, Any] | str | Path,
+    *,
+    devices=None,
+    progress=None,
+    compiler_options=None,
+    journal: str | Path | None = None,
 ) -> StudyResult:
     """Run ``study`` (a :class:`Study`, a study-file dict or a path to a TOML study file) and return its
     :class:`StudyResult` (module docstring).  ``devices``: as :func:`sims.scenarios.base.run_scenario`
-    (``None``: every local device); ``compiler_options``: XLA options of the fleet program.  Under ``jax.distributed`` with several processes each process runs
-    its own block of rows (:func:`sims.run.distributed.process_rows`) and every process gets the one
-    merged table (the rows are exchanged through the shared file system folder of ``share_dir``)."""
-    if isinstance(study, (str, Path)):
-        study = load(study)
-    elif isinstance(study, Mapping):
-        study = Study.from_dict(study)
-    scenario, metrics, draws = _prepare(study)
+    (``None``: every local device); ``compiler_options``: XLA options of the fleet program; ``journal``: a
+    folder where every batch is saved as it finishes and from which a rerun resumes
+    (:mod:`sims.studies.journal`).  Under ``jax.distributed`` with several processes each process runs its
+    own block of rows (:func:`sims.run.distributed.process_rows`) and every process gets the one merged
+    table (the rows are exchanged through the shared file system folder of ``share_dir``)."""
+    study = as_study(study)
+    scenario, metrics, draws, event = _prepare(study)
     kinds = {m: metrics[m].kind for m in metrics}
     names = tuple(metrics)
     base = _vehicle(study)
-    acc = stats.Accumulator(kinds, study.percentiles)
-    n = draws.n
-    start, stop = 0, n
-    if jax.process_count() > 1:  # multi-host: this process's block of rows
-        start, stop, _ = distributed.process_rows(n)
-        stop = min(stop, n)
-    chunk = study.chunk or max(stop - start, 1)
-    parts, compile_s, run_s = [], 0.0, 0.0
-    t0 = time.perf_counter()
-    for lo in range(start, stop, chunk):
-        hi = min(lo + chunk, stop)
-        cols = _rows(draws, lo, hi)
-        params, settings = _inputs(study, scenario, base, cols, hi - lo)
+    multi = jax.process_count() > 1
+    rare_event = event is not None and event.estimator != "monte_carlo"
+    if multi and (journal is not None or rare_event):
+        raise ValidationError("Study: a journal or a rare-event estimator runs in one process, not under jax.distributed")
+    book = Journal(journal)
+    timing = dict(compile_s=0.0, run_s=0.0)
+
+    def fleet(cols, n):
+        """The metrics of the ``n`` vehicles of the factor columns ``cols``."""
+        params, settings = _inputs(study, scenario, base, cols, n)
         sc = with_profiles(scenario, params, settings)  # a lap on a circuit: each vehicle's own QSS profile
         out, rs = run_scenario(
             sc, params, settings, devices=devices, progress=progress, compiler_options=compiler_options
         )
-        compile_s += float(rs.compile_s)
-        run_s += float(rs.run_s)
-        acc.add({m: out[m] for m in names})
-        parts.append(_table_columns(cols, out, lo, hi, names))
-    columns = table.concat(parts)
-    if jax.process_count() > 1:
-        columns, acc = _gather(columns, kinds, study.percentiles, distributed.process_rows(n))
+        timing["compile_s"] += float(rs.compile_s)
+        timing["run_s"] += float(rs.run_s)
+        return {m: out[m] for m in names}
+
+    t0 = time.perf_counter()
+    acc = stats.Accumulator(kinds, study.percentiles)
+    est = None
+    if rare_event:
+        assert event is not None  # (rare_event says so)
+        state = VehicleLimitState(study, scenario, base, event, names, book, fleet, compiler_options)
+        est = events.estimate(event, state, len(study.vary), study.runs, study.seed)
+        columns = table.concat(state.parts)
+        kinds, acc = {}, stats.Accumulator({}, study.percentiles)  # rows drawn by the estimator: no population
+    else:
+        columns, est = _run_rows(study, draws, event, book, fleet, acc, names, multi)
+        if multi:
+            columns, acc = _gather(columns, kinds, study.percentiles, distributed.process_rows(draws.n))
+            if event is not None:
+                est = _rate(event, study, draws, columns)
+    if event is not None:
+        columns["failed"] = event.failed(columns[event.metric])
     wall = time.perf_counter() - t0
+    n = int(len(columns["run"]))
     summary: dict[str, Any] = dict(
         study=study.name,
         scenario=study.scenario,
@@ -441,7 +521,7 @@ def run(
         dtype=str(jnp.asarray(base.chassis.mass).dtype),
         backend=jax.default_backend(),
         devices=jax.device_count() if devices is None else devices,
-        timing=dict(compile_s=compile_s, run_s=run_s, wall_s=wall, vehicles_per_s=n / max(run_s, 1e-9)),
+        timing=dict(timing, wall_s=wall, vehicles_per_s=n / max(timing["run_s"], 1e-9)),
         metrics={
             m: dict(unit=metrics[m].unit, kind=metrics[m].kind, smooth=bool(metrics[m].smooth), doc=metrics[m].doc)
             for m in names
@@ -449,13 +529,16 @@ def run(
         statistics=acc.summary(),
         sensitivity={},
     )
+    if event is not None and est is not None:
+        cells = _cells(event, study, draws, columns) if not rare_event and draws.grid_cells > 1 else []
+        summary["event"] = events.summary(event, est, dict(budget=study.runs, cells=cells))
     if study.design == "saltelli":
         factors = [v.path for v in study.vary]
         summary["sensitivity"]["sobol"] = {
             m: sensitivity.sobol(columns[m], study.runs, factors, seed=study.seed) for m in names
         }
     grads: dict = {}
-    if study.gradients:
+    if study.gradients and not rare_event:
         grads = gradients(
             study,
             min(study.gradients, n),
@@ -469,6 +552,125 @@ def run(
     return StudyResult(study, columns, summary, acc, grads, kinds)
 
 
+def _run_rows(study: Study, draws: Draws, event, book: Journal, fleet, acc, names, multi: bool):
+    """The study's design run in chunks (``chunk``; with an event ``target``, chunks of the event's ``batch``
+    until the target is met); each chunk through the journal.  Returns ``(columns, event estimate or None)``."""
+    n = draws.n
+    start, stop = 0, n
+    if multi:  # multi-host: this process's block of rows
+        start, stop, _ = distributed.process_rows(n)
+        stop = min(stop, n)
+    adaptive = event is not None and event.target > 0
+    chunk = study.chunk or (event.batch if adaptive else 0) or max(stop - start, 1)
+    parts, est, hist = [], None, []
+    for lo in range(start, stop, chunk):
+        hi = min(lo + chunk, stop)
+        cols = _rows(draws, lo, hi)
+        out = book.call(cols, functools.partial(fleet, cols, hi - lo))
+        acc.add({m: out[m] for m in names})
+        parts.append(_table_columns(cols, out, lo, hi, names))
+        if event is not None and not multi:
+            est = _rate(event, study, draws, table.concat(parts))
+            hist.append((est.runs, est.p, est.low, est.high))
+            if adaptive and est.half_width <= event.target:
+                break
+    if est is not None:
+        est = est._replace(history=tuple(hist))
+    return table.concat(parts), est
+
+
+def _rate(event, study: Study, draws: Draws, columns) -> rare.Estimate:
+    """The event's rate over the independent rows of ``columns`` (a ``"saltelli"`` design: its ``A`` and ``B``
+    rows), with the Clopper-Pearson interval."""
+    x = np.asarray(columns[event.metric], np.float64)
+    if study.design == "saltelli":
+        x = x[np.asarray(columns["run"]) < 2 * draws.runs]
+    return rare.binomial(int(np.sum(event.failed(x))), int(x.size))
+
+
+def _cells(event, study: Study, draws: Draws, columns) -> list[dict[str, Any]]:
+    """The event's rate per grid cell (rows ``c runs .. (c + 1) runs``), with the cell's grid values."""
+    grid = [v.path for v in study.vary if not v.random]
+    run = np.asarray(columns["run"])
+    out = []
+    for c in range(draws.grid_cells):
+        rows = (run >= c * draws.runs) & (run < (c + 1) * draws.runs)
+        if not rows.any():
+            continue
+        x = np.asarray(columns[event.metric], np.float64)[rows]
+        e = rare.binomial(int(np.sum(event.failed(x))), int(x.size))
+        values = {p: float(np.asarray(columns[p])[rows][0]) for p in grid}
+        out.append(dict(values=values, p=e.p, low=e.low, high=e.high, runs=e.runs))
+    return out
+
+
+class VehicleLimitState:
+    """An event's limit state over a study's vehicles (a :class:`sims.studies.rare.LimitState`): standard-normal
+    points ``u`` ``(n, d)`` -> the factors (:func:`~sims.studies.variation.from_normal`) -> the fleet in blocks
+    of ``batch`` vehicles (``batch level`` for subset simulation, whose chains step that many at a time; the
+    last block padded with its first row, so one program serves every block), each block through the
+    journal -> ``g`` of the event's metric.  ``value_and_grad`` at one point: the metric's pathwise gradient
+    (``jax.vjp`` through the rollout) times ``d factors / d u`` (central differences of the numpy map,
+    ``h = 1e-6``).  ``parts`` keeps every evaluated row for the results table."""
+
+    def __init__(self, study: Study, scenario, base, event, names, book: Journal, fleet, compiler_options=None):
+        self.study, self.scenario, self.base, self.event = study, scenario, base, event
+        self.names, self.book, self.fleet, self.compiler_options = names, book, fleet, compiler_options
+        self.block = round(event.batch * event.level) if event.estimator == "subset" else event.batch
+        self.parts: list[dict[str, np.ndarray]] = []
+        self.rows = 0
+
+    def columns(self, u: np.ndarray) -> dict[str, np.ndarray]:
+        """The factor columns at the standard-normal points ``u`` ``(n, d)``."""
+        return from_normal(self.study.vary, u, self.study.correlation, settings=self.scenario.settings)
+
+    def evaluate(self, u: np.ndarray) -> np.ndarray:
+        """``g`` at the rows of ``u`` (float64, ``(n,)``)."""
+        cols = self.columns(u)
+        n, b = u.shape[0], self.block
+        values = []
+        for lo in range(0, n, b):
+            part = {p: x[lo : lo + b] for p, x in cols.items()}
+            m = min(b, n - lo)
+            padded = {p: np.concatenate([x, np.repeat(x[:1], b - m)]) for p, x in part.items()}
+            out = self.book.call(padded, functools.partial(self.fleet, padded, b))
+            out = {k: np.asarray(v)[:m] for k, v in out.items()}
+            cols_out = _table_columns(part, out, self.rows, self.rows + m, self.names)
+            cols_out["batch"] = np.full(m, self.book.count - 1)
+            self.parts.append(cols_out)
+            self.rows += m
+            values.append(np.asarray(out[self.event.metric], np.float64))
+        return np.asarray(self.event.limit_state(np.concatenate(values)), np.float64)
+
+    def value_and_grad(self, u: np.ndarray) -> tuple[float, np.ndarray]:
+        """``g`` and ``d g / d u`` at one point ``u`` ``(d,)`` (class docstring)."""
+        u = np.asarray(u, np.float64)
+        cols = self.columns(u[None])
+        metric = self.event.metric
+        dtype = jnp.asarray(self.base.chassis.mass).dtype
+
+        def fn(vals):
+            params, settings = _inputs(self.study, self.scenario, self.base, vals, 1)
+            sc = with_profiles(self.scenario, params, settings)
+            out = scenario_metrics(sc, params, settings, compiler_options=self.compiler_options)
+            return {metric: out[metric]}
+
+        paths = list(cols)
+        vals = {p: jnp.asarray(x, dtype) for p, x in cols.items()}
+        value, grads = sensitivity.pathwise(fn, vals, [metric], with_values=True)
+        h = 1e-6
+        jac = np.empty((len(paths), u.size))
+        for j in range(u.size):
+            e = np.zeros_like(u)
+            e[j] = h
+            up, um = self.columns((u + e)[None]), self.columns((u - e)[None])
+            jac[:, j] = [(up[p][0] - um[p][0]) / (2.0 * h) for p in paths]
+        dm_du = np.array([float(grads[metric][p][0]) for p in paths]) @ jac
+        sign = -1.0 if self.event.op in (">", ">=") else 1.0
+        g = float(np.asarray(self.event.limit_state(np.asarray(value[metric], np.float64)))[0])
+        return g, sign * dm_du
+
+
 def gradients(
     study: Study, k: int, *, scenario=None, base=None, draws=None, metrics=None, n_steps=None, compiler_options=None
 ) -> dict:
@@ -476,7 +678,7 @@ def gradients(
     continuous path (``choice`` and ``grid`` variations and surfaces excluded) for the first ``k`` vehicles of the study, by ``jax.vjp`` through
     :func:`sims.scenarios.base.scenario_metrics` (:func:`sims.studies.sensitivity.pathwise`)."""
     if scenario is None:
-        scenario, metrics, draws = _prepare(study)
+        scenario, metrics, draws, _ = _prepare(study)
     base = _vehicle(study) if base is None else base
     smooth = [m for m, meta in metrics.items() if meta.smooth]
     cols = _rows(draws, 0, k)
@@ -525,4 +727,4 @@ def _gather(columns, kinds, percentiles, rows):
     return merged, acc
 
 
-__all__ = ["Study", "StudyResult", "dumps", "gradients", "load", "run"]
+__all__ = ["Study", "StudyResult", "VehicleLimitState", "as_study", "check", "dumps", "gradients", "load", "run"]

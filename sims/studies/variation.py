@@ -223,15 +223,44 @@ def from_unit(v: Variation, u: np.ndarray, settings: Mapping[str, Any] | None = 
 def copula(u: np.ndarray, corr: np.ndarray) -> np.ndarray:
     """Gaussian copula: ``Phi(Phi^{-1}(u) L^T)`` with ``L`` the Cholesky factor of the correlation matrix
     ``corr`` (must be symmetric positive definite with a unit diagonal)."""
+    z = special.ndtri(np.clip(u, 1e-12, 1 - 1e-12))
+    return special.ndtr(z @ _cholesky(corr, u.shape[1]).T)
+
+
+def _cholesky(corr, d: int) -> np.ndarray:
+    """The Cholesky factor ``L`` of the ``d x d`` correlation matrix ``corr`` (checked: symmetric, unit
+    diagonal, positive definite)."""
     corr = np.asarray(corr, float)
-    if corr.shape != (u.shape[1],) * 2 or not np.allclose(corr, corr.T) or not np.allclose(np.diag(corr), 1.0):
-        raise ValidationError(f"correlation: a symmetric {u.shape[1]}x{u.shape[1]} matrix with a unit diagonal needed")
+    if corr.shape != (d, d) or not np.allclose(corr, corr.T) or not np.allclose(np.diag(corr), 1.0):
+        raise ValidationError(f"correlation: a symmetric {d}x{d} matrix with a unit diagonal needed")
     try:
-        chol = np.linalg.cholesky(corr)
+        return np.linalg.cholesky(corr)
     except np.linalg.LinAlgError:
         raise ValidationError("correlation: the matrix is not positive definite (lower some |rho|)") from None
-    z = special.ndtri(np.clip(u, 1e-12, 1 - 1e-12))
-    return special.ndtr(z @ chol.T)
+
+
+def from_normal(
+    variations: Sequence[Variation],
+    z: np.ndarray,
+    correlation: Sequence[Sequence[Any]] = (),
+    settings: Mapping[str, Any] | None = None,
+) -> dict[str, np.ndarray]:
+    """The factors (path -> ``(n,)`` float64) at the standard-normal points ``z`` ``(n, d)`` of the random
+    variations: the space of the rare-event estimators (:mod:`sims.studies.rare`).  ``x_i = F_i^-1(Phi((z
+    L^T)_i))`` with :func:`from_unit` as ``F_i^-1`` and ``L`` the copula's Cholesky factor (the identity
+    without ``correlation``): the same map as :func:`draw`'s, from normal instead of unit coordinates."""
+    vs = [check_variation(v, settings) for v in variations]
+    grid = [v.path for v in vs if not v.random]
+    if grid:
+        raise ValidationError(f"variations: {grid} are grids; a rare-event estimator samples random factors only")
+    z = np.asarray(z, np.float64)
+    if z.ndim != 2 or z.shape[1] != len(vs):
+        raise ValidationError(f"from_normal: points of shape (n, {len(vs)}) needed, got {z.shape}")
+    corr = correlation_matrix(vs, correlation)
+    if corr is not None:
+        z = z @ _cholesky(corr, len(vs)).T
+    unit = special.ndtr(z)
+    return {v.path: from_unit(v, unit[:, i], settings) for i, v in enumerate(vs)}
 
 
 def correlation_matrix(variations: Sequence[Variation], pairs: Sequence[Sequence[Any]]) -> np.ndarray | None:
@@ -418,6 +447,7 @@ __all__ = [
     "copula",
     "correlation_matrix",
     "draw",
+    "from_normal",
     "from_unit",
     "resolve",
 ]

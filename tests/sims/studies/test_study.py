@@ -150,7 +150,7 @@ def test_pathwise_gradients_match_finite_differences(x64):
             Variation("scenario.speed", "uniform", low=10.0, high=14.0),
         ),
     )
-    scenario, metrics, draws = sm._prepare(st)
+    scenario, metrics, draws, _ = sm._prepare(st)
     base = sm._vehicle(st)
     g = sm.gradients(st, 4, scenario=scenario, base=base, draws=draws, metrics=metrics, compiler_options=FAST)
     g = g["distance"]
@@ -280,7 +280,7 @@ def test_chunks_and_driver_variation(wet):
     assert sp["n"] == sw["n"] == 64 and sp["mean"] == pytest.approx(sw["mean"], rel=1e-5)
     # the drawn pedal is the driver's, vehicle by vehicle
     st = sm.Study.from_dict(d)
-    scenario, _, draws = sm._prepare(st)
+    scenario, _, draws, _ = sm._prepare(st)
     cols = sm._rows(draws, 0, 64)
     p, settings = sm._inputs(st, scenario, sm._vehicle(st), cols, 64)
     drv = scenario.setup(p, settings).driver

@@ -38,7 +38,7 @@ def test_lap_time_study_over_surface_and_tire_friction_on_norisring():
     for f in (False, True):  # wet is slower, at either friction
         assert lap[wet & (low == f)][0] > 1.05 * lap[~wet & (low == f)][0]
     # the bound: each vehicle's own QSS lap with its full grip, on the scenario's line
-    scenario, _, draws = sm._prepare(st)
+    scenario, _, draws, _ = sm._prepare(st)
     params, _ = sm._inputs(st, scenario, sm._vehicle(st), sm._rows(draws, 0, 4), 4)
     q = np.asarray(lap_times(at_grip(params, 1.0), scenario.scenario.qss_line, envelope="tire").lap_time)
     assert np.all(q <= lap) and np.all(lap <= 1.05 * q), (lap, q, lap / q)
