@@ -25,7 +25,18 @@ import numpy as np
 from jaxtire.fit.data import COLUMNS, MEASURED, MeasurementSet, measurement_set, row_weights
 from jaxtire.fit.loop import METHODS, compiler_options
 from jaxtire.fit.objectives import fleet_jit, fleet_rmse, predict, stage_jit
-from jaxtire.fit.reports import FitReport, FitResult, FleetReport, FleetResult, StageReport, converged_at, rmse_tables
+from jaxtire.fit.reports import (
+    PEAK_SEARCH_MAX,
+    FitReport,
+    FitResult,
+    FleetReport,
+    FleetResult,
+    StageReport,
+    converged_at,
+    extrapolated_peaks,
+    peak_slips,
+    rmse_tables,
+)
 from jaxtire.fit.stages import (
     STAGES,
     fit_coefficients,
@@ -44,6 +55,8 @@ from jaxtire.validation import check_range
 
 __all__ = [
     "GENERIC_COEFFICIENTS",
+    "SWEEP_MIN",
+    "SWEEP_PAST_PEAK",
     "FitOptions",
     "fit",
     "fit_many",
@@ -51,6 +64,7 @@ __all__ = [
     "generic_ranges",
     "generic_tire",
     "perturbed_tires",
+    "sweep_end",
     "synthetic_data",
     "validity_ranges",
 ]
@@ -230,6 +244,7 @@ def fit(
             lf.append(float(b))
             hist.append(np.asarray(h))
         seconds = time.perf_counter() - t0
+        extrapolated = extrapolated_peaks(params, data)  # the fitted curves' peaks past the data's sweeps
         if set_ranges and model_name(start) == "mf":
             params = params.replace(**{k: jnp.asarray(v, jnp.float64) for k, v in validity_ranges(data).items()})
         channels = tuple(c for s in plan for c in s.channels)
@@ -255,6 +270,7 @@ def fit(
         skipped,
         absent,
         ranges + ("; the result's ranges set to the data's" if set_ranges and model_name(start) == "mf" else ""),
+        extrapolated,
     )
     return FitResult(params, report)
 
@@ -414,13 +430,27 @@ def generic_tire(fnomin: float = 4000.0, unloaded_radius: float = 0.3, *, like: 
     return base.replace(**changes)
 
 
+#: Default sweeps of :func:`synthetic_data`: ``SWEEP_PAST_PEAK`` times the slip at the peak, within
+#: ``[SWEEP_MIN, PEAK_SEARCH_MAX]`` (|kappa| [-], |alpha| [rad]).
+SWEEP_PAST_PEAK = 1.25
+SWEEP_MIN = 0.3
+
+
+def sweep_end(peak_slip: float) -> float:
+    """End of a default slip sweep past a peak at ``peak_slip`` (|kappa| [-] or |alpha| [rad]):
+    ``min(max(SWEEP_PAST_PEAK * peak_slip, SWEEP_MIN), PEAK_SEARCH_MAX)``, a quarter past the peak, so the data
+    measure the friction ``mu = max |F0| / Fz`` and the fall beyond it (a passenger-car tire peaks near 0.1-0.2
+    and keeps the 0.3 sweep)."""
+    return float(min(max(SWEEP_PAST_PEAK * float(peak_slip), SWEEP_MIN), PEAK_SEARCH_MAX))
+
+
 def synthetic_data(
     params: MFParams,
     *,
     loads: Sequence[float] | None = None,
     n_slip: int = 50,
-    kappa_max: float = 0.3,
-    alpha_max: float = 0.3,
+    kappa_max: float | None = None,
+    alpha_max: float | None = None,
     combined_alpha: Sequence[float] = (0.05, 0.12),
     gamma: float = 0.0,
     noise: float = 0.01,
@@ -431,10 +461,25 @@ def synthetic_data(
     Per load: a pure kappa sweep (``|kappa| <= kappa_max``), a pure alpha sweep (``|alpha| <= alpha_max``
     rad) and a kappa sweep at each ``combined_alpha`` [rad], ``n_slip`` points each; gaussian noise of
     ``noise`` times the peak |value| of each channel at that load.  ``loads`` [N] default to
-    0.5, 1, 1.5 and 2 x ``FNOMIN`` (simple model: ``fz0``).  ``params`` may be batched (leading tire
-    axis): the result then has ``(tires, rows)`` arrays for :func:`fit_many`.
+    0.5, 1, 1.5 and 2 x ``FNOMIN`` (simple model: ``fz0``).  ``kappa_max`` and ``alpha_max`` default to
+    sweeps past the tire's peaks, :func:`sweep_end` of the peak slips (:func:`~jaxtire.fit.reports.peak_slips`
+    over the loads): 0.3 for a passenger-car tire, 0.49 rad for the PAC2002 city-bus tire (peak mu_y at 0.39 rad),
+    whose lateral friction a sweep to 0.3 rad leaves unmeasured.  ``params`` may be batched (leading tire
+    axis): the result then has ``(tires, rows)`` arrays for :func:`fit_many` (sweeps past every tire's peaks).
     """
     batched = np.ndim(nominal_load(params)) > 0
+    with jax.enable_x64(True):
+        p = params.astype(jnp.float64)
+        fnom = np.asarray(nominal_load(p), dtype=np.float64)
+    rig = (  # the loads [N]: (loads,), or (tires, loads) for a batch
+        np.multiply.outer(fnom, [0.5, 1.0, 1.5, 2.0])
+        if loads is None
+        else np.broadcast_to(np.asarray(loads, dtype=np.float64), np.shape(fnom) + (len(loads),))
+    )
+    if kappa_max is None or alpha_max is None:
+        k_pk, a_pk = peak_slips(p, rig, gamma)
+        kappa_max = sweep_end(k_pk) if kappa_max is None else kappa_max
+        alpha_max = sweep_end(a_pk) if alpha_max is None else alpha_max
     kap = np.linspace(-kappa_max, kappa_max, n_slip)
     alp = np.linspace(-alpha_max, alpha_max, n_slip)
     k_rows, a_rows = [kap, np.zeros(n_slip)], [np.zeros(n_slip), alp]
@@ -442,17 +487,14 @@ def synthetic_data(
         k_rows.append(kap)
         a_rows.append(np.full(n_slip, a))
     per_load = len(k_rows) * n_slip
-    n_loads = 4 if loads is None else len(loads)
+    n_loads = rig.shape[-1]
     kappa = np.tile(np.concatenate(k_rows), n_loads)
     alpha = np.tile(np.concatenate(a_rows), n_loads)
     case = np.repeat(np.arange(n_loads), per_load)
     with jax.enable_x64(True):
 
-        def clean(p):
-            if loads is None:
-                fz = jnp.asarray(np.array([0.5, 1.0, 1.5, 2.0])[case]) * nominal_load(p)
-            else:
-                fz = jnp.asarray(np.asarray(loads, dtype=np.float64)[case])
+        def clean(p, rig_loads):
+            fz = rig_loads[case]
             d = {
                 "kappa": jnp.asarray(kappa),
                 "alpha": jnp.asarray(alpha),
@@ -462,10 +504,11 @@ def synthetic_data(
             o = predict(p, d, True)
             return fz, o["fx"], o["fy"], o["mz"]
 
-        p = params.astype(jnp.float64)
         fz, fx, fy, mz = (
             np.array(x)
-            for x in jax.jit(jax.vmap(clean) if batched else clean, compiler_options=compiler_options(True))(p)
+            for x in jax.jit(jax.vmap(clean) if batched else clean, compiler_options=compiler_options(True))(
+                p, jnp.asarray(rig)
+            )
         )
     rng = np.random.default_rng(seed)
     for f in (fx, fy, mz):

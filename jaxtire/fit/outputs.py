@@ -46,6 +46,8 @@ def fit_header(report: FitReport, sources) -> list[str]:
         + ", ".join(f"{c} {report.rmse[c]:.4g} ({100 * report.rel_rmse[c]:.2f}% of peak)" for c in report.rmse)
     )
     lines.append(f"  validity ranges: {report.ranges or 'FZMIN..CAMMAX set from the data'}")
+    if report.extrapolated:
+        lines.append(f"  peaks past the data: {report.extrapolated}")
     return lines
 
 
@@ -63,6 +65,7 @@ def write_tables(report: FitReport, stem, sources) -> list[Path]:
         ],
         "skipped_stages": list(report.skipped),
         "absent_channels": list(report.absent),
+        "extrapolated_peaks": report.extrapolated,
         "residuals": {
             c: {
                 "rows": report.n_rows[c],

@@ -5,14 +5,29 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxtire.fit.data import COLUMNS, MeasurementSet, load_cases, row_masks
+from jaxtire.fit.loop import dual_jit
 from jaxtire.fit.objectives import predict_jit
 from jaxtire.fit.stages import CHANNELS
+from jaxtire.tire import model_name, tire_forces
 
-__all__ = ["FitReport", "FitResult", "FleetReport", "FleetResult", "StageReport", "converged_at", "rmse_tables"]
+__all__ = [
+    "PEAK_SEARCH_MAX",
+    "PEAK_SEARCH_STEPS",
+    "FitReport",
+    "FitResult",
+    "FleetReport",
+    "FleetResult",
+    "StageReport",
+    "converged_at",
+    "extrapolated_peaks",
+    "peak_slips",
+    "rmse_tables",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +59,7 @@ class FitReport:
     skipped: tuple[str, ...] = ()  # stages without measured rows: their coefficients stay as started
     absent: tuple[str, ...] = ()  # measured columns (fx, fy, mz) with no value at all
     ranges: str = ""  # how the fit evaluated the validity ranges (widened to the data's, or inside the start's)
+    extrapolated: str = ""  # pure-slip peaks of the fitted tire past the data's sweeps (extrapolated_peaks)
 
     @property
     def rel_rmse(self) -> dict[str, float]:
@@ -63,6 +79,8 @@ class FitReport:
             lines.append(
                 f"  not fitted (no measured rows; coefficients left as in the start): {', '.join(self.skipped)}"
             )
+        if self.extrapolated:
+            lines.append(f"  peaks past the data: {self.extrapolated}")
         lines.append(f"  {'stage':<9} {'coefs':>5} {'iters':>6} {'conv@':>6} {'loss start':>12} {'loss final':>12}")
         for s in self.stages:
             lines.append(
@@ -165,6 +183,79 @@ def rmse_tables(params, data: MeasurementSet, channels, fast_compile: bool = Tru
             if (m & (case == k)).any()
         }
     return rmse, peak, by_load, n_rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Where the pure-slip curves peak
+# ---------------------------------------------------------------------------------------------
+
+#: The peak search of :func:`peak_slips`: slips ``0 ... PEAK_SEARCH_MAX`` (|kappa| [-], |alpha| [rad]) on each side
+#: in ``PEAK_SEARCH_STEPS`` equal steps (0.0025).
+PEAK_SEARCH_MAX = 1.0
+PEAK_SEARCH_STEPS = 400
+
+
+def _peak_slip_pair(params, fz, gamma):
+    """``(kappa_pk, alpha_pk)`` of one tire at the loads ``fz`` [N] (1-D), see :func:`peak_slips`."""
+    s = jnp.linspace(0.0, PEAK_SEARCH_MAX, PEAK_SEARCH_STEPS + 1)
+    slip = jnp.concatenate([s, -s])[None, :]
+    zero, load = jnp.zeros_like(slip), jnp.asarray(fz)[:, None]
+    ranges_off = {"limits": "off"} if model_name(params) == "mf" else {}
+    fx = tire_forces(params, slip, zero, gamma, load, combined=False, **ranges_off).fx
+    fy = tire_forces(params, zero, slip, gamma, load, combined=False, **ranges_off).fy
+
+    def at_peak(f):  # |slip| of the largest |f| on each side at each load; the largest of these
+        return jnp.max(s[jnp.argmax(jnp.abs(f).reshape(f.shape[0], 2, s.size), axis=-1)])
+
+    return at_peak(fx), at_peak(fy)
+
+
+def _peak_slips(params, fz, gamma, batched: bool):
+    return jax.vmap(_peak_slip_pair, (0, 0, None))(params, fz, gamma) if batched else _peak_slip_pair(params, fz, gamma)
+
+
+_peak_slips_jit = dual_jit(_peak_slips, static_argnames=("batched",))
+
+
+def peak_slips(params, fz, gamma: float = 0.0) -> tuple[float, float]:
+    """``(kappa_pk, alpha_pk)``: the slips at which the pure-slip curves of ``params`` peak.
+
+    ``kappa_pk`` [-] is the largest ``|kappa|`` at which ``|Fx0(kappa)|`` is largest, and ``alpha_pk`` [rad] the
+    largest ``|alpha|`` at which ``|Fy0(alpha)|`` is, over both slip signs and the loads ``fz`` [N] (shape
+    ``(loads,)``, or ``(tires, loads)`` for a batch of tires: then over every tire too), at camber ``gamma`` [rad].
+    Slips on a grid ``0 ... PEAK_SEARCH_MAX`` (step ``PEAK_SEARCH_MAX / PEAK_SEARCH_STEPS``); a curve still rising
+    at its end gives ``PEAK_SEARCH_MAX``.  MF curves are evaluated without their validity ranges
+    (``limits="off"``: the model's own peak, not the clamp at ``ALPMAX``)."""
+    with jax.enable_x64(True):
+        p = jax.tree.map(lambda x: jnp.asarray(x, jnp.float64), params)
+        f = jnp.asarray(np.asarray(fz, dtype=np.float64))
+        k, a = _peak_slips_jit(True)(p, f, float(gamma), batched=f.ndim == 2)
+        return float(jnp.max(k)), float(jnp.max(a))
+
+
+def extrapolated_peaks(params, data: MeasurementSet) -> str:
+    """A note naming the pure-slip peaks of ``params`` that lie past the data's sweeps (``""`` when none does).
+
+    For ``Fx0`` (``Fy0``): the peak slip ``|kappa|`` (``|alpha|`` [rad]) of :func:`peak_slips` at the data's load
+    cases, camber 0, against the largest one measured on the pure longitudinal (lateral) rows with ``fx`` (``fy``).
+    A peak more than one search step past the data is extrapolated: the data do not measure that friction
+    (``mu_x = max |Fx0| / Fz``, ``mu_y = max |Fy0| / Fz``), and a fitted file whose ranges are the data's clamps the
+    slip before it."""
+    centres, _ = load_cases(data.fz)
+    peaks = dict(zip(("kappa", "alpha"), peak_slips(params, centres), strict=True))
+    masks = row_masks(np.asarray(data.kappa), np.asarray(data.alpha), np)
+    notes = []
+    for ch, slip, unit, mu in (("Fx0", "kappa", "", "mu_x"), ("Fy0", "alpha", " rad", "mu_y")):
+        col, rows = CHANNELS[ch]
+        m = masks[rows] & np.isfinite(np.asarray(getattr(data, col)))
+        if not m.any():
+            continue
+        end = float(np.max(np.abs(np.asarray(getattr(data, slip))[m])))
+        if peaks[slip] > end + PEAK_SEARCH_MAX / PEAK_SEARCH_STEPS:
+            notes.append(
+                f"{ch} peaks at |{slip}| = {peaks[slip]:.3g}{unit}, past the data's {end:.3g}{unit} ({mu} extrapolated)"
+            )
+    return "; ".join(notes)
 
 
 # ---------------------------------------------------------------------------------------------

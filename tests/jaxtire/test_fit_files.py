@@ -66,8 +66,11 @@ def test_recovers_pure_and_combined_fx_fy_mz_within_1_percent(recovered):
 
 def _forces(p, data):
     with jax.enable_x64(True):
-        o = tire_forces(p.astype(jnp.float64), *(jnp.asarray(getattr(data, c)) for c in ("kappa", "alpha", "gamma",
-                                                                                             "fz")), combined=True)
+        o = tire_forces(
+            p.astype(jnp.float64),
+            *(jnp.asarray(getattr(data, c)) for c in ("kappa", "alpha", "gamma", "fz")),
+            combined=True,
+        )
         return np.stack([np.asarray(o.fx), np.asarray(o.fy), np.asarray(o.mz)])
 
 
@@ -84,12 +87,15 @@ def test_written_tir_is_complete_and_reproduces_the_fit(recovered, tmp_path):
     np.testing.assert_allclose(_forces(back, data), _forces(res.params, data), rtol=1e-9, atol=1e-9)
     # validity ranges of the data
     assert float(back.FZMIN) == pytest.approx(min(loads)) and float(back.FZMAX) == pytest.approx(max(loads))
-    assert float(back.KPUMIN) == pytest.approx(-0.3) and float(back.ALPMAX) == pytest.approx(0.3)
+    # the sweeps' ends (0.3, or past the tire's peak: the bus to 0.49 rad, synthetic_data)
+    assert float(back.KPUMIN) == pytest.approx(data.kappa.min())
+    assert float(back.ALPMAX) == pytest.approx(data.alpha.max())
     # every line of the start file whose key the fit (or the generic start) did not change is kept verbatim
     bundled = Path(F.api.__file__).parents[1] / "data" / "TNO_car205_60R15.tir"
     original = (WILD / CASES[name]) if CASES[name] else bundled
-    changed = set(RANGE_KEYS) | {k for k in res.params.coef
-                                if float(np.asarray(res.params.coef[k])) != float(np.asarray(true.coef[k]))}
+    changed = set(RANGE_KEYS) | {
+        k for k in res.params.coef if float(np.asarray(res.params.coef[k])) != float(np.asarray(true.coef[k]))
+    }
     written = set(text.splitlines())
     kept = 0
     for line in original.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -104,10 +110,16 @@ def test_written_tir_is_complete_and_reproduces_the_fit(recovered, tmp_path):
 # Files: TYDEX sweeps and CSV, any subset of channels, the command line
 # ---------------------------------------------------------------------------------------------
 
+
 def _tdx(path, cols: dict, units: dict, constants=()):
     """A TYDEX file in the fixed columns of the format (name 1-10, description 11-40, unit 41-50, values)."""
-    lines = ["**HEADER", f"{'RELEASE':<10}{'Release of TYDEX-Format':<30}1.3", "**COMMENTS",
-             "jaxtire test sweep", "**CONSTANTS"]
+    lines = [
+        "**HEADER",
+        f"{'RELEASE':<10}{'Release of TYDEX-Format':<30}1.3",
+        "**COMMENTS",
+        "jaxtire test sweep",
+        "**CONSTANTS",
+    ]
     for n, u, v in constants:
         lines.append(f"{n:<10}{n:<30}{u:<10}{float(v)!r}")
     lines.append("**MEASURCHANNELS")
@@ -135,13 +147,20 @@ def sweep_files(tmp_path_factory):
         kind = i % 4
         if kind == 0:  # pure longitudinal
             p = root / f"long_{i}.tdx"
-            _tdx(p, {"LONGSLIP": d.kappa[s], "FZW": d.fz[s], "FXW": d.fx[s], "FYW": d.fy[s]},
-                 {"LONGSLIP": "-", "FZW": "N", "FXW": "N", "FYW": "N"}, constants=(("SLIPANGL", "deg", 0.0),))
+            _tdx(
+                p,
+                {"LONGSLIP": d.kappa[s], "FZW": d.fz[s], "FXW": d.fx[s], "FYW": d.fy[s]},
+                {"LONGSLIP": "-", "FZW": "N", "FXW": "N", "FYW": "N"},
+                constants=(("SLIPANGL", "deg", 0.0),),
+            )
             files.append(p)
         elif kind == 1:  # pure lateral: kN and degrees, no LONGSLIP at all
             p = root / f"lat_{i}.tdx"
-            _tdx(p, {"SLIPANGL": np.degrees(d.alpha[s]), "FZW": d.fz[s] / 1e3, "FXW": d.fx[s], "FYW": d.fy[s]},
-                 {"SLIPANGL": "deg", "FZW": "kN", "FXW": "N", "FYW": "N"})
+            _tdx(
+                p,
+                {"SLIPANGL": np.degrees(d.alpha[s]), "FZW": d.fz[s] / 1e3, "FXW": d.fx[s], "FYW": d.fy[s]},
+                {"SLIPANGL": "deg", "FZW": "kN", "FXW": "N", "FYW": "N"},
+            )
             files.append(p)
         else:
             combined.append(s)
@@ -150,8 +169,9 @@ def sweep_files(tmp_path_factory):
     with csv.open("w") as fh:
         fh.write("kappa,alpha,gamma,fz,fx,fy\n")
         for r in rows:
-            fh.write(",".join(repr(float(getattr(d, c)[r])) for c in ("kappa", "alpha", "gamma", "fz", "fx", "fy"))
-                     + "\n")
+            fh.write(
+                ",".join(repr(float(getattr(d, c)[r])) for c in ("kappa", "alpha", "gamma", "fz", "fx", "fy")) + "\n"
+            )
     files.append(csv)
     return true, d, files
 
