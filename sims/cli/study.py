@@ -18,9 +18,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Run a Monte Carlo study file and write its run folder: the resolved study file, the results "
         "table, summary.json, the plots and report.html (docs/studies.md).",
     )
-    ap.add_argument(
-        "file", help="the study file (TOML; see docs/studies.md), or an unfinished run folder to resume"
-    )
+    ap.add_argument("file", help="the study file (TOML; see docs/studies.md), or an unfinished run folder to resume")
     ap.add_argument("--out", default="studies", help="parent folder of the run folder (default: studies)")
     ap.add_argument("--folder", default=None, help="exactly this run folder instead of <out>/<name>-<seed>-<time>")
     ap.add_argument("--format", default="auto", choices=("auto", "parquet", "csv"), help="results table format")
@@ -34,8 +32,8 @@ def main(argv=None) -> int:
     ap = _parser()
     args = ap.parse_args(argv)
     from sims import studies  # after parsing: --help answers without importing JAX
-    from sims.studies import report  # (the same)
     from sims.run.rollout import fast_compile_options  # (the same)
+    from sims.studies import report  # (the same)
 
     folder = args.folder
     if folder is None and Path(args.file).is_dir():

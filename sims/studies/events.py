@@ -94,13 +94,13 @@ def check_event(d: Mapping[str, Any] | Event, metrics: Mapping[str, Any], source
         d = d._asdict()
         d.pop("metric"), d.pop("op"), d.pop("threshold")
     if not isinstance(d, Mapping):
-        raise ValidationError(f"{source} must be a table (when = \"distance > 60\", estimator = ...), got {d!r}")
+        raise ValidationError(f'{source} must be a table (when = "distance > 60", estimator = ...), got {d!r}')
     unknown = set(d) - set(_KEYS)
     if unknown:
         raise ValidationError(f"{source}: unknown key(s) {sorted(unknown)}; allowed {list(_KEYS)}")
     when = d.get("when")
     if not isinstance(when, str):
-        raise ValidationError(f"{source}: when = {when!r} must be a string such as \"distance > 60\" or \"spun\"")
+        raise ValidationError(f'{source}: when = {when!r} must be a string such as "distance > 60" or "spun"')
     hit = _PATTERN.match(when)
     if hit is None:
         raise ValidationError(
@@ -109,7 +109,9 @@ def check_event(d: Mapping[str, Any] | Event, metrics: Mapping[str, Any], source
         )
     negate, name, op, num = hit.groups()
     if name not in metrics:
-        raise ValidationError(f"{source}: when = {when!r}: {name!r} is not a metric of the scenario ({', '.join(metrics)})")
+        raise ValidationError(
+            f"{source}: when = {when!r}: {name!r} is not a metric of the scenario ({', '.join(metrics)})"
+        )
     kind = metrics[name].kind
     if op is None:
         if kind != "flag":

@@ -44,7 +44,9 @@ class Journal:
         self.replayed = 0
         self.ran = 0
 
-    def call(self, inputs: Mapping[str, np.ndarray], fn: Callable[[], Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    def call(
+        self, inputs: Mapping[str, np.ndarray], fn: Callable[[], Mapping[str, np.ndarray]]
+    ) -> dict[str, np.ndarray]:
         """The outputs of the next batch: from its file if the inputs match, else ``fn()`` saved first."""
         k = self.count
         self.count += 1

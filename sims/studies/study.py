@@ -413,7 +413,9 @@ def _prepare(study: Study, with_draws: bool = True):
         names = (*names, event.metric)
     if event is not None and event.estimator != "monte_carlo":
         _check_rare(study, event)
-    elif event is not None and event.target > 0 and (study.design == "saltelli" or any(not v.random for v in study.vary)):
+    elif (
+        event is not None and event.target > 0 and (study.design == "saltelli" or any(not v.random for v in study.vary))
+    ):
         raise ValidationError(
             "Study: event target (adaptive stopping) needs a random, sobol or lhs design without grid variations "
             "(the rows run in order and would stop before the later cells)"
@@ -476,7 +478,9 @@ def run(
     multi = jax.process_count() > 1
     rare_event = event is not None and event.estimator != "monte_carlo"
     if multi and (journal is not None or rare_event):
-        raise ValidationError("Study: a journal or a rare-event estimator runs in one process, not under jax.distributed")
+        raise ValidationError(
+            "Study: a journal or a rare-event estimator runs in one process, not under jax.distributed"
+        )
     book = Journal(journal)
     timing = dict(compile_s=0.0, run_s=0.0)
 

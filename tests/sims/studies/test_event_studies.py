@@ -120,12 +120,17 @@ def test_limit_state_gradient_against_finite_differences():
     for x64 in (True, False):
         with jax.enable_x64(x64):
             scenario, metrics, _, event = sm._prepare(st)
-            state = sm.VehicleLimitState(st, scenario, sm._vehicle(st), event, tuple(metrics), Journal(None), None, FAST)
+            state = sm.VehicleLimitState(
+                st, scenario, sm._vehicle(st), event, tuple(metrics), Journal(None), None, FAST
+            )
             g, grads[x64] = state.value_and_grad(u)
             assert np.all(np.isfinite(grads[x64])) and grads[x64][0] > 0 > grads[x64][1]  # grip: shorter; mass: longer
             if x64:
                 h = 1e-3
-                fd = [(state.value_and_grad(u + h * e)[0] - state.value_and_grad(u - h * e)[0]) / (2 * h) for e in np.eye(2)]
+                fd = [
+                    (state.value_and_grad(u + h * e)[0] - state.value_and_grad(u - h * e)[0]) / (2 * h)
+                    for e in np.eye(2)
+                ]
                 print(f"g {g:.5f}, grad {grads[x64]}, central differences {fd}")
                 np.testing.assert_allclose(grads[x64], fd, rtol=1e-4)
     np.testing.assert_allclose(grads[False], grads[True], rtol=0.01)

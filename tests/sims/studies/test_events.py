@@ -18,7 +18,14 @@ ISO = {m.name: m for m in catalog.get("iso3888_2").metrics}
 
 def test_events_from_the_study_file():
     e = events.check_event({"when": "distance > 60"}, BRAKING)
-    assert (e.metric, e.op, e.threshold, e.estimator, e.target, e.batch) == ("distance", ">", 60.0, "monte_carlo", 0, 1000)
+    assert (e.metric, e.op, e.threshold, e.estimator, e.target, e.batch) == (
+        "distance",
+        ">",
+        60.0,
+        "monte_carlo",
+        0,
+        1000,
+    )
     # g = t - m: negative past the threshold, a tiny positive at the tie of a strict inequality
     np.testing.assert_allclose(e.limit_state(np.array([61.5, 59.0])), [-1.5, 1.0])
     assert e.limit_state(np.array([60.0]))[0] == events.TIE
