@@ -136,3 +136,23 @@ def test_adaptive_stopping_reaches_its_target(name):
     # a budget stops it first
     short = fn(g, 3, n=2000 if name == "monte_carlo" else 500, seed=1, target=0.01, max_runs=4000)
     assert short.half_width > 0.01 and short.runs >= 4000 and short.runs < 4000 + 6000
+
+
+def test_the_study_files_in_the_docs_are_valid():
+    """Every TOML block of docs/studies.md: a whole study file passes every pre-run check; an [event]
+    fragment is a valid event of the braking scenario."""
+    import re
+    import tomllib
+    from pathlib import Path
+
+    from sims.studies import study as sm
+
+    text = (Path(__file__).resolve().parents[3] / "docs" / "studies.md").read_text()
+    blocks = re.findall(r"```toml\n(.*?)```", text, re.S)
+    assert len(blocks) >= 4
+    for b in blocks:
+        d = tomllib.loads(b)
+        if "scenario" in d:
+            sm.check(sm.Study.from_dict(d))
+        else:
+            events.check_event(d["event"], BRAKING)
