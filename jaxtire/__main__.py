@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-import jax.numpy as jnp
+import jax
 import numpy as np
 
 from jaxtire.tir import TirError, data_path, load_tir
@@ -20,11 +20,15 @@ def summary(params, loads=None) -> str:
     angle pushes the tire to the right), ``Mz peak`` the extreme Mz for alpha >= 0 (positive
     self-aligning moment).  ``Kya`` is dFy/dalpha at alpha = 0 (negative in ISO-W) in N/deg,
     ``Kxk`` dFx/dkappa at kappa = 0 in N per unit slip.
+
+    Evaluated on the host in NumPy float64 (the params' leaves and the slips as NumPy arrays: the MF
+    equations run in NumPy, nothing is compiled; :mod:`jaxtire._xp`).
     """
+    params = jax.tree.map(lambda x: np.asarray(x, np.float64), params)
     fz0 = float(nominal_load(params))
     loads = loads or [0.5 * fz0, fz0, 1.5 * fz0, 2.0 * fz0]
-    kappa = jnp.linspace(0.0, 0.5, 1001)
-    alpha = jnp.linspace(0.0, 0.35, 1001)
+    kappa = np.linspace(0.0, 0.5, 1001)
+    alpha = np.linspace(0.0, 0.35, 1001)
     rows = [
         "ISO-W signs; peaks on the positive-slip side (kappa >= 0, alpha >= 0)",
         f"{'Fz [N]':>8} {'Fx peak [N]':>12} {'kappa@pk':>9} {'Kxk [N]':>10} {'Fy peak [N]':>12} "

@@ -4,6 +4,10 @@ All helpers follow the *safe-where* pattern: the argument of a function that
 would be singular (``sqrt(0)``, ``x / 0``, ``x ** q`` at 0) is first replaced by
 a harmless value on the masked branch, so neither the value nor the gradient
 of the discarded branch can produce NaN or inf.
+
+Every helper takes its array namespace from its arguments (:func:`jaxtire._xp.namespace`): JAX arrays
+and tracers give the ``jax.numpy`` forms below, NumPy arrays the same expressions in NumPy (``atan``:
+``np.arctan``, ``cos_atan``: ``1 / sqrt(1 + x^2)``).
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from jaxtire._xp import namespace
 
 #: Small positive number used to regularise denominators (same role as MFeval's eps).
 EPS = 1e-6
@@ -24,15 +30,17 @@ def safe_div(num, den, eps: float = EPS):
     denominator only, and recomputes the cheap product where it is read (fewer operations per tire than a
     stored quotient; ``benchmarks/PERF_NOTES.md``, session 5).
     """
-    sgn = jnp.where(den >= 0, 1.0, -1.0).astype(jnp.result_type(den))
-    return num * jnp.reciprocal(den + eps * sgn)
+    xp = namespace(num, den)
+    sgn = xp.where(den >= 0, 1.0, -1.0).astype(xp.result_type(den))
+    return num * xp.reciprocal(den + eps * sgn)
 
 
 def safe_sqrt(x, tiny: float = 1e-20):
     """``sqrt(x)`` for ``x >= 0`` whose gradient is finite (zero) at ``x == 0``."""
+    xp = namespace(x)
     pos = x > tiny
-    xs = jnp.where(pos, x, 1.0)
-    return jnp.where(pos, jnp.sqrt(xs), 0.0)
+    xs = xp.where(pos, x, 1.0)
+    return xp.where(pos, xp.sqrt(xs), 0.0)
 
 
 def safe_norm(x, y):
@@ -42,23 +50,27 @@ def safe_norm(x, y):
 
 def safe_pow(x, q, tiny: float = 1e-12):
     """``x ** q`` for ``x >= 0``; returns 0 (and a finite gradient) for ``x <= tiny``."""
+    xp = namespace(x, q)
     pos = x > tiny
-    xs = jnp.where(pos, x, 1.0)
-    return jnp.where(pos, xs**q, 0.0)
+    xs = xp.where(pos, x, 1.0)
+    return xp.where(pos, xs**q, 0.0)
 
 
 def smooth_sign(x, width):
     """Linear-ramp sign: ``clip(x / width, -1, 1)``; continuous, zero at ``x == 0``."""
-    return jnp.clip(x / width, -1.0, 1.0)
+    return namespace(x, width).clip(x / width, -1.0, 1.0)
 
 
 def sign_nonzero(x):
     """``sign(x)`` but +1 at ``x == 0`` (used where MF needs a sign that is never 0)."""
-    return jnp.where(x >= 0, 1.0, -1.0).astype(jnp.result_type(x))
+    xp = namespace(x)
+    return xp.where(x >= 0, 1.0, -1.0).astype(xp.result_type(x))
 
 
 def cos_atan(x):
     """``cos(atan(x)) = 1 / sqrt(1 + x^2)``, exact identity without the two transcendental calls."""
+    if namespace(x) is np:
+        return 1.0 / np.sqrt(1.0 + x * x)
     return jax.lax.rsqrt(1.0 + x * x)
 
 
@@ -92,14 +104,19 @@ def _estrin(w, coeffs):
     return terms[0]
 
 
-@jax.custom_jvp
 def atan(x):
-    """``arctan(x)``; in float32 a fused-friendly polynomial (a few ulp), in float64 ``jnp.arctan``.
+    """``arctan(x)``; in float32 a fused-friendly polynomial (a few ulp), in float64 ``jnp.arctan``; NumPy input:
+    ``np.arctan``.
 
     XLA's CPU ``atan`` goes through a general ``atan2`` that does not vectorise well inside
     large fusions; this range-reduced polynomial (``atan(x) = pi/2 - atan(1/x)`` for ``|x| > 1``)
     keeps the Magic Formula loops vectorised.  The derivative is the exact ``1 / (1 + x^2)``.
     """
+    return np.arctan(x) if namespace(x) is np else _atan(x)
+
+
+@jax.custom_jvp
+def _atan(x):
     x = jnp.asarray(x)
     if x.dtype != jnp.float32:
         return jnp.arctan(x)
@@ -111,13 +128,12 @@ def atan(x):
     return jnp.copysign(r, x)
 
 
-@atan.defjvp
+@_atan.defjvp
 def _atan_jvp(primals, tangents):
     (x,), (dx,) = primals, tangents
-    return atan(x), dx / (1.0 + x * x)
+    return _atan(x), dx / (1.0 + x * x)
 
 
-@jax.custom_jvp
 def materialise(x):
     """``x`` itself (finite values, bit for bit), computed once and stored instead of recomputed in every loop.
 
@@ -129,11 +145,19 @@ def materialise(x):
     XLA folds neither ``0 x`` nor a divide by a computed 1) and makes the value's root a divide, so it is
     evaluated once and read from memory.  ``+-inf`` gives NaN: use it on values that are finite by
     construction; subnormal values (below ``1.2e-38`` in float32) may be flushed to a zero of the same sign.  Derivative: the identity.  See ``benchmarks/PERF_NOTES.md``, "Cheap-op divides and roots".
+    NumPy input: the same expression, on the host.
     """
+    return _divide_by_one(x) if namespace(x) is np else _materialise(x)
+
+
+def _divide_by_one(x):
     return x / (x * 0.0 + 1.0)
 
 
-@materialise.defjvp
+_materialise = jax.custom_jvp(_divide_by_one)
+
+
+@_materialise.defjvp
 def _materialise_jvp(primals, tangents):
     (x,), (dx,) = primals, tangents
-    return materialise(x), dx
+    return _materialise(x), dx

@@ -14,7 +14,8 @@ Cephes minimax polynomials for ``sin`` and ``cos`` on ``[-pi/4, pi/4]`` and the 
 are all below 10.  The derivatives are exact (``sin' = cos`` etc., through ``custom_jvp``).
 
 In float64 (``jax_enable_x64``) every function is the ``jnp`` one, so float64 results are
-unchanged.
+unchanged.  NumPy input (:func:`jaxtire._xp.namespace`) gives the ``numpy`` function: a host evaluation
+traces and compiles nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 
 from jaxtire._math import atan
 from jaxtire._math import safe_pow as _safe_pow
+from jaxtire._xp import namespace
 
 _TWO_OVER_PI = np.float32(2.0 / np.pi)
 # pi/2 = _PIO2_1 + _PIO2_2 + _PIO2_3 (Cephes DP1..DP3 times 2); _PIO2_1 has 8 significant bits.
@@ -68,7 +70,7 @@ def _sincos_f32(x):
     return sin_v, cos_v
 
 
-def _f32_poly(jnp_fn, poly, doc: str):
+def _f32_poly(jnp_fn, poly):
     """``jnp_fn`` as a ``custom_jvp`` function that evaluates ``poly`` on float32 arrays (other dtypes: ``jnp_fn``)."""
 
     def fn(x):
@@ -76,25 +78,30 @@ def _f32_poly(jnp_fn, poly, doc: str):
         return poly(x) if _is_f32(x) else jnp_fn(x)
 
     fn.__name__ = fn.__qualname__ = jnp_fn.__name__
-    fn.__doc__ = doc
     return jax.custom_jvp(fn)
 
 
-sin = _f32_poly(
-    jnp.sin,
-    lambda x: _sincos_f32(x)[0],
-    "``sin(x)``: a fused-friendly polynomial in float32 (2 ulp for ``|x| < 1e4``), ``jnp.sin`` otherwise.",
-)
-cos = _f32_poly(
-    jnp.cos,
-    lambda x: _sincos_f32(x)[1],
-    "``cos(x)``: a fused-friendly polynomial in float32 (2 ulp for ``|x| < 1e4``), ``jnp.cos`` otherwise.",
-)
-tan = _f32_poly(
-    jnp.tan,
-    lambda x: operator.truediv(*_sincos_f32(x)),
-    "``tan(x)`` as the ratio of the polynomial ``sin`` and ``cos`` in float32, ``jnp.tan`` otherwise.",
-)
+_sin = _f32_poly(jnp.sin, lambda x: _sincos_f32(x)[0])
+_cos = _f32_poly(jnp.cos, lambda x: _sincos_f32(x)[1])
+_tan = _f32_poly(jnp.tan, lambda x: operator.truediv(*_sincos_f32(x)))
+
+
+def sin(x):
+    """``sin(x)``: a fused-friendly polynomial in float32 (2 ulp for ``|x| < 1e4``), ``jnp.sin`` otherwise; NumPy
+    input: ``np.sin``."""
+    return np.sin(x) if namespace(x) is np else _sin(x)
+
+
+def cos(x):
+    """``cos(x)``: a fused-friendly polynomial in float32 (2 ulp for ``|x| < 1e4``), ``jnp.cos`` otherwise; NumPy
+    input: ``np.cos``."""
+    return np.cos(x) if namespace(x) is np else _cos(x)
+
+
+def tan(x):
+    """``tan(x)`` as the ratio of the polynomial ``sin`` and ``cos`` in float32, ``jnp.tan`` otherwise; NumPy input:
+    ``np.tan``."""
+    return np.tan(x) if namespace(x) is np else _tan(x)
 
 
 def sincos(x):
@@ -102,22 +109,22 @@ def sincos(x):
     return sin(x), cos(x)
 
 
-@sin.defjvp
+@_sin.defjvp
 def _sin_jvp(primals, tangents):
     (x,), (dx,) = primals, tangents
-    return sin(x), cos(x) * dx
+    return _sin(x), _cos(x) * dx
 
 
-@cos.defjvp
+@_cos.defjvp
 def _cos_jvp(primals, tangents):
     (x,), (dx,) = primals, tangents
-    return cos(x), -sin(x) * dx
+    return _cos(x), -_sin(x) * dx
 
 
-@tan.defjvp
+@_tan.defjvp
 def _tan_jvp(primals, tangents):
     (x,), (dx,) = primals, tangents
-    t = tan(x)
+    t = _tan(x)
     return t, (1.0 + t * t) * dx
 
 
@@ -125,10 +132,12 @@ def atan2(y, x):
     """``arctan2(y, x)`` from the polynomial :func:`jaxtire._math.atan` (float32), ``jnp.arctan2`` otherwise.
 
     ``atan2(y, x) = atan(y / x)`` for ``x > 0``, shifted by ``+-pi`` for ``x < 0``; ``(0, 0)`` gives 0.
+    NumPy input: ``np.arctan2``.
     """
-    y, x = jnp.asarray(y), jnp.asarray(x)
-    if jnp.result_type(y, x) != jnp.float32:
-        return jnp.arctan2(y, x)
+    xp = namespace(y, x)
+    y, x = xp.asarray(y), xp.asarray(x)
+    if xp is np or xp.result_type(y, x) != jnp.float32:
+        return xp.arctan2(y, x)
     ay, ax = jnp.abs(y), jnp.abs(x)
     swap = ay > ax
     num = jnp.where(swap, ax, ay)
@@ -144,11 +153,12 @@ def safe_pow(x, q, tiny: float = 1e-12):
 
     XLA:CPU's ``power`` is a scalar ``powf`` call; ``exp`` and ``log`` are vectorised polynomials.  For
     ``x > 0`` the two are the same function (``x^q = e^(q ln x)``; a few ulp apart).  Other dtypes:
-    :func:`jaxtire._math.safe_pow` itself.
+    :func:`jaxtire._math.safe_pow` itself (also for NumPy input).
     """
 
-    x = jnp.asarray(x)
-    if jnp.result_type(x, q) != jnp.float32:
+    xp = namespace(x, q)
+    x = xp.asarray(x)
+    if xp is np or xp.result_type(x, q) != jnp.float32:
         return _safe_pow(x, q, tiny)
     pos = x > tiny
     xs = jnp.where(pos, x, 1.0)

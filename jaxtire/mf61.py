@@ -50,6 +50,10 @@ Compiled form: with the parameters closed over by ``jit`` (concrete arrays), ter
 exactly 0 (the speed decay ``LMUV``, ``QBZ10``, ``RBY4``) are left out rather than multiplied by zero; the
 result is the same, the compiled loop count smaller (``benchmarks/PERF_NOTES.md``).
 
+Host form: params whose leaves are NumPy arrays, with NumPy or Python inputs (no JAX array anywhere), run the
+same lines in NumPy (:mod:`jaxtire._xp`): eager, nothing traced or compiled, NumPy arrays out (float64 params:
+within ~1e-15 of JAX float64).  :func:`jaxtire.load_tir` checks a tire this way.
+
 Surface: ``surface.grip`` multiplies ``LMUX`` and ``LMUY`` (peak and sliding
 friction; stiffness unchanged) and ``surface.rolling_resistance`` multiplies
 ``LMY``.  Ploughing drag acts on the chassis: see
@@ -61,13 +65,13 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jaxtire import vertical
 from jaxtire._math import atan, cos_atan, materialise, safe_div, safe_norm, safe_sqrt
 from jaxtire._trig import cos, sin, tan
 from jaxtire._trig import safe_pow as _pow_pos
+from jaxtire._xp import namespace
 from jaxtire.forces import TireForces
 from jaxtire.limits import LimitFlags, limit_flags, warn_out_of_range
 from jaxtire.magic_formula import peak_phase
@@ -96,6 +100,7 @@ class _Common(NamedTuple):
 
 
 def _common(p: MFParams, fz, gamma, vx, grip, slip_speed, pres=None) -> _Common:
+    xp = namespace(fz)
     fz0p = p.FNOMIN * p.LFZO
     dfz = (fz - fz0p) / fz0p
     dpi = ((p.INFLPRES if pres is None else pres) - p.NOMPRES) / p.NOMPRES
@@ -110,9 +115,9 @@ def _common(p: MFParams, fz, gamma, vx, grip, slip_speed, pres=None) -> _Common:
         lmux_p = _A_MU * lmux / (1.0 + (_A_MU - 1.0) * lmux)
         lmuy_p = _A_MU * lmuy / (1.0 + (_A_MU - 1.0) * lmuy)
     if vx is None:
-        w_low = jnp.ones_like(fz)
+        w_low = xp.ones_like(fz)
     else:
-        ratio = jnp.minimum(jnp.abs(vx) / p.VXLOW, 1.0)
+        ratio = xp.minimum(xp.abs(vx) / p.VXLOW, 1.0)
         w_low = materialise(0.5 * (1.0 - cos(np.pi * ratio)))
     return _Common(fz, fz0p, dfz, dpi, gx, gs, gz, lmux, lmuy, lmux_p, lmuy_p, w_low)
 
@@ -132,7 +137,8 @@ def _term(coef, x):
 
 def _nonzero(x, tiny=1e-12):
     """``x`` with exact zeros replaced by ``tiny`` (a divisor that is zero only for degenerate coefficients)."""
-    return jnp.where(x == 0.0, tiny, x)
+    xp = namespace(x)
+    return xp.where(x == 0.0, tiny, x)
 
 
 class _TurnSlip(NamedTuple):
@@ -151,16 +157,17 @@ class _TurnSlip(NamedTuple):
 
 def _turn_slip(p: MFParams, c: _Common, kappa, alpha_s, gamma, phit, vx, omega) -> _TurnSlip:
     """Spin and the zeta factors that depend on the inputs only (zeta0 = 0, zeta4/7/8 follow in Fy0 and Mz)."""
+    xp = namespace(c.fz)
     r0 = p.UNLOADED_RADIUS
     eps_g = p.PECP1 * (1.0 + p.PECP2 * c.dfz)
     v = p.LONGVL if vx is None else vx
-    sgn_v = jnp.where(jnp.asarray(v) >= 0.0, 1.0, -1.0)
-    vc = jnp.maximum(jnp.abs(v) * jnp.sqrt(1.0 + alpha_s * alpha_s), p.VXLOW) * sgn_v
+    sgn_v = xp.where(xp.asarray(v) >= 0.0, 1.0, -1.0)
+    vc = xp.maximum(xp.abs(v) * xp.sqrt(1.0 + alpha_s * alpha_s), p.VXLOW) * sgn_v
     if omega is None:
         re = vertical.effective_rolling_radius(p, c.fz, v / r0)
         omega = v * (1.0 + kappa) / re
     phi = spin(phit, omega, gamma, vc, eps_g)
-    r0phi = r0 * jnp.abs(phi)
+    r0phi = r0 * xp.abs(phi)
     bxp = p.PDXP1 * (1.0 + p.PDXP2 * c.dfz) * cos_atan(p.PDXP3 * kappa)
     byp = p.PDYP1 * (1.0 + p.PDYP2 * c.dfz) * cos_atan(p.PDYP3 * alpha_s)
     return _TurnSlip(
@@ -186,16 +193,15 @@ class _Fx0(NamedTuple):
 
 def _fx0(p: MFParams, c: _Common, kappa, ts: _TurnSlip | None = None) -> _Fx0:
     """Pure longitudinal slip ``Fx0`` (Pacejka 2012, eqs. 4.E9-4.E18; turn slip: ``Dx *= zeta1``)."""
+    xp = namespace(c.fz)
     cx = p.PCX1 * p.LCX
     mux = (p.PDX1 + p.PDX2 * c.dfz) * (1.0 + p.PPX3 * c.dpi + p.PPX4 * c.dpi**2) * (1.0 - p.PDX3 * c.gx**2) * c.lmux
     dx = mux * c.fz if ts is None else mux * c.fz * ts.zeta1
-    kxk = (
-        c.fz * (p.PKX1 + p.PKX2 * c.dfz) * jnp.exp(p.PKX3 * c.dfz) * (1.0 + p.PPX1 * c.dpi + p.PPX2 * c.dpi**2) * p.LKX
-    )
+    kxk = c.fz * (p.PKX1 + p.PKX2 * c.dfz) * xp.exp(p.PKX3 * c.dfz) * (1.0 + p.PPX1 * c.dpi + p.PPX2 * c.dpi**2) * p.LKX
     shx = (p.PHX1 + p.PHX2 * c.dfz) * p.LHX * c.w_low
     svx = c.fz * (p.PVX1 + p.PVX2 * c.dfz) * p.LVX * c.lmux_p * c.w_low
     kx = kappa + shx
-    ex = jnp.minimum((p.PEX1 + p.PEX2 * c.dfz + p.PEX3 * c.dfz**2) * (1.0 - p.PEX4 * jnp.sign(kx)) * p.LEX, 1.0)
+    ex = xp.minimum((p.PEX1 + p.PEX2 * c.dfz + p.PEX3 * c.dfz**2) * (1.0 - p.PEX4 * xp.sign(kx)) * p.LEX, 1.0)
     bx = safe_div(kxk, cx * dx)
     phase = peak_phase(kx, bx, cx, ex)
     return _Fx0(dx * sin(phase) + svx, kxk, mux, phase, svx)
@@ -213,12 +219,13 @@ class _Fy0(NamedTuple):
 
 
 def _kya(p: MFParams, c: _Common, gs):
+    xp = namespace(c.fz)
     pky4 = 2.0 if p.is_mf52 else p.PKY4
     return (
         p.PKY1
         * c.fz0p
         * (1.0 + p.PPY1 * c.dpi)
-        * (1.0 - p.PKY3 * jnp.abs(gs))
+        * (1.0 - p.PKY3 * xp.abs(gs))
         * sin(pky4 * atan(c.fz / ((p.PKY2 + p.PKY5 * gs**2) * (1.0 + p.PPY2 * c.dpi) * c.fz0p)))
         * p.LKY
     )
@@ -231,6 +238,7 @@ def _fy0(p: MFParams, c: _Common, alpha_s, gs, ts: _TurnSlip | None = None) -> _
     camber shift ``(Kyg0 gamma* - SVyg)/Kya`` is replaced (``zeta0 = 0``) by ``zeta4 - 1 = SHyphi - SVyg/Kya``
     with ``SHyphi = DHyphi sin(CHyphi atan(BHyphi R0 phi - EHyphi(...))) sgn(Vx)`` (eqs. 4.E27, 4.80-4.89).
     """
+    xp = namespace(c.fz)
     kya = materialise(_kya(p, c, gs))
     if ts is not None:
         kya = kya * ts.zeta3
@@ -244,10 +252,10 @@ def _fy0(p: MFParams, c: _Common, alpha_s, gs, ts: _TurnSlip | None = None) -> _
         if ts is None:
             shy_camber = safe_div(kyg0 * gs - svyg, kya)
         else:
-            kya0 = _kya(p, c, jnp.zeros_like(gs)) * ts.zeta3
+            kya0 = _kya(p, c, xp.zeros_like(gs)) * ts.zeta3
             chyp = p.PHYP1
             dhyp = (p.PHYP2 + p.PHYP3 * c.dfz) * ts.sgn_v
-            ehyp = jnp.minimum(p.PHYP4, 1.0)
+            ehyp = xp.minimum(p.PHYP4, 1.0)
             kyrp0 = kyg0 / _nonzero(1.0 - ts.eps_g)
             bhyp = safe_div(kyrp0, chyp * dhyp * kya0)
             x = bhyp * p.UNLOADED_RADIUS * ts.phi
@@ -259,8 +267,8 @@ def _fy0(p: MFParams, c: _Common, alpha_s, gs, ts: _TurnSlip | None = None) -> _
     cy = p.PCY1 * p.LCY
     muy = (p.PDY1 + p.PDY2 * c.dfz) * (1.0 + p.PPY3 * c.dpi + p.PPY4 * c.dpi**2) * (1.0 - p.PDY3 * gs**2) * c.lmuy
     dy = muy * c.fz * z2
-    ey = jnp.minimum(
-        (p.PEY1 + p.PEY2 * c.dfz) * (1.0 + p.PEY5 * gs**2 - (p.PEY3 + p.PEY4 * gs) * jnp.sign(ay)) * p.LEY, 1.0
+    ey = xp.minimum(
+        (p.PEY1 + p.PEY2 * c.dfz) * (1.0 + p.PEY5 * gs**2 - (p.PEY3 + p.PEY4 * gs) * xp.sign(ay)) * p.LEY, 1.0
     )
     by = safe_div(kya, cy * dy)
     phase = peak_phase(ay, by, cy, ey)
@@ -269,18 +277,20 @@ def _fy0(p: MFParams, c: _Common, alpha_s, gs, ts: _TurnSlip | None = None) -> _
 
 def _gxa(p: MFParams, c: _Common, kappa, alpha_s):
     """Weighting of Fx by slip angle, ``Gxa`` (eqs. 4.E54-4.E57)."""
+    xp = namespace(c.fz)
     bxa = (p.RBX1 + p.RBX3 * c.gs**2) * cos_atan(p.RBX2 * kappa) * p.LXAL
     cxa = p.RCX1
-    exa = jnp.minimum(p.REX1 + p.REX2 * c.dfz, 1.0)
+    exa = xp.minimum(p.REX1 + p.REX2 * c.dfz, 1.0)
     shxa = p.RHX1
     return cos(peak_phase(alpha_s, bxa, cxa, exa, shxa)) / cos(peak_phase(shxa, bxa, cxa, exa))
 
 
 def _gyk(p: MFParams, c: _Common, kappa, alpha_s, gs, muy):
     """Weighting of Fy by slip ratio ``Gyk`` and the kappa-induced side force ``SVyk`` (eqs. 4.E58-4.E67)."""
+    xp = namespace(c.fz)
     byk = (p.RBY1 + _term(p.RBY4, gs**2)) * cos_atan(p.RBY2 * (alpha_s - p.RBY3)) * p.LYKA
     cyk = p.RCY1
-    eyk = jnp.minimum(p.REY1 + p.REY2 * c.dfz, 1.0)
+    eyk = xp.minimum(p.REY1 + p.REY2 * c.dfz, 1.0)
     shyk = p.RHY1 + p.RHY2 * c.dfz
     gyk = cos(peak_phase(kappa, byk, cyk, eyk, shyk)) / cos(peak_phase(shyk, byk, cyk, eyk))
     dvyk = muy * c.fz * (p.RVY1 + p.RVY2 * c.dfz + p.RVY3 * gs) * cos_atan(p.RVY4 * alpha_s)
@@ -320,6 +330,7 @@ def _mz(
     Turn slip (``ts``): ``Dt *= zeta5``, ``Br *= zeta6``, ``Cr = zeta7``, ``Dr += zeta8 - 1``,
     the ``Dr`` camber term ``*= zeta0 = 0`` and its ``LRES`` term ``*= zeta2`` (eqs. 4.90-4.104).
     """
+    xp = namespace(c.fz)
     r0 = p.UNLOADED_RADIUS
     cos_a = cos_atan(alpha_s)  # cos(alpha) for |alpha| < pi/2
     gz = c.gz
@@ -327,7 +338,7 @@ def _mz(
     sht = p.QHZ1 + p.QHZ2 * c.dfz + (p.QHZ3 + p.QHZ4 * c.dfz) * gz
     alpha_t = alpha_s + sht
     alpha_r = alpha_s + y.shy + safe_div(y.svy, y.kya)
-    bt = (p.QBZ1 + p.QBZ2 * c.dfz + p.QBZ3 * c.dfz**2) * (1.0 + p.QBZ4 * gb + p.QBZ5 * jnp.abs(gb)) * p.LKY / c.lmuy
+    bt = (p.QBZ1 + p.QBZ2 * c.dfz + p.QBZ3 * c.dfz**2) * (1.0 + p.QBZ4 * gb + p.QBZ5 * xp.abs(gb)) * p.LKY / c.lmuy
     ct = p.QCZ1
     z2 = 1.0 if ts is None else ts.zeta2
     if p.is_mf52:
@@ -340,12 +351,12 @@ def _mz(
         )
     else:
         dt0 = fz_mz * (r0 / c.fz0p) * (p.QDZ1 + p.QDZ2 * c.dfz) * (1.0 - p.PPZ1 * c.dpi) * p.LTR
-        dt = dt0 * ((1.0 + p.QDZ3 * gb + p.QDZ4 * gb**2) if mfeval else (1.0 + p.QDZ3 * jnp.abs(gz) + p.QDZ4 * gz**2))
+        dt = dt0 * ((1.0 + p.QDZ3 * gb + p.QDZ4 * gb**2) if mfeval else (1.0 + p.QDZ3 * xp.abs(gz) + p.QDZ4 * gz**2))
         camber = (
             0.0
             if ts is not None
             else (
-                ((p.QDZ8 + p.QDZ9 * c.dfz) * (1.0 + p.PPZ2 * c.dpi) + (p.QDZ10 + p.QDZ11 * c.dfz) * jnp.abs(gz))
+                ((p.QDZ8 + p.QDZ9 * c.dfz) * (1.0 + p.PPZ2 * c.dpi) + (p.QDZ10 + p.QDZ11 * c.dfz) * xp.abs(gz))
                 * gz
                 * p.LKZC
             )
@@ -359,18 +370,18 @@ def _mz(
     if ts is not None:
         br = br * ts.zeta6
         # zeta7, zeta8 (eqs. 4.93-4.104): parking torque of a turning tyre
-        mzp_inf = jnp.maximum(p.QCRP1 * jnp.abs(y.muy) * r0 * c.fz * safe_sqrt(c.fz / c.fz0p) * p.LMP, 1e-6)
-        cdrp = jnp.maximum(p.QDRP1, 1e-3)  # documented clamp: files without turn slip write QDRP1 = 0
+        mzp_inf = xp.maximum(p.QCRP1 * xp.abs(y.muy) * r0 * c.fz * safe_sqrt(c.fz / c.fz0p) * p.LMP, 1e-6)
+        cdrp = xp.maximum(p.QDRP1, 1e-3)  # documented clamp: files without turn slip write QDRP1 = 0
         ddrp = mzp_inf / sin(0.5 * np.pi * cdrp)
         kzgr0 = c.fz * r0 * (p.QDZ8 + p.QDZ9 * c.dfz) * (1.0 + p.PPZ2 * c.dpi) * p.LKZC
         bdrp = kzgr0 / _nonzero(cdrp * ddrp * (1.0 - ts.eps_g))
         drp = ddrp * sin(cdrp * atan(bdrp * r0 * ts.phi))
-        mzp90 = mzp_inf * (2.0 / np.pi) * atan(p.QCRP2 * r0 * jnp.abs(ts.phit)) * gyk
-        ratio = jnp.clip(mzp90 / jnp.maximum(jnp.abs(drp), 1e-9), -1.0 + 1e-6, 1.0 - 1e-6)
-        cr = (2.0 / np.pi) * jnp.arccos(ratio)  # zeta7
+        mzp90 = mzp_inf * (2.0 / np.pi) * atan(p.QCRP2 * r0 * xp.abs(ts.phit)) * gyk
+        ratio = xp.clip(mzp90 / xp.maximum(xp.abs(drp), 1e-9), -1.0 + 1e-6, 1.0 - 1e-6)
+        cr = (2.0 / np.pi) * xp.arccos(ratio)  # zeta7
         dr = dr + drp  # + zeta8 - 1
     dr = dr * c.w_low
-    et = jnp.minimum(
+    et = xp.minimum(
         (p.QEZ1 + p.QEZ2 * c.dfz + p.QEZ3 * c.dfz**2)
         * (1.0 + (p.QEZ4 + p.QEZ5 * gz) * (2.0 / np.pi) * atan(bt * ct * alpha_t)),
         1.0,
@@ -378,11 +389,11 @@ def _mz(
     if combined:
         ratio2 = safe_div(kxk, y.kya) ** 2 * kappa**2
         if mfeval:
-            alpha_t = atan(safe_sqrt(tan(alpha_t) ** 2 + ratio2)) * jnp.sign(alpha_t)
-            alpha_r = atan(safe_sqrt(tan(alpha_r) ** 2 + ratio2)) * jnp.sign(alpha_r)
+            alpha_t = atan(safe_sqrt(tan(alpha_t) ** 2 + ratio2)) * xp.sign(alpha_t)
+            alpha_r = atan(safe_sqrt(tan(alpha_r) ** 2 + ratio2)) * xp.sign(alpha_r)
         else:
-            alpha_t = safe_sqrt(alpha_t**2 + ratio2) * jnp.sign(alpha_t)
-            alpha_r = safe_sqrt(alpha_r**2 + ratio2) * jnp.sign(alpha_r)
+            alpha_t = safe_sqrt(alpha_t**2 + ratio2) * xp.sign(alpha_t)
+            alpha_r = safe_sqrt(alpha_r**2 + ratio2) * xp.sign(alpha_r)
     t = dt * cos(peak_phase(alpha_t, bt, ct, et)) * cos_a
     if mfeval:
         t = t * p.LFZO
@@ -397,6 +408,7 @@ def _mz(
 
 def _mx(p: MFParams, c: _Common, gamma, fy, fz):
     """Overturning moment (MF 6.1: Pacejka 2012 eq. 4.E69 / TNO form; MF 5.2: the PAC2002 three-term form)."""
+    xp = namespace(fz)
     r0, fz0 = p.UNLOADED_RADIUS, p.FNOMIN
     fyn, fzn = fy / fz0, fz / fz0
     if p.is_mf52:
@@ -409,7 +421,7 @@ def _mx(p: MFParams, c: _Common, gamma, fy, fz):
         + p.QSX10 * atan(p.QSX11 * fzn) * gamma
     )
     return r0 * fz * p.LMX * inner + r0 * p.LMX * (
-        fy * (p.QSX13 + p.QSX14 * jnp.abs(gamma)) - fz * p.QSX12 * gamma * jnp.abs(gamma)
+        fy * (p.QSX13 + p.QSX14 * xp.abs(gamma)) - fz * p.QSX12 * gamma * xp.abs(gamma)
     )
 
 
@@ -423,15 +435,14 @@ def _my(p: MFParams, fz, gamma, fx, vx, rr_scale, pres=None, kappa=0.0):
     a reverse torque on a moving car), MFeval's rule: ``sin`` ramp from 0 at ``kappa = -1`` (a locked
     wheel) to +-1 at ``|(1 + kappa) v| = VXLOW``.  With ``|v|`` floored at ``VXLOW`` the ramp leaves a
     free-rolling wheel (``kappa = 0``) at 1 at every speed (the low-speed fade is ``direction``'s alone)."""
+    xp = namespace(fz)
     r0, fz0, v0 = p.UNLOADED_RADIUS, p.FNOMIN, p.LONGVL
     vxn = 1.0 if vx is None else vx / v0
-    direction = 1.0 if vx is None else jnp.clip(vx / p.VXLOW, -1.0, 1.0)
-    speed = jnp.maximum(jnp.abs(v0 if vx is None else vx), p.VXLOW)
-    x = jnp.clip((1.0 + kappa) * speed / p.VXLOW, -1.0, 1.0)
-    spin = jnp.where(jnp.abs(x) >= 1.0, x, sin(0.5 * np.pi * x))  # exactly +-1 outside the ramp
-    poly = (
-        p.QSY1 + p.QSY2 * fx / fz0 + p.QSY3 * jnp.abs(vxn) + p.QSY4 * vxn**4 + (p.QSY5 + p.QSY6 * fz / fz0) * gamma**2
-    )
+    direction = 1.0 if vx is None else xp.clip(vx / p.VXLOW, -1.0, 1.0)
+    speed = xp.maximum(xp.abs(v0 if vx is None else vx), p.VXLOW)
+    x = xp.clip((1.0 + kappa) * speed / p.VXLOW, -1.0, 1.0)
+    spin = xp.where(xp.abs(x) >= 1.0, x, sin(0.5 * np.pi * x))  # exactly +-1 outside the ramp
+    poly = p.QSY1 + p.QSY2 * fx / fz0 + p.QSY3 * xp.abs(vxn) + p.QSY4 * vxn**4 + (p.QSY5 + p.QSY6 * fz / fz0) * gamma**2
     load = _pow_pos(fz / fz0, p.QSY7) * ((p.INFLPRES if pres is None else pres) / p.NOMPRES) ** p.QSY8
     return -r0 * fz0 * p.LMY * rr_scale * poly * load * direction * spin
 
@@ -443,9 +454,9 @@ def _check_load(fz):
             raise ValueError(f"fz must be >= 0 N (vertical load); got min {np.nanmin(arr)}")
 
 
-def _mirror(p: MFParams, side):
-    """``-1`` where the tyre is mounted on the other side than the file's ``TYRESIDE``, else ``+1``."""
-    return jnp.where(jnp.asarray(side) * p.tyreside < 0, -1.0, 1.0)
+def _mirror(p: MFParams, side, xp):
+    """``-1`` where the tyre is mounted on the other side than the file's ``TYRESIDE``, else ``+1`` (namespace ``xp``)."""
+    return xp.where(xp.asarray(side) * p.tyreside < 0, -1.0, 1.0)
 
 
 def out_of_range(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, side=None, pressure=None) -> LimitFlags:
@@ -456,12 +467,13 @@ def out_of_range(params: MFParams, kappa, alpha, gamma=0.0, fz=None, *, side=Non
     """
     p = params
     fz = p.FNOMIN if fz is None else fz
-    kappa, alpha, gamma, fz = (jnp.asarray(x) for x in (kappa, alpha, gamma, fz))
+    xp = namespace(p, kappa, alpha, gamma, fz, side, pressure)
+    kappa, alpha, gamma, fz = (xp.asarray(x) for x in (kappa, alpha, gamma, fz))
     if side is not None:
-        mirror = _mirror(p, side)
+        mirror = _mirror(p, side, xp)
         alpha, gamma = mirror * alpha, mirror * gamma
-    pres = p.INFLPRES if pressure is None else jnp.asarray(pressure)
-    return limit_flags(p, kappa, alpha, gamma, jnp.maximum(fz, 0.0), pres)
+    pres = p.INFLPRES if pressure is None else xp.asarray(pressure)
+    return limit_flags(p, kappa, alpha, gamma, xp.maximum(fz, 0.0), pres)
 
 
 class _Solution(NamedTuple):
@@ -513,63 +525,64 @@ def _solve(params: MFParams, kappa, alpha, gamma, fz, vx, surface, opts: _Option
     _check_load(fz)
     check_surface(surface, source="mf_forces: surface")  # concrete values only; skipped under jit
     zero_camber = _concrete_zero(gamma)
-    kappa, alpha, gamma, fz = (jnp.asarray(x) for x in (kappa, alpha, gamma, fz))
-    pres = p.INFLPRES if pressure is None else jnp.asarray(pressure)
+    xp = namespace(p, kappa, alpha, gamma, fz, vx, surface, opts)
+    kappa, alpha, gamma, fz = (xp.asarray(x) for x in (kappa, alpha, gamma, fz))
+    pres = p.INFLPRES if pressure is None else xp.asarray(pressure)
     if phi is not None:
         if p.is_mf52:
             raise ValueError("mf_forces: turn slip (phi) is modelled for MF 6.1 / 6.2 files (FITTYP 61, 62) only")
-        phi = jnp.asarray(phi)
+        phi = xp.asarray(phi)
     mirror: jax.Array | float = 1.0
     if side is not None:
-        mirror = _mirror(p, side)
+        mirror = _mirror(p, side, xp)
         alpha = mirror * alpha
         if not zero_camber:  # the mirror image of zero camber is zero camber: it stays one scalar (see _term)
             gamma = mirror * gamma
         if phi is not None:
             phi = mirror * phi
-    fz = jnp.clip(fz, 0.0, FZ_SAT_FACTOR * p.FNOMIN)  # saturation: finite outputs for every finite input
-    vx = None if vx is None else jnp.clip(jnp.asarray(vx), -VX_SAT, VX_SAT)
+    fz = xp.clip(fz, 0.0, FZ_SAT_FACTOR * p.FNOMIN)  # saturation: finite outputs for every finite input
+    vx = None if vx is None else xp.clip(xp.asarray(vx), -VX_SAT, VX_SAT)
     flags = limit_flags(p, kappa, alpha, gamma, fz, pres)
     warn_out_of_range(p, kappa, alpha, gamma, fz, pres, limits)  # eager calls only (concrete inputs)
     kappa_in = kappa  # the wheel's spin (1 + kappa) vx sets the sign of My, beyond the limits too
     if limits == "clamp":
-        kappa = jnp.clip(kappa, p.KPUMIN, p.KPUMAX)
-        alpha = jnp.clip(alpha, p.ALPMIN, p.ALPMAX)
-        gamma = jnp.clip(gamma, p.CAMMIN, p.CAMMAX)
-        pres = jnp.clip(pres, p.PRESMIN, p.PRESMAX)
-        fz_f = jnp.minimum(fz, p.FZMAX)
-        fz_mz = jnp.where(fz > 0.0, jnp.maximum(fz_f, p.FZMIN), 0.0)
+        kappa = xp.clip(kappa, p.KPUMIN, p.KPUMAX)
+        alpha = xp.clip(alpha, p.ALPMIN, p.ALPMAX)
+        gamma = xp.clip(gamma, p.CAMMIN, p.CAMMAX)
+        pres = xp.clip(pres, p.PRESMIN, p.PRESMAX)
+        fz_f = xp.minimum(fz, p.FZMAX)
+        fz_mz = xp.where(fz > 0.0, xp.maximum(fz_f, p.FZMIN), 0.0)
     else:
         fz_f = fz_mz = fz
-    alpha = jnp.clip(alpha, -ALPHA_LIMIT, ALPHA_LIMIT)
+    alpha = xp.clip(alpha, -ALPHA_LIMIT, ALPHA_LIMIT)
     # below FZMIN, Mx and My scale with (Fz/FZMIN)^2 and Fz/FZMIN (MFeval's rule, both modes)
-    fzmin = jnp.maximum(p.FZMIN, 1e-9)
+    fzmin = xp.maximum(p.FZMIN, 1e-9)
     low_f, low = fz_f < p.FZMIN, fz < p.FZMIN
-    fz_mx = jnp.where(low_f, fz_f * (fz_f / fzmin) ** 2, fz_f)
-    fz_my = jnp.where(low, fz * (fz / fzmin), fz)
+    fz_mx = xp.where(low_f, fz_f * (fz_f / fzmin) ** 2, fz_f)
+    fz_my = xp.where(low, fz * (fz / fzmin), fz)
 
     grip, rr_scale = (1.0, 1.0) if surface is None else (surface.grip, surface.rolling_resistance)
     alpha_s = materialise(tan(alpha))
     # no friction decay with slip speed where LMUV is a concrete 0 (most files): exact, and saves a sqrt and two
     # divides that XLA would otherwise write to memory (3 loops fewer; see _term)
-    slip_speed = 0.0 if vx is None or _concrete_zero(p.LMUV) else jnp.abs(vx) * safe_norm(kappa, alpha_s)
+    slip_speed = 0.0 if vx is None or _concrete_zero(p.LMUV) else xp.abs(vx) * safe_norm(kappa, alpha_s)
     c = _common(p, fz_f, gamma, vx, grip, slip_speed, pres)
     ts = None if phi is None else _turn_slip(p, c, kappa, alpha_s, gamma, phi, vx, omega)
     mfeval = convention == "mfeval"
 
     x = _fx0(p, c, kappa, ts)
     y = _fy0(p, c, alpha_s, c.gs, ts)
-    y_g0 = _fy0(p, c, alpha_s, jnp.zeros_like(c.gs))
+    y_g0 = _fy0(p, c, alpha_s, xp.zeros_like(c.gs))
     gyk = None
     if combined:
         fx = _gxa(p, c, kappa, alpha_s) * x.fx0
         gyk, svyk = _gyk(p, c, kappa, alpha_s, c.gs, y.muy)
         fy = gyk * y.fy0 + svyk
-        gyk0, _ = _gyk(p, c, kappa, alpha_s, c.gs if mfeval else jnp.zeros_like(c.gs), y_g0.muy)
+        gyk0, _ = _gyk(p, c, kappa, alpha_s, c.gs if mfeval else xp.zeros_like(c.gs), y_g0.muy)
         fy_g0 = gyk0 * y_g0.fy0
     else:
         fx, fy, fy_g0 = x.fx0, y.fy0, y_g0.fy0
-        gyk = jnp.ones_like(fx)
+        gyk = xp.ones_like(fx)
     fy_out = fy
     if side is not None:
         # The output is the mirror image; the tyre-frame fy below is taken back from it (exact, mirror is
@@ -580,7 +593,7 @@ def _solve(params: MFParams, kappa, alpha, gamma, fz, vx, surface, opts: _Option
     mx = _mx(p, c, gamma, fy, fz_mx)
     my = _my(p, fz_my, gamma, fx, vx, rr_scale, pres, kappa_in)
     util = safe_norm(safe_div(fx, x.mux * fz_f), safe_div(fy, y.muy * fz_f))
-    sliding = (jnp.abs(x.phase) > np.pi / 2) | (jnp.abs(y.phase) > np.pi / 2)
+    sliding = (xp.abs(x.phase) > np.pi / 2) | (xp.abs(y.phase) > np.pi / 2)
     mz = m.mz
     if side is not None:
         mx, mz = mirror * mx, mirror * mz
@@ -594,7 +607,7 @@ def _solve(params: MFParams, kappa, alpha, gamma, fz, vx, surface, opts: _Option
         kappa,
         alpha,
         gamma,
-        jnp.asarray(pres),
+        xp.asarray(pres),
         x.kxk,
         y.kya,
         m.t,
@@ -666,18 +679,20 @@ def mf_forces(
 def cornering_stiffness(params: MFParams, fz=None, gamma=0.0, surface=None):
     """Analytic cornering stiffness ``Kya = By Cy Dy`` [N/rad] (negative with ISO-W signs)."""
     check_surface(surface, source="cornering_stiffness: surface")  # concrete values only; skipped under jit
-    fz = params.FNOMIN if fz is None else jnp.asarray(fz)
+    xp = namespace(params, fz, gamma, surface)
+    fz = xp.asarray(params.FNOMIN if fz is None else fz)
     grip = 1.0 if surface is None else surface.grip
-    c = _common(params, fz, jnp.asarray(gamma), None, grip, 0.0)
+    c = _common(params, fz, xp.asarray(gamma), None, grip, 0.0)
     return _fy0(params, c, 0.0, c.gs).kya
 
 
 def slip_stiffness(params: MFParams, fz=None, surface=None):
     """Analytic longitudinal slip stiffness ``Kxk = Bx Cx Dx`` [N] per unit slip ratio."""
     check_surface(surface, source="slip_stiffness: surface")  # concrete values only; skipped under jit
-    fz = params.FNOMIN if fz is None else jnp.asarray(fz)
+    xp = namespace(params, fz, surface)
+    fz = xp.asarray(params.FNOMIN if fz is None else fz)
     grip = 1.0 if surface is None else surface.grip
-    c = _common(params, fz, jnp.zeros_like(fz), None, grip, 0.0)
+    c = _common(params, fz, xp.zeros_like(fz), None, grip, 0.0)
     return _fx0(params, c, 0.0).kxk
 
 
@@ -689,10 +704,11 @@ def clamped_stiffness(params: MFParams, fz, gamma=0.0, surface=None):
     ``mf_forces`` writes them, XLA evaluates them once for both (common subexpressions)."""
     check_surface(surface, source="clamped_stiffness: surface")  # concrete values only; skipped under jit
     p = params
-    fz_f = jnp.minimum(jnp.clip(jnp.asarray(fz), 0.0, FZ_SAT_FACTOR * p.FNOMIN), p.FZMAX)
-    gamma = jnp.clip(jnp.asarray(gamma), p.CAMMIN, p.CAMMAX)
+    xp = namespace(p, fz, gamma, surface)
+    fz_f = xp.minimum(xp.clip(xp.asarray(fz), 0.0, FZ_SAT_FACTOR * p.FNOMIN), p.FZMAX)
+    gamma = xp.clip(xp.asarray(gamma), p.CAMMIN, p.CAMMAX)
     grip = 1.0 if surface is None else surface.grip
-    c = _common(p, fz_f, gamma, None, grip, 0.0, jnp.clip(p.INFLPRES, p.PRESMIN, p.PRESMAX))
+    c = _common(p, fz_f, gamma, None, grip, 0.0, xp.clip(p.INFLPRES, p.PRESMIN, p.PRESMAX))
     return _fx0(p, c, 0.0).kxk, _fy0(p, c, 0.0, c.gs).kya
 
 
@@ -708,9 +724,10 @@ class PeakValues(NamedTuple):
 def peak_values(params: MFParams, fz=None, gamma=0.0, surface=None) -> PeakValues:
     """Analytic extremes of the pure-slip Fx0 and Fy0 curves (reached where ``|C atan(...)| = pi/2``, for C > 1)."""
     check_surface(surface, source="peak_values: surface")  # concrete values only; skipped under jit
-    fz = params.FNOMIN if fz is None else jnp.asarray(fz)
+    xp = namespace(params, fz, gamma, surface)
+    fz = xp.asarray(params.FNOMIN if fz is None else fz)
     grip = 1.0 if surface is None else surface.grip
-    c = _common(params, fz, jnp.asarray(gamma), None, grip, 0.0)
+    c = _common(params, fz, xp.asarray(gamma), None, grip, 0.0)
     x = _fx0(params, c, 0.0)
     y = _fy0(params, c, 0.0, c.gs)
     dx, dy = x.mux * fz, y.muy * fz

@@ -457,8 +457,9 @@ def make_params(
                 bad |= ~(((arr >= lo) if incl else (arr > lo)) & (arr <= hi))
             if bad.any():
                 _check_one(name, float(arr[bad].ravel()[0]), source)
+    # rounded to the dtype on the host (round to nearest, as XLA's convert): a device copy, no convert compiled
     return MFParams(
-        {n: jnp.asarray(np.asarray(v, np.float64), dtype) for n, v in full.items()},
+        {n: jnp.asarray(np.asarray(v, np.float64).astype(dtype), dtype) for n, v in full.items()},
         fittyp=int(fittyp),
         meta=tuple(meta),
     )

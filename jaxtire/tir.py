@@ -52,10 +52,10 @@ from pathlib import Path
 from typing import cast
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jaxtire import bounds as _bounds
+from jaxtire.limits import OutOfRangeWarning
 from jaxtire.mf61 import mf_forces
 from jaxtire.params import COEFFICIENT_SECTION, FITTYP_MF52, FITTYP_MF61, KNOWN_TIR_KEYS, MFParams, make_params
 from jaxtire.tir_format import TirDocument, TirError, TirLine, parse_document, parse_number
@@ -776,39 +776,42 @@ _ALPHA = np.array([-0.5, -0.2, -0.08, -0.03, 0.0, 0.03, 0.08, 0.2, 0.5])
 _GAMMA = np.array([0.0, -0.2, -0.1, 0.1, 0.2])
 
 
-@jax.jit
 def _grid(params: MFParams):
-    """Combined-slip forces on the check grid: axes (kappa, alpha, gamma, load)."""
+    """``(finite, fx, fy, fz)``: the combined-slip forces [N] on the check grid, axes (kappa, alpha, gamma, load).
 
-    fz = params.FNOMIN * jnp.asarray(_bounds.SANITY_LOADS, params.FNOMIN.dtype)
-    k = jnp.asarray(_KAPPA, fz.dtype)
-    a = jnp.asarray(_ALPHA, fz.dtype)
-    g = jnp.asarray(_GAMMA, fz.dtype)
-    out = mf_forces(
-        params,
-        k[:, None, None, None],
-        a[None, :, None, None],
-        g[None, None, :, None],
-        fz[None, None, None, :],
-        combined=True,
-    )
-    finite = jnp.array(True)
-    for leaf in (out.fx, out.fy, out.mz, out.mx, out.my):
-        finite &= jnp.all(jnp.isfinite(leaf))
+    Evaluated by :func:`jaxtire.mf61.mf_forces` itself in NumPy float64 (params with NumPy leaves: the one set of
+    equations runs on the host, :mod:`jaxtire._xp`), so loading traces and compiles nothing (a JAX evaluation
+    costs a 1-2 s compile per process); the grid leaves the file's validity ranges on purpose, so the
+    evaluation's out-of-range warning (and NumPy's overflow warnings, for the NaN/inf this check refuses) are
+    silenced.  ``finite``: every force and moment (Fx, Fy, Mz, Mx, My) finite.
+    """
+    host = dataclasses.replace(params, coef={k: np.asarray(v, np.float64) for k, v in params.coef.items()})
+    fz = host.FNOMIN * np.asarray(_bounds.SANITY_LOADS, np.float64)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", OutOfRangeWarning)
+        out = mf_forces(
+            host,
+            _KAPPA[:, None, None, None],
+            _ALPHA[None, :, None, None],
+            _GAMMA[None, None, :, None],
+            fz[None, None, None, :],
+            combined=True,
+        )
+    finite = all(bool(np.isfinite(leaf).all()) for leaf in (out.fx, out.fy, out.mz, out.mx, out.my))
     return finite, out.fx, out.fy, fz
 
 
 def _check_forces(path, params: MFParams) -> None:
     """Refuse a tire whose forces on the sanity grid are NaN/inf, too large or of the wrong ISO-W sign.
 
-    One combined-slip evaluation (one compile per equation family); the sign checks use its
+    One combined-slip evaluation in NumPy float64 (:func:`_grid`: no compile); the sign checks use its
     pure-slip slices (alpha = 0 for Fx, kappa = 0 for Fy, gamma = 0), where the combined-slip
     weights are 1.
     """
     family = 61 if params.fittyp in FITTYP_MF61 else PAC2002_FITTYP
     probe = dataclasses.replace(params, fittyp=family, meta=())
-    finite, cfx, cfy, fz = (np.asarray(x, dtype=np.float64) for x in _grid(probe))
-    if not bool(finite):
+    finite, cfx, cfy, fz = _grid(probe)
+    if not finite:
         raise TirError(
             f"{path}: the coefficients give NaN or inf forces/moments on the check grid "
             f"(Fz = {', '.join(f'{f:g}' for f in _bounds.SANITY_LOADS)} x FNOMIN, |kappa| <= 1, "

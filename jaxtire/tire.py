@@ -43,6 +43,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxtire._math import materialise
+from jaxtire._xp import namespace
 from jaxtire.forces import TireForces
 from jaxtire.limits import LimitFlags, range_code
 from jaxtire.mf61 import clamped_stiffness, mf_forces
@@ -339,14 +340,15 @@ def linear_stiffness(tire, fz=None, surface=None, gamma=0.0):
     every usual tire.
     """
     model = model_of(tire)
-    fz = model.nominal_load(tire) if fz is None else jnp.asarray(fz)
+    xp = namespace(tire, fz, surface, gamma)  # NumPy for host params and inputs (MF: analytic, no compile)
+    fz = model.nominal_load(tire) if fz is None else xp.asarray(fz)
     if model.linear_stiffness is not None:
         kx, ky = model.linear_stiffness(tire, fz, gamma, surface)
     else:
         zero, one = jnp.zeros_like(fz), jnp.ones_like(fz)
         _, kx = jax.jvp(lambda k: model.forces(tire, k, zero, gamma, fz, None, surface).fx, (zero,), (one,))
         _, ky = jax.jvp(lambda a: model.forces(tire, zero, a, gamma, fz, None, surface).fy, (zero,), (one,))
-    return jnp.abs(kx), jnp.abs(ky)
+    return xp.abs(kx), xp.abs(ky)
 
 
 def unloaded_radius(tire):

@@ -30,7 +30,9 @@ With ``R0 = UNLOADED_RADIUS``, ``V0 = LONGVL``, ``Fz0 = FNOMIN``, ``Cz0 = VERTIC
                       Fz capped at the load that bottoms the tyre, (R0 - RIM_RADIUS - BOTTOM_OFFST) Cz.
 
 These take the load as given: the validity range ``FZMIN``/``FZMAX`` does not apply to the
-radii (MFeval's rule).  Loads below zero are treated as zero.
+radii (MFeval's rule).  Loads below zero are treated as zero.  ``free_radius`` and
+``effective_rolling_radius`` (the radii :func:`jaxtire.mf61.mf_forces` uses) run in NumPy for NumPy
+params and inputs (:mod:`jaxtire._xp`), the others in JAX.
 """
 
 from __future__ import annotations
@@ -39,14 +41,15 @@ import jax
 import jax.numpy as jnp
 
 from jaxtire._math import atan, safe_div, safe_pow, safe_sqrt
+from jaxtire._xp import namespace
 from jaxtire.params import MFParams
 
 #: Newton iterations of the MF 6.2 loaded-radius solve (static: unrolled, differentiable).
 NEWTON_ITERATIONS = 8
 
 
-def _dpi(p: MFParams, pressure):
-    pres = p.INFLPRES if pressure is None else jnp.asarray(pressure)
+def _dpi(p: MFParams, pressure, xp=jnp):
+    pres = p.INFLPRES if pressure is None else xp.asarray(pressure)
     return (pres - p.NOMPRES) / p.NOMPRES
 
 
@@ -58,12 +61,12 @@ def _q_fz1(p: MFParams):
 def free_radius(params: MFParams, omega):
     """Free (unloaded, spinning) radius ``R_omega = R0 (Q_RE0 + Q_V1 (omega R0 / V0)^2)`` [m]."""
     p = params
-    w = jnp.asarray(omega) * p.UNLOADED_RADIUS / p.LONGVL
+    w = namespace(p, omega).asarray(omega) * p.UNLOADED_RADIUS / p.LONGVL
     return p.UNLOADED_RADIUS * (p.Q_RE0 + p.Q_V1 * w * w)
 
 
-def _vertical_stiffness(p: MFParams, pressure):
-    return p.VERTICAL_STIFFNESS * (1.0 + p.PFZ1 * _dpi(p, pressure))
+def _vertical_stiffness(p: MFParams, pressure, xp=jnp):
+    return p.VERTICAL_STIFFNESS * (1.0 + p.PFZ1 * _dpi(p, pressure, xp))
 
 
 def _bottoming(p: MFParams, fz_mf, rl):
@@ -165,8 +168,9 @@ def loaded_radius(params: MFParams, fz, omega, gamma=0.0, fx=0.0, fy=0.0, pressu
 def effective_rolling_radius(params: MFParams, fz, omega, pressure=None):
     """Effective rolling radius ``Re = R_omega - (Fz0/Cz)(DREFF atan(BREFF Fz/Fz0) + FREFF Fz/Fz0)`` [m]."""
     p = params
-    fzn = jnp.maximum(jnp.asarray(fz), 0.0) / p.FNOMIN
-    cz = _vertical_stiffness(p, pressure)
+    xp = namespace(p, fz, omega, pressure)
+    fzn = xp.maximum(xp.asarray(fz), 0.0) / p.FNOMIN
+    cz = _vertical_stiffness(p, pressure, xp)
     return free_radius(p, omega) - (p.FNOMIN / cz) * (p.DREFF * atan(p.BREFF * fzn) + p.FREFF * fzn)
 
 
