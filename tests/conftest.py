@@ -125,6 +125,7 @@ def _free_compiled_programs():
 #: runs the rest (the fast tier, <= 15 min there); `python -m pytest -m slow -n 2` runs these; `.ci/run` both.
 SLOW_MODULES = {
     "tests/sims/studies/test_event_studies.py": 260,
+    "tests/sims/studies/test_replay.py": 30,
     "tests/sims/test_gymnasium_wrapper.py": 222,
     "tests/sims/vehicles/test_driveline.py": 198,
     "tests/sims/studies/test_laptime.py": 147,

@@ -1,5 +1,6 @@
 """``python -m sims study STUDY.toml``: run a Monte Carlo study file (:mod:`sims.studies`) and write its run
-folder (resolved study file, results table, ``summary.json``, plots, ``report.html``)."""
+folder (resolved study file, results table, ``summary.json``, plots, ``report.html``); ``python -m sims study
+replay FOLDER --row N`` replays one row with every channel recorded (:mod:`sims.studies.replay`)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,47 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _replay_parser() -> argparse.ArgumentParser:
+    ap = OneLineParser(
+        prog="python -m sims study replay",
+        description="Re-simulate one row of a finished run folder with every channel recorded: its metrics "
+        "bitwise the table's, its time histories (channels.csv / .parquet) and a plot sheet (sheet.png).",
+    )
+    ap.add_argument("folder", help="a finished run folder (with study.toml, summary.json and the results)")
+    ap.add_argument("--row", type=int, required=True, help="the row's 'run' value in the results table")
+    ap.add_argument("--out", default=None, help="where to write (default: <folder>/replays/row-<N>)")
+    ap.add_argument("--format", default="auto", choices=("auto", "parquet", "csv"), help="channels table format")
+    return ap
+
+
+def replay_main(argv) -> int:
+    """``python -m sims study replay FOLDER --row N``: replay, write, print the comparison; exit status."""
+    ap = _replay_parser()
+    args = ap.parse_args(argv)
+    from sims.studies import replay  # after parsing: --help answers without importing JAX
+
+    try:
+        rep = replay.replay(args.folder, args.row)
+        out = Path(args.out) if args.out else Path(args.folder) / "replays" / f"row-{args.row}"
+        rep = replay.write(rep, out, args.format)
+    except (ValidationError, KeyError) as e:
+        sys.stderr.write(f"{ap.prog}: error: {e}\n")
+        return 2
+    print(f"row {rep.row}: {', '.join(f'{p} = {v:.6g}' for p, v in rep.factors.items())}")
+    for m, v in rep.metrics.items():
+        print(f"  {m} = {v:.9g}" + ("" if m not in rep.mismatch else f"  (table: {rep.mismatch[m][0]:.9g})"))
+    print(
+        f"metrics {'bitwise equal to' if rep.same else 'DIFFER from'} the table; {len(rep.channels)} channels -> {out}"
+    )
+    return 0 if rep.same else 1
+
+
 def main(argv=None) -> int:
-    """Parse ``argv``, run the study, print where its folder is and the headline numbers; exit status."""
+    """Parse ``argv``, run the study, print where its folder is and the headline numbers; exit status
+    (``replay`` as the first argument: :func:`replay_main`)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["replay"]:
+        return replay_main(argv[1:])
     ap = _parser()
     args = ap.parse_args(argv)
     from sims import studies  # after parsing: --help answers without importing JAX

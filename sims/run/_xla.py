@@ -17,6 +17,36 @@ import os
 import sys
 
 VECTOR_FLAG = "--xla_cpu_prefer_vector_width=512"
+#: With several host devices: how long a device waits for the others at a collective before XLA aborts the
+#: process (XLA's default, 40 s, killed a 1e7-vehicle study on a loaded 2-core machine: one device's
+#: thread was starved of CPU while the other waited at a gather) and warns (default 20 s).  Added only where
+#: the installed jaxlib knows the flags (:func:`_known_flags`), since XLA aborts on an unknown flag.
+COLLECTIVE_FLAGS = (
+    "--xla_cpu_collective_call_terminate_timeout_seconds=86400",
+    "--xla_cpu_collective_call_warn_stuck_timeout_seconds=3600",
+)
+
+
+def _known_flags(flags) -> list[str]:
+    """The ``flags`` whose names the installed jaxlib's shared libraries contain (none if jaxlib is absent)."""
+    import glob
+    import importlib.util
+    import mmap
+
+    spec = importlib.util.find_spec("jaxlib")
+    if spec is None or spec.origin is None:
+        return []
+    names = {f: f.split("=")[0].lstrip("-").encode() for f in flags}
+    found: set = set()
+    for lib in glob.glob(os.path.join(os.path.dirname(spec.origin), "**", "*.so*"), recursive=True):
+        try:
+            with open(lib, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+                found |= {f for f, n in names.items() if f not in found and m.find(n) >= 0}
+        except (OSError, ValueError):
+            continue
+        if len(found) == len(names):
+            break
+    return [f for f in flags if f in found]
 
 
 def cpu_flags() -> set:
@@ -66,6 +96,7 @@ def tune_cpu(environ=None, flags: set | None = None, host_devices: int | None = 
         added.append(VECTOR_FLAG)
     if host_devices is not None and host_devices > 1 and "xla_force_host_platform_device_count" not in cur:
         added.append(f"--xla_force_host_platform_device_count={int(host_devices)}")
+        added += [f for f in _known_flags(COLLECTIVE_FLAGS) if f.split("=")[0] not in cur]
     if not added:
         return None
     env["XLA_FLAGS"] = " ".join([cur] + added).strip()

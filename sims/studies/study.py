@@ -525,6 +525,7 @@ def run(
         dtype=str(jnp.asarray(base.chassis.mass).dtype),
         backend=jax.default_backend(),
         devices=jax.device_count() if devices is None else devices,
+        compiler_options=dict(compiler_options or {}),
         timing=dict(timing, wall_s=wall, vehicles_per_s=n / max(timing["run_s"], 1e-9)),
         metrics={
             m: dict(unit=metrics[m].unit, kind=metrics[m].kind, smooth=bool(metrics[m].smooth), doc=metrics[m].doc)
@@ -565,7 +566,7 @@ def _run_rows(study: Study, draws: Draws, event, book: Journal, fleet, acc, name
         start, stop, _ = distributed.process_rows(n)
         stop = min(stop, n)
     adaptive = event is not None and event.target > 0
-    chunk = study.chunk or (event.batch if adaptive else 0) or max(stop - start, 1)
+    chunk = chunk_size(study, event, stop - start)
     parts, est, hist = [], None, []
     for lo in range(start, stop, chunk):
         hi = min(lo + chunk, stop)
@@ -581,6 +582,17 @@ def _run_rows(study: Study, draws: Draws, event, book: Journal, fleet, acc, name
     if est is not None:
         est = est._replace(history=tuple(hist))
     return table.concat(parts), est
+
+
+def chunk_size(study: Study, event, rows: int) -> int:
+    """Vehicles per fleet program of a study of ``rows`` rows: a rare-event estimator's block (``batch``;
+    ``batch level`` for subset simulation, whose chains step that many at a time), else ``chunk``, the
+    event's ``batch`` with adaptive stopping, or every row at once.  (:mod:`sims.studies.replay` re-runs a
+    row in a fleet of this size: XLA's code, and so the last bits, depend on the fleet's shape.)"""
+    if event is not None and event.estimator != "monte_carlo":
+        return round(event.batch * event.level) if event.estimator == "subset" else event.batch
+    adaptive = event is not None and event.target > 0
+    return study.chunk or (event.batch if adaptive else 0) or max(rows, 1)
 
 
 def _rate(event, study: Study, draws: Draws, columns) -> rare.Estimate:
@@ -620,7 +632,7 @@ class VehicleLimitState:
     def __init__(self, study: Study, scenario, base, event, names, book: Journal, fleet, compiler_options=None):
         self.study, self.scenario, self.base, self.event = study, scenario, base, event
         self.names, self.book, self.fleet, self.compiler_options = names, book, fleet, compiler_options
-        self.block = round(event.batch * event.level) if event.estimator == "subset" else event.batch
+        self.block = chunk_size(study, event, 0)
         self.parts: list[dict[str, np.ndarray]] = []
         self.rows = 0
 
@@ -731,4 +743,15 @@ def _gather(columns, kinds, percentiles, rows):
     return merged, acc
 
 
-__all__ = ["Study", "StudyResult", "VehicleLimitState", "as_study", "check", "dumps", "gradients", "load", "run"]
+__all__ = [
+    "Study",
+    "StudyResult",
+    "VehicleLimitState",
+    "as_study",
+    "check",
+    "chunk_size",
+    "dumps",
+    "gradients",
+    "load",
+    "run",
+]
