@@ -315,6 +315,31 @@ class ConeTrack(ScenarioBase):
     def done(self, acc: GateAcc):
         return acc.finished | (acc.max_yaw > self.spin_angle)
 
+    #: The track's own channels for study-file metrics (:mod:`sims.studies.channels`).
+    CHANNELS = ("lane.deviation", "lane.inside")
+
+    def channels(self, setup: Setup):
+        """``(lanes, {name: fn})``: ``lane.deviation`` [m] the CG's ``Y`` minus the centre line of the lane
+        its ``X`` is in (0 outside the lanes), ``lane.inside`` 1 inside a lane section, both at the start of
+        the step (the channels a replay records); the lanes per vehicle from the set-up's reducer."""
+        r = setup.reducer
+        return Gates(r.x0, r.x1, r.right, r.left), {"lane.deviation": lane_deviation, "lane.inside": lane_inside}
+
+
+def _in_lane(g: Gates, state):
+    return (state.x >= g.x0) & (state.x <= g.x1)
+
+
+def lane_deviation(g: Gates, t, state, controls, tel):
+    """The CG's lateral offset [m] from the centre line ``(right + left) / 2`` of the lane it is in (one
+    vehicle: lanes ``(3,)``), 0 outside the lanes."""
+    return jnp.sum(jnp.where(_in_lane(g, state), state.y - 0.5 * (g.right + g.left), 0.0))
+
+
+def lane_inside(g: Gates, t, state, controls, tel):
+    """1 while the CG is inside a lane section, else 0."""
+    return jnp.any(_in_lane(g, state)).astype(jnp.result_type(state.x))
+
 
 def iso3888_1(**kw) -> ConeTrack:
     """The ISO 3888-1 double lane change scenario (default entry speed 80 km/h, speed held)."""

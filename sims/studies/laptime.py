@@ -575,14 +575,16 @@ def with_profiles(scenario, params: VehicleParams, settings):
     :class:`~sims.scenarios.lap.TransientLap` with a ``qss_line``, or a study's wrapper of one): the QSS lap
     (:func:`lap_times`, tire envelope) of the vehicle with its tires' friction times ``settings["grip"]`` on the
     scenario's line; any other scenario unchanged.  :mod:`sims.studies.study` calls it on every fleet it runs."""
-    inner = getattr(scenario, "scenario", scenario)  # sims.studies.variation.Varied wraps the catalogue's
-    if not isinstance(inner, TransientLap) or inner.qss_line is None:
+    inner = getattr(scenario, "scenario", None)  # a study's wrappers (Varied, WithChannels): a dataclass each
+    if inner is not None:
+        new = with_profiles(inner, params, settings)
+        return scenario if new is inner else dataclasses.replace(scenario, scenario=new)
+    if not isinstance(scenario, TransientLap) or scenario.qss_line is None:
         return scenario
     dtype = jnp.asarray(params.chassis.mass).dtype
-    grip = jnp.asarray(settings.get("grip", inner.settings["grip"]), dtype)  # (n,) or one
-    v = lap_times(at_grip(params, grip), astype(inner.qss_line, dtype), envelope="tire").v
-    new = dataclasses.replace(inner, line=inner.line._replace(speed=_closed(v)))
-    return new if inner is scenario else dataclasses.replace(scenario, scenario=new)
+    grip = jnp.asarray(settings.get("grip", scenario.settings["grip"]), dtype)  # (n,) or one
+    v = lap_times(at_grip(params, grip), astype(scenario.qss_line, dtype), envelope="tire").v
+    return dataclasses.replace(scenario, line=scenario.line._replace(speed=_closed(v)))
 
 
 def _closed(v):

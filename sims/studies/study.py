@@ -74,6 +74,7 @@ from sims.scenarios.base import check_setting, run_scenario, scenario_metrics
 from sims.scenarios.config import SCENARIO_COUNTS, SCENARIO_RANGES, check_config
 from sims.studies import designs, events, rare, sensitivity, table
 from sims.studies import statistics as stats
+from sims.studies.channels import WithChannels, channel_names, check_metric
 from sims.studies.journal import Journal
 from sims.studies.laptime import with_profiles
 from sims.studies.variation import (
@@ -118,6 +119,7 @@ class Study:
     chunk: int = 0
     name: str = "study"
     event: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    metric: tuple = ()
 
     def __post_init__(self):
         src = "Study"
@@ -130,6 +132,7 @@ class Study:
         set_("settings", {str(k): float(v) for k, v in dict(self.settings).items()})
         set_("options", dict(self.options))
         set_("event", dict(self.event))
+        set_("metric", tuple(self.metric))
         check_int("runs", self.runs, 1, 100_000_000, source=src)
         check_int("seed", self.seed, 0, 2**63 - 1, source=src)
         check_int("gradients", self.gradients, 0, 1_000_000, source=src)
@@ -176,6 +179,8 @@ class Study:
             if f.name in _VEHICLE_KEYS:
                 continue
             v = getattr(self, f.name)
+            if f.name == "metric":
+                v = [dict(c._asdict() if hasattr(c, "_asdict") else c) for c in v]
             if f.name == "vary":
                 v = [{k: x for k, x in var._asdict().items() if x not in (None, ())} for var in v]
             d[f.name] = v
@@ -215,6 +220,8 @@ def _check_types(study: Study, src: str) -> None:
     for k, v in study.settings.items():
         _real(f"settings.{k}", v, src)
     _strings("metrics", study.metrics, src)
+    if isinstance(study.metric, (str, bytes, Mapping)) or not isinstance(study.metric, (list, tuple)):
+        raise ValidationError(f"{src}: metric = {study.metric!r} must be a list of [[metric]] tables")
     if isinstance(study.vary, (str, bytes, Mapping)) or not isinstance(study.vary, (list, tuple)):
         raise ValidationError(f"{src}: vary = {study.vary!r} must be a list of [[vary]] tables")
 
@@ -294,6 +301,8 @@ def dumps(study: Study) -> str:
         if table_name == "event" and not d[table_name]:
             continue
         lines += ["", f"[{table_name}]"] + [f"{k} = {_toml_value(v)}" for k, v in d[table_name].items()]
+    for c in d["metric"]:
+        lines += ["", "[[metric]]"] + [f"{k} = {_toml_value(v)}" for k, v in c.items() if v is not None]
     for var in d["vary"]:
         lines += ["", "[[vary]]"] + [f"{k} = {_toml_value(v)}" for k, v in var.items()]
     return "\n".join(lines) + "\n"
@@ -404,6 +413,13 @@ def _prepare(study: Study, with_draws: bool = True):
     for k, v in study.settings.items():  # the values' ranges (the types: Study); per vehicle at the run
         check_setting(inner, k, v, "Study", f"settings.{k}")
     metrics = {m.name: m for m in inner.metrics}
+    custom = tuple(check_metric(c, inner.metrics, channel_names(inner)) for c in study.metric)
+    dup = sorted({c.name for c in custom if [d.name for d in custom].count(c.name) > 1})
+    if dup:
+        raise ValidationError(f"Study: [[metric]] {dup} defined twice")
+    if custom:
+        scenario = WithChannels(scenario, custom)
+        metrics.update({c.name: c.metric for c in custom})
     names = study.metrics or tuple(metrics)
     for m in names:
         if m not in metrics:
