@@ -126,6 +126,7 @@ def _free_compiled_programs():
 SLOW_MODULES = {
     "tests/sims/studies/test_event_studies.py": 260,
     "tests/sims/studies/test_replay.py": 30,
+    "tests/sims/studies/test_channels.py": 30,
     "tests/sims/test_gymnasium_wrapper.py": 222,
     "tests/sims/vehicles/test_driveline.py": 198,
     "tests/sims/studies/test_laptime.py": 147,

@@ -26,8 +26,14 @@ METRICS = [
     {"name": "vx_final", "channel": "state.vx", "op": "final", "window": [0.0, 3.0], "unit": "m/s"},
     {"name": "steer_mean", "channel": "controls.steer", "op": "mean", "where": "lane.inside", "unit": "rad"},
     {"name": "x_int", "channel": "state.vx", "op": "integral", "window": [1.0, 2.5], "unit": "m"},
-    {"name": "fz_high", "channel": "telemetry.fz[0]", "op": "time_above", "threshold": 4000.0, "window": [0.0, 5.0],
-     "unit": "s"},
+    {
+        "name": "fz_high",
+        "channel": "telemetry.fz[0]",
+        "op": "time_above",
+        "threshold": 4000.0,
+        "window": [0.0, 5.0],
+        "unit": "s",
+    },
 ]
 STUDY = dict(
     name="iso-dev",
