@@ -25,6 +25,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--format", default="auto", choices=("auto", "parquet", "csv"), help="results table format")
     ap.add_argument("--devices", type=int, default=None, help="local devices to use (default: all)")
     ap.add_argument("--fast-compile", action="store_true", help="XLA options that compile about 2x faster")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bars (stderr) for the study's phases")
     return ap
 
 
@@ -84,7 +85,14 @@ def main(argv=None) -> int:
         studies.check(study)
         folder = report.start_folder(study, out=args.out, folder=folder)
         print(f"run folder {folder} (if stopped, resume with: {ap.prog} {folder})", flush=True)
-        res = studies.run(study, folder=folder, fmt=args.format, devices=args.devices, compiler_options=opts)
+        res = studies.run(
+            study,
+            folder=folder,
+            fmt=args.format,
+            devices=args.devices,
+            compiler_options=opts,
+            progress=not args.no_progress,
+        )
     except (ValidationError, KeyError) as e:
         sys.stderr.write(f"{ap.prog}: error: {e}\n")
         return 2

@@ -5,10 +5,13 @@ as Hydra does):
 
 * ``study.toml``: the resolved study file (every default filled in): ``python -m sims study study.toml``
   reproduces the run bitwise on the same machine and package version;
-* ``results.parquet`` (``results.csv`` without pyarrow): the results table, one row per vehicle
-  (:mod:`sims.studies.table`);
-* ``summary.json``: the package version, seed, timings, every statistic with its interval and flags
-  (:mod:`sims.studies.statistics`) and the sensitivities (:mod:`sims.studies.sensitivity`);
+* ``results.parquet`` (``results.csv`` and ``results.units.json`` without pyarrow): the results table, one
+  row per vehicle, with the units of its columns (:mod:`sims.studies.table`);
+* ``summary.json``: the package version, run date (UTC) and host, seed, the time of every phase (prepare,
+  set-up, profiles, compile, run, journal, estimator, statistics, gradients, write: ``timing``, whose
+  ``wall_s`` runs to this file's writing, :mod:`sims.studies._progress`), the column units, every statistic
+  with its interval and flags (:mod:`sims.studies.statistics`; ``population``: the rows they are taken
+  over) and the sensitivities (:mod:`sims.studies.sensitivity`); written after the plots and the report;
 * ``plots/*.png``: a histogram per value metric (with its percentiles and their intervals), the rates with
   their Clopper-Pearson intervals, the convergence of every metric's estimate and interval against the
   number of runs, the Sobol' indices and the pathwise gradients when computed;
@@ -30,14 +33,14 @@ import math
 import shutil
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from jaxtire.validation import ValidationError
 from sims.run.longrun import atomic_write
+from sims.studies import sensitivity, table
 from sims.studies import statistics as stats
-from sims.studies import table
+from sims.studies._progress import PHASES
 from sims.studies.study import Study, StudyResult, dumps
 
 
@@ -75,8 +78,9 @@ def plots(result: StudyResult, folder: Path) -> list[Path]:
     st = s["statistics"]
     values = [m for m, k in result.kinds.items() if k == "value"]
     flags = [m for m, k in result.kinds.items() if k == "flag"]
+    keep = result.population()
     for m in values:
-        x = np.asarray(result.columns[m], float)
+        x = np.asarray(result.columns[m], float)[keep]
         fin = x[np.isfinite(x)]
         fig, ax = plt.subplots(figsize=(6, 3.6))
         if fin.size:
@@ -119,7 +123,7 @@ def plots(result: StudyResult, folder: Path) -> list[Path]:
         return paths
     fig, axes = plt.subplots(len(result.kinds), 1, figsize=(6, 2.4 * len(result.kinds)), squeeze=False)
     for ax, (m, kind) in zip(axes[:, 0], result.kinds.items(), strict=True):
-        c = stats.convergence(result.columns[m], kind)
+        c = stats.convergence(np.asarray(result.columns[m])[keep], kind)
         ax.plot(c["n"], c["estimate"], "o-", label="rate" if kind == "flag" else "mean")
         ax.fill_between(c["n"], c["low"], c["high"], alpha=0.3)
         if kind == "value":
@@ -134,7 +138,7 @@ def plots(result: StudyResult, folder: Path) -> list[Path]:
     paths.append(_save(fig, folder / "convergence.png", plt))
     sob = s["sensitivity"].get("sobol", {})
     for m, res in sob.items():
-        names = [k for k in res if k != "flags"]
+        names = sensitivity.sobol_factors(res)
         if not names:
             continue
         fig, ax = plt.subplots(figsize=(6, 0.8 + 0.5 * len(names)))
@@ -147,9 +151,22 @@ def plots(result: StudyResult, folder: Path) -> list[Path]:
         ax.set_xlabel(f"Sobol' index of {m} (95 % bootstrap interval)")
         ax.legend(fontsize=8)
         paths.append(_save(fig, folder / f"sobol_{m}.png", plt))
+    for m, res in s["sensitivity"].get("morris", {}).items():
+        names = res.get("ranking", [])
+        if not names:
+            continue
+        fig, ax = plt.subplots(figsize=(6, 4))
+        mu, sd = (np.array([res[k][key] for k in names]) for key in ("mu_star", "sigma"))
+        ax.scatter(mu, sd)
+        for k, x, y in zip(names, mu, sd, strict=True):
+            ax.annotate(k, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.set_xlabel(f"mu* of {m} [{s['metrics'][m]['unit']} per unit of the factor's probability scale]")
+        ax.set_ylabel("sigma (non-linear / interacting)")
+        ax.set_title(f"Morris screening of {m}")
+        paths.append(_save(fig, folder / f"morris_{m}.png", plt))
     for m, per in result.gradients.items():
         fig, ax = plt.subplots(figsize=(6, 0.8 + 0.6 * len(per)))
-        ax.boxplot([np.asarray(g, float) for g in per.values()], vert=False)
+        ax.boxplot([np.asarray(g, float) for g in per.values()], orientation="horizontal")
         ax.set_yticks(range(1, len(per) + 1), list(per))
         ax.set_xlabel(f"d {m} / d parameter, per vehicle (pathwise, jax.grad)")
         paths.append(_save(fig, folder / f"gradients_{m}.png", plt))
@@ -206,26 +223,16 @@ def html_page(result: StudyResult, images: list[Path]) -> str:
             f'<figure><img alt="{esc(p.stem)}" src="data:image/png;base64,{data}"><figcaption>{esc(p.stem)}</figcaption></figure>'
         )
     t = s["timing"]
+    phases = ", ".join(f"{k} {t[f'{k}_s']:.2f} s" for k in (*PHASES, "other") if t.get(f"{k}_s", 0.0) > 0.0)
     head = (
         f"<p>scenario <b>{esc(s['scenario'])}</b>, {s['runs']} runs ({s['grid_cells']} grid cells), design "
         f"{esc(s['design'])}, seed {s['seed']}, jaxtire {esc(s['version'])}, {esc(s['dtype'])} on "
-        f"{esc(str(s['backend']))} ({esc(str(s['devices']))} devices); compile {t['compile_s']:.2f} s, "
-        f"run {t['run_s']:.2f} s.</p>"
+        f"{esc(str(s['backend']))} ({esc(str(s['devices']))} devices), run {esc(str(s.get('date', '')))} on "
+        f"{esc(str(s.get('host', '')))}; {t['wall_s']:.1f} s until the report ({esc(phases)}).</p>"
+        + _population_html(s)
+        + _factors_html(result)
     )
-    sob = s["sensitivity"].get("sobol", {})
-    sob_rows = [
-        f"<tr><td>{esc(m)}</td><td>{esc(k)}</td><td>{_fmt(v['first'])} [{_fmt(v['first_low'])}, {_fmt(v['first_high'])}]</td>"
-        f"<td>{_fmt(v['total'])} [{_fmt(v['total_low'])}, {_fmt(v['total_high'])}]</td></tr>"
-        for m, res in sob.items()
-        for k, v in res.items()
-        if k != "flags"
-    ]
-    sob_html = (
-        "<h2>Sobol' indices (95 % bootstrap intervals)</h2><table><tr><th>metric</th><th>factor</th><th>first order</th>"
-        "<th>total</th></tr>" + "".join(sob_rows) + "</table>"
-        if sob_rows
-        else ""
-    )
+    sob_html = _sobol_html(s) + _morris_html(s)
     grad_rows = [
         f"<tr><td>{esc(m)}</td><td>{esc(p)}</td><td>{v['n']}</td><td>{_fmt(v['mean'])}</td><td>{_fmt(v['std'])}</td>"
         f"<td>{_fmt(v['p5'])} / {_fmt(v['p50'])} / {_fmt(v['p95'])}</td></tr>"
@@ -275,6 +282,103 @@ td,th{{border:1px solid #ccc;padding:3px 6px;font-size:90%}}img{{max-width:100%}
 """
 
 
+def _population_html(s: dict) -> str:
+    """The rows the statistics are taken over, when not every row (``summary["population"]``)."""
+    pop = s.get("population") or {}
+    if not pop or pop.get("rows") == pop.get("of"):
+        return ""
+    return f"<p>Statistics over {pop['rows']} of {pop['of']} rows: {html.escape(pop['method'])}.</p>"
+
+
+def _factors_html(result: StudyResult) -> str:
+    """The varied factors: path, distribution, by value or factor, unit, and the range of the values drawn
+    (absolute, in the unit, beside a factor's range)."""
+    units = result.summary.get("units", {})
+    rows = []
+    for v in result.study.vary:
+        x = np.asarray(result.columns[v.path], float)
+        absolute = [k for k in result.columns if k.startswith(f"{v.path} [") or k in _also_columns(v, result)]
+        abs_text = "; ".join(
+            f"{html.escape(k)}: {_fmt(float(np.min(result.columns[k])))} .. {_fmt(float(np.max(result.columns[k])))}"
+            for k in absolute
+        )
+        rows.append(
+            f"<tr><td>{html.escape(v.path)}</td><td>{html.escape(v.dist)}</td><td>{html.escape(v.by)}</td>"
+            f"<td>{html.escape(units.get(v.path, ''))}</td><td>{_fmt(float(x.min()))} .. {_fmt(float(x.max()))}</td>"
+            f"<td>{abs_text}</td></tr>"
+        )
+    if not rows:
+        return ""
+    return (
+        "<h2>Varied factors</h2><table><tr><th>path</th><th>distribution</th><th>by</th><th>unit</th>"
+        "<th>drawn</th><th>absolute values [unit]</th></tr>" + "".join(rows) + "</table>"
+    )
+
+
+def _also_columns(v, result: StudyResult) -> list[str]:
+    """The absolute-value columns of a factor's ``also`` paths."""
+    return [k for q in v.also for k in result.columns if k.startswith(f"{q} [")]
+
+
+def _interval(v: dict, key: str) -> str:
+    return f"{_fmt(v[key])} [{_fmt(v[f'{key}_low'])}, {_fmt(v[f'{key}_high'])}]"
+
+
+def _sobol_html(s: dict) -> str:
+    """The Sobol' indices' table (and the second-order one), with the clipped bounds named."""
+    esc = html.escape
+    sob = s["sensitivity"].get("sobol", {})
+    rows, pairs, notes = [], [], []
+    for m, res in sob.items():
+        for k in sensitivity.sobol_factors(res):
+            rows.append(
+                f"<tr><td>{esc(m)}</td><td>{esc(k)}</td><td>{_interval(res[k], 'first')}</td>"
+                f"<td>{_interval(res[k], 'total')}</td></tr>"
+            )
+        for p in res.get("second_order", []):
+            pairs.append(
+                f"<tr><td>{esc(m)}</td><td>{esc(' x '.join(p['factors']))}</td><td>{_interval(p, 'second')}</td></tr>"
+            )
+        notes += [
+            f"{esc(m)}: {esc(c['factor'])} {esc(c['bound'])} {_fmt(c['raw'])} clipped" for c in res.get("clipped", [])
+        ]
+    if not rows:
+        return ""
+    out = (
+        "<h2>Sobol' indices (95 % BCa bootstrap intervals, clipped to [0, 1])</h2><table><tr><th>metric</th>"
+        "<th>factor</th><th>first order</th><th>total</th></tr>" + "".join(rows) + "</table>"
+    )
+    if pairs:
+        out += (
+            "<h3>Second-order indices</h3><table><tr><th>metric</th><th>factors</th><th>S_jk</th></tr>"
+            + "".join(pairs)
+            + "</table>"
+        )
+    if notes:
+        out += "<p>Clipped interval bounds: " + "; ".join(notes) + ".</p>"
+    return out
+
+
+def _morris_html(s: dict) -> str:
+    """The Morris screening table: per metric the factors by ``mu*`` with ``mu``, ``mu*`` (95 % t intervals)
+    and ``sigma``."""
+    esc = html.escape
+    rows = [
+        f"<tr><td>{esc(m)} [{esc(s['metrics'][m]['unit'])}]</td><td>{esc(k)}</td><td>{_interval(res[k], 'mu_star')}</td>"
+        f"<td>{_interval(res[k], 'mu')}</td><td>{_fmt(res[k]['sigma'])}</td></tr>"
+        for m, res in s["sensitivity"].get("morris", {}).items()
+        for k in res.get("ranking", [])
+    ]
+    if not rows:
+        return ""
+    return (
+        "<h2>Morris screening (elementary effects per unit of each factor's probability scale; 95 % t intervals)"
+        "</h2><table><tr><th>metric</th><th>factor</th><th>mu*</th><th>mu</th><th>sigma</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+
+
 def _new_folder(study: Study, out) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     folder = Path(out) / f"{study.name}-{study.seed}-{stamp}"
@@ -311,12 +415,14 @@ def write_folder(result: StudyResult, out="studies", folder=None, fmt: str = "au
     folder = _new_folder(result.study, out) if folder is None else Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / COMPLETE).unlink(missing_ok=True)  # rewriting a folder: not complete until the end
-    atomic_write(str(folder / "study.toml"), dumps(result.study).encode())
-    path = table.write(result.columns, folder / "results", fmt)
-    summary: dict[str, Any] = dict(result.summary, results=path.name)
-    atomic_write(str(folder / "summary.json"), json.dumps(_plain(summary), indent=1).encode())
-    images = plots(result, folder / "plots")
-    atomic_write(str(folder / "report.html"), html_page(result, images).encode())
+    with result.phases.phase("write", desc="write the run folder"):
+        atomic_write(str(folder / "study.toml"), dumps(result.study).encode())
+        path = table.write(result.columns, folder / "results", fmt, result.summary.get("units"))
+        result.summary["results"] = path.name
+        images = plots(result, folder / "plots")
+        atomic_write(str(folder / "report.html"), html_page(result, images).encode())
+    result.summary["timing"] = dict(result.summary.get("timing", {}), **result.phases.timing(PHASES))
+    atomic_write(str(folder / "summary.json"), json.dumps(_plain(result.summary), indent=1).encode())
     rows = len(next(iter(result.columns.values()), ()))
     atomic_write(str(folder / COMPLETE), json.dumps({"results": path.name, "rows": rows}).encode())
     shutil.rmtree(folder / CHUNKS, ignore_errors=True)

@@ -22,6 +22,17 @@ Per *flag* metric (0/1, e.g. ``passed``, ``spun``): the rate ``k / n`` with the 
 ``k = 0`` (or ``k = n``) additionally the one-sided 95 % bound ``1 - alpha^{1/n}`` (about ``3 / n``, the
 "rule of three").
 
+Every interval above assumes independent runs.  A study's rows are not all that: a Saltelli design's
+``A_B^(i)`` rows copy ``d - 1`` coordinates of its ``A`` rows, a Morris trajectory moves one factor at a
+time.  A study therefore adds only the rows that are independent draws of the factors
+(:func:`sims.studies.designs.population_rows`: the ``2 n`` rows ``A`` and ``B`` of a Saltelli design, the
+first row of each Morris trajectory, every row of the other designs) and ``summary.json``'s ``population``
+says which (``rows`` of ``of``, ``method``).  Counted over all ``n (d + 2)`` rows, a Saltelli study's
+percentile intervals held the true quantile in 85 % of synthetic studies instead of 96 %
+(``tests/sims/studies/test_statistics.py``).  The ``A`` and ``B`` rows are the two halves of one
+scrambled Sobol' sequence: each row uniform, the rows negatively dependent (stratified), so for a smooth
+metric the intervals are conservative (as for ``design = "sobol"``).
+
 Streaming (:class:`Accumulator`): a study too large for memory adds its metrics chunk by chunk.  The
 moments are exact and mergeable (count, mean, sum of squared deviations, combined by Chan et al.'s
 pairwise update, in float64); for the order statistics each chunk's values are **kept** (float32 copies,

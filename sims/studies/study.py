@@ -10,9 +10,12 @@ folder.  A study file (every key optional but ``scenario``)::
 
     name = "wet-braking"
     scenario = "braking"
-    runs = 256              # per grid cell; with design = "saltelli" the base rows (n (d + 2) runs)
+    runs = 256              # per grid cell; with design = "saltelli" the base rows (n (d + 2) runs),
+                            # with "morris" the trajectories (r (d + 1) runs)
     seed = 1
-    design = "sobol"        # random, sobol, lhs, saltelli
+    design = "sobol"        # random, sobol, lhs, saltelli, morris
+    second_order = false    # saltelli: also the second-order Sobol' indices (n (2 d + 2) runs)
+    levels = 4              # morris: grid levels p (even)
     metrics = ["distance", "passed"]     # default: every metric of the scenario
     percentiles = [5, 50, 95]
     gradients = 16          # pathwise gradients of the smooth metrics on the first 16 vehicles
@@ -51,9 +54,10 @@ numbers (:mod:`sims.studies.journal`).
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import functools
 import math
-import time
+import socket
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -74,6 +78,7 @@ from sims.scenarios.base import check_setting, run_scenario, scenario_metrics
 from sims.scenarios.config import SCENARIO_COUNTS, SCENARIO_RANGES, check_config
 from sims.studies import designs, events, rare, sensitivity, table
 from sims.studies import statistics as stats
+from sims.studies._progress import NO_BAR, PHASES, FleetBar, Phases
 from sims.studies.channels import WithChannels, channel_names, check_metric
 from sims.studies.journal import Journal
 from sims.studies.laptime import with_profiles
@@ -97,7 +102,8 @@ class Study:
     """A study (module docstring).  ``preset``, ``tire`` (a ``.tir`` path, ``None``: the preset's own tire,
     ``"simple"``: the simple tire model) and ``surface`` (a surface name under all four wheels, default the
     preset's) describe the vehicle; ``settings`` fixes scenario settings; ``vary`` the variations; ``runs``, ``seed``,
-    ``design``; ``options``: the scenario's static options (``dt``, ``max_time``, ...: its dataclass
+    ``design`` (``second_order``: Saltelli's design for second-order Sobol' indices too; ``levels``: the
+    Morris design's grid levels); ``options``: the scenario's static options (``dt``, ``max_time``, ...: its dataclass
     fields); ``metrics`` (empty: all), ``percentiles`` [%]; ``gradients``: vehicles whose pathwise
     gradients are taken (0: none); ``chunk``: vehicles per chunk (0: one fleet); ``name`` of the run
     folder."""
@@ -113,6 +119,8 @@ class Study:
     runs: int = 256
     seed: int = 0
     design: str = "random"
+    second_order: bool = False
+    levels: int = designs.MORRIS_LEVELS
     metrics: tuple[str, ...] = ()
     percentiles: tuple[float, ...] = stats.PERCENTILES
     gradients: int = 0
@@ -138,6 +146,11 @@ class Study:
         check_int("gradients", self.gradients, 0, 1_000_000, source=src)
         check_int("chunk", self.chunk, 0, 100_000_000, source=src)
         check_choice("design", self.design, designs.DESIGNS, source=src)
+        check_int("levels", self.levels, 2, 64, source=src)
+        if self.second_order and self.design != "saltelli":
+            raise ValidationError(f"{src}: second_order = true needs design = 'saltelli', not {self.design!r}")
+        if self.levels != designs.MORRIS_LEVELS and self.design != "morris":
+            raise ValidationError(f"{src}: levels = {self.levels} is for design = 'morris', not {self.design!r}")
         try:
             presets.check_name(self.preset)
         except ValueError as e:
@@ -213,6 +226,8 @@ def _check_types(study: Study, src: str) -> None:
         v = getattr(study, key)
         if v is not None and not isinstance(v, str):
             raise ValidationError(f"{src}: {key} = {v!r} must be a string")
+    if not isinstance(study.second_order, bool):
+        raise ValidationError(f"{src}: second_order = {study.second_order!r} must be true or false")
     for key in ("settings", "options", "event"):
         v = getattr(study, key)
         if not isinstance(v, Mapping):
@@ -323,12 +338,19 @@ class StudyResult:
     """What :func:`run` returns: ``study``, ``columns`` (the results table as a column dict; :meth:`frame`
     the :class:`pandas.DataFrame`), ``summary`` (JSON-ready: statistics, sensitivities, timings, version),
     ``accumulator`` (:class:`~sims.studies.statistics.Accumulator`), ``gradients`` (per-vehicle pathwise
-    derivatives ``{metric: {path: (k,)}}`` or ``{}``) and ``folder`` (set by :func:`sims.studies.report.write_folder`)."""
+    derivatives ``{metric: {path: (k,)}}`` or ``{}``), ``folder`` (set by :func:`sims.studies.report.write_folder`)
+    and ``phases`` (the run's :class:`~sims.studies._progress.Phases`: its clock and bars, continued by the
+    writing of the folder)."""
 
-    def __init__(self, study, columns, summary, accumulator, gradients, kinds):
+    def __init__(self, study, columns, summary, accumulator, gradients, kinds, phases=None):
         self.study, self.columns, self.summary = study, columns, summary
         self.accumulator, self.gradients, self.kinds = accumulator, gradients, kinds
+        self.phases = phases if phases is not None else Phases(False)
         self.folder: Path | None = None
+
+    def population(self) -> np.ndarray:
+        """Which rows of the table are independent draws, the statistics' sample (:func:`_population`)."""
+        return _population(self.study, self.columns["run"])
 
     def frame(self):
         """The results table as a :class:`pandas.DataFrame` (one row per vehicle)."""
@@ -430,7 +452,9 @@ def _prepare(study: Study, with_draws: bool = True):
     if event is not None and event.estimator != "monte_carlo":
         _check_rare(study, event)
     elif (
-        event is not None and event.target > 0 and (study.design == "saltelli" or any(not v.random for v in study.vary))
+        event is not None
+        and event.target > 0
+        and (study.design in designs.STRUCTURED or any(not v.random for v in study.vary))
     ):
         raise ValidationError(
             "Study: event target (adaptive stopping) needs a random, sobol or lhs design without grid variations "
@@ -440,7 +464,8 @@ def _prepare(study: Study, with_draws: bool = True):
         check_variation(v, inner.settings)
     if not with_draws:
         return scenario, {m: metrics[m] for m in names}, None, event
-    draws = draw(study.vary, study.runs, study.seed, study.design, study.correlation, settings=inner.settings)
+    opts = dict(second_order=study.second_order, levels=study.levels)
+    draws = draw(study.vary, study.runs, study.seed, study.design, study.correlation, inner.settings, opts)
     return scenario, {m: metrics[m] for m in names}, draws, event
 
 
@@ -471,26 +496,123 @@ def _table_columns(draws_cols, metrics, lo, hi, names) -> dict[str, np.ndarray]:
     return cols
 
 
+def _block(scenario) -> None:
+    """Wait for the arrays in the fields of ``scenario`` (and of the scenario it wraps): a lap's profiles are
+    computed asynchronously, and their time belongs to the profiles' phase."""
+    for sc in (scenario, getattr(scenario, "scenario", None)):
+        if dataclasses.is_dataclass(sc) and not isinstance(sc, type):
+            jax.block_until_ready([getattr(sc, f.name) for f in dataclasses.fields(sc)])
+
+
+def _nominal(path: str, base, settings: Mapping[str, float]) -> list[tuple[str, float]]:
+    """``[(leaf path, nominal value)]`` of the varied ``path``: a chassis field's or a setting's value, a tire
+    scale's (per axle when ``vehicle.tire_scale.<f>``'s front and rear differ); none for a driver field (its
+    nominal value is made by the scenario's set-up, per vehicle)."""
+    tgt = resolve(path)
+    ch = base.chassis
+    if tgt.kind == "chassis":
+        return [(path, float(getattr(ch, tgt.field)))]
+    if tgt.kind == "setting":
+        return [(path, float(settings[tgt.field]))]
+    if tgt.kind != "tire_scale":
+        return []
+    axle, f = tgt.field.split(".")
+    axles = ("front", "rear") if axle == "both" else (axle,)
+    values = {a: float(getattr(getattr(ch, f"tire_scale_{a}"), f)) for a in axles}
+    if len(set(values.values())) == 1:
+        return [(path, values[axles[0]])]
+    return [(f"vehicle.chassis.tire_scale_{a}.{f}", v) for a, v in values.items()]
+
+
+def _absolute(study: Study, scenario, base) -> dict[str, list[tuple[str, float]]]:
+    """The leaves each factor (``by = "factor"``) scales, with their nominal values: ``{factor path: [(leaf
+    path, nominal)]}`` (its path and its ``also`` paths, :func:`_nominal`): the absolute-value columns of the
+    table (:func:`_finish_columns`)."""
+    nominal = {**scenario.settings, **study.settings}
+    return {
+        v.path: [lx for q in (v.path, *v.also) for lx in _nominal(q, base, nominal)]
+        for v in study.vary
+        if v.by == "factor"
+    }
+
+
+def _finish_columns(columns, flags, companions) -> dict[str, np.ndarray]:
+    """The results table as written: every factor column followed by its absolute values (``companions``,
+    :func:`_absolute`: a column ``"<leaf path> [<unit>]"``, :func:`sims.studies.table.absolute_name`, of float64
+    ``nominal x factor``) and the flag metrics ``flags`` as booleans (``x != 0``)."""
+    out: dict[str, np.ndarray] = {}
+    for k, x in columns.items():
+        out[k] = np.asarray(x) != 0 if k in flags else x
+        for leaf, nominal in companions.get(k, ()):
+            out[table.absolute_name(leaf)] = np.asarray(x, np.float64) * nominal
+    return out
+
+
+def _units(study: Study, columns, metrics, companions) -> dict[str, str]:
+    """The unit of every column of the table (``summary.json``'s ``units``, the table's metadata): ``-`` for
+    the row index, factors, flags and the estimator's batch, the SI unit of a value's path
+    (:func:`sims.studies.table.unit`), the metrics' own, ``""`` for names (``vehicle.surface_name``)."""
+    by = {v.path: v.by for v in study.vary}
+    absolute = {table.absolute_name(leaf): table.unit(leaf) for leaves in companions.values() for leaf, _ in leaves}
+    out = {}
+    for k in columns:
+        if k in metrics:
+            out[k] = metrics[k].unit
+        elif k in by:
+            out[k] = "-" if by[k] == "factor" else table.unit(k)
+        else:
+            out[k] = absolute.get(k, "" if k == "vehicle.surface_name" else "-")
+    return out
+
+
+def _sensitivity(study: Study, columns, names, bar=NO_BAR) -> dict[str, Any]:
+    """The design's sensitivity indices per metric: Sobol' (``"saltelli"``, with ``second_order``) or Morris
+    (``"morris"``); ``bar`` advanced per metric."""
+    factors = [v.path for v in study.vary]
+    out: dict[str, Any] = {}
+    if study.design == "saltelli":
+        out["sobol"] = {}
+        for m in names:
+            out["sobol"][m] = sensitivity.sobol(
+                columns[m], study.runs, factors, second_order=study.second_order, seed=study.seed
+            )
+            bar.update(1)
+    elif study.design == "morris":
+        unit = designs.morris(study.runs, len(factors), study.seed, study.levels)
+        out["morris"] = {}
+        for m in names:
+            out["morris"][m] = sensitivity.morris(columns[m], unit, factors)
+            bar.update(1)
+    return out
+
+
 def run(
     study: Study | Mapping[str, Any] | str | Path,
     *,
     devices=None,
-    progress=None,
+    progress=True,
     compiler_options=None,
     journal: str | Path | None = None,
 ) -> StudyResult:
     """Run ``study`` (a :class:`Study`, a study-file dict or a path to a TOML study file) and return its
     :class:`StudyResult` (module docstring).  ``devices``: as :func:`sims.scenarios.base.run_scenario`
-    (``None``: every local device); ``compiler_options``: XLA options of the fleet program; ``journal``: a
+    (``None``: every local device); ``progress``: a progress bar on stderr for every phase (``False``: none;
+    anything with ``update(steps)``: that, for the simulation's steps only); every phase is timed in
+    ``summary["timing"]`` (:mod:`sims.studies._progress`); ``compiler_options``: XLA options of the fleet
+    program; ``journal``: a
     folder where every batch is saved as it finishes and from which a rerun resumes
     (:mod:`sims.studies.journal`).  Under ``jax.distributed`` with several processes each process runs its
     own block of rows (:func:`sims.run.distributed.process_rows`) and every process gets the one merged
     table (the rows are exchanged through the shared file system folder of ``share_dir``)."""
-    study = as_study(study)
-    scenario, metrics, draws, event = _prepare(study)
-    kinds = {m: metrics[m].kind for m in metrics}
-    names = tuple(metrics)
-    base = _vehicle(study)
+    phases = Phases(progress is True)
+    started = datetime.datetime.now(datetime.UTC)
+    with phases.phase("prepare", show=False):
+        study = as_study(study)
+        phases.label = study.name
+        scenario, metrics, draws, event = _prepare(study)
+        kinds = {m: metrics[m].kind for m in metrics}
+        names = tuple(metrics)
+        base = _vehicle(study)
     multi = jax.process_count() > 1
     rare_event = event is not None and event.estimator != "monte_carlo"
     if multi and (journal is not None or rare_event):
@@ -498,42 +620,58 @@ def run(
             "Study: a journal or a rare-event estimator runs in one process, not under jax.distributed"
         )
     book = Journal(journal)
-    timing = dict(compile_s=0.0, run_s=0.0)
+    own_steps = progress not in (True, False, None)  # a caller's step counter (anything with update(steps))
 
     def fleet(cols, n):
-        """The metrics of the ``n`` vehicles of the factor columns ``cols``."""
-        params, settings = _inputs(study, scenario, base, cols, n)
-        sc = with_profiles(scenario, params, settings)  # a lap on a circuit: each vehicle's own QSS profile
-        out, rs = run_scenario(
-            sc, params, settings, devices=devices, progress=progress, compiler_options=compiler_options
-        )
-        timing["compile_s"] += float(rs.compile_s)
-        timing["run_s"] += float(rs.run_s)
+        """The metrics of the ``n`` vehicles of the factor columns ``cols`` (timed: set-up, profiles, compile,
+        run; with the :class:`~sims.studies._progress.FleetBar` bars)."""
+        with phases.phase("setup", show=False):
+            bar = progress if own_steps else FleetBar(phases, n)
+            params, settings = _inputs(study, scenario, base, cols, n)
+            with phases.phase("profiles", show=False):
+                sc = with_profiles(scenario, params, settings)  # a lap on a circuit: each vehicle's own QSS profile
+                _block(sc)
+            try:
+                out, rs = run_scenario(
+                    sc, params, settings, devices=devices, progress=bar, compiler_options=compiler_options
+                )
+            finally:
+                if not own_steps:
+                    bar.close()
+            phases.add("compile", rs.compile_s)
+            phases.add("run", rs.run_s)
         return {m: out[m] for m in names}
 
-    t0 = time.perf_counter()
     acc = stats.Accumulator(kinds, study.percentiles)
     est = None
     if rare_event:
         assert event is not None  # (rare_event says so)
-        state = VehicleLimitState(study, scenario, base, event, names, book, fleet, compiler_options)
-        est = events.estimate(event, state, len(study.vary), study.runs, study.seed)
+        with phases.phase("estimator", show=False):
+            phases.nested = True
+            state = VehicleLimitState(study, scenario, base, event, names, book, fleet, compiler_options)
+            est = events.estimate(event, state, len(study.vary), study.runs, study.seed)
         columns = table.concat(state.parts)
         kinds, acc = {}, stats.Accumulator({}, study.percentiles)  # rows drawn by the estimator: no population
     else:
-        columns, est = _run_rows(study, draws, event, book, fleet, acc, names, multi)
+        with phases.phase("journal", show=False):
+            columns, est = _run_rows(study, draws, event, book, fleet, acc, names, multi, phases)
         if multi:
-            columns, acc = _gather(columns, kinds, study.percentiles, distributed.process_rows(draws.n))
-            if event is not None:
-                est = _rate(event, study, draws, columns)
+            with phases.phase("gather", show=False):
+                columns, acc = _gather(columns, kinds, study, distributed.process_rows(draws.n))
+                if event is not None:
+                    est = _rate(event, study, columns)
     if event is not None:
         columns["failed"] = event.failed(columns[event.metric])
-    wall = time.perf_counter() - t0
+    companions = _absolute(study, scenario, base)
+    columns = _finish_columns(columns, [m for m in names if metrics[m].kind == "flag"], companions)
     n = int(len(columns["run"]))
+    population = _population(study, columns["run"]) if kinds else np.zeros(n, bool)
     summary: dict[str, Any] = dict(
         study=study.name,
         scenario=study.scenario,
         version=jaxtire.__version__,
+        date=started.isoformat(timespec="seconds"),
+        host=socket.gethostname(),
         seed=study.seed,
         design=study.design,
         runs=n,
@@ -542,40 +680,44 @@ def run(
         backend=jax.default_backend(),
         devices=jax.device_count() if devices is None else devices,
         compiler_options=dict(compiler_options or {}),
-        timing=dict(timing, wall_s=wall, vehicles_per_s=n / max(timing["run_s"], 1e-9)),
         metrics={
             m: dict(unit=metrics[m].unit, kind=metrics[m].kind, smooth=bool(metrics[m].smooth), doc=metrics[m].doc)
             for m in names
         },
-        statistics=acc.summary(),
-        sensitivity={},
+        units=_units(study, columns, metrics, companions),
+        population=dict(rows=int(population.sum()), of=n, method=designs.POPULATION.get(study.design, "every row")),
     )
-    if event is not None and est is not None:
-        cells = _cells(event, study, draws, columns) if not rare_event and draws.grid_cells > 1 else []
-        summary["event"] = events.summary(event, est, dict(budget=study.runs, cells=cells))
-    if study.design == "saltelli":
-        factors = [v.path for v in study.vary]
-        summary["sensitivity"]["sobol"] = {
-            m: sensitivity.sobol(columns[m], study.runs, factors, seed=study.seed) for m in names
-        }
+    with phases.phase("statistics", len(names), "metric", show=study.design in designs.STRUCTURED) as bar:
+        summary["statistics"] = acc.summary()
+        if event is not None and est is not None:
+            cells = _cells(event, study, draws, columns) if not rare_event and draws.grid_cells > 1 else []
+            summary["event"] = events.summary(event, est, dict(budget=study.runs, cells=cells))
+        summary["sensitivity"] = _sensitivity(study, columns, names, bar)
     grads: dict = {}
     if study.gradients and not rare_event:
-        grads = gradients(
-            study,
-            min(study.gradients, n),
-            scenario=scenario,
-            base=base,
-            draws=draws,
-            metrics=metrics,
-            compiler_options=compiler_options,
-        )
+        k = min(study.gradients, n)
+        smooth = sum(bool(metrics[m].smooth) for m in names)
+        with phases.phase("gradients", 1 + smooth, "pass", f"gradients of {k} vehicles") as bar:
+            grads = gradients(
+                study,
+                k,
+                scenario=scenario,
+                base=base,
+                draws=draws,
+                metrics=metrics,
+                compiler_options=compiler_options,
+                progress=bar,
+            )
         summary["sensitivity"]["gradients"] = sensitivity.summarise_gradients(grads)
-    return StudyResult(study, columns, summary, acc, grads, kinds)
+    summary["timing"] = dict(phases.timing(PHASES), vehicles_per_s=n / max(phases.seconds.get("run", 0.0), 1e-9))
+    return StudyResult(study, columns, summary, acc, grads, kinds, phases)
 
 
-def _run_rows(study: Study, draws: Draws, event, book: Journal, fleet, acc, names, multi: bool):
+def _run_rows(study: Study, draws: Draws, event, book: Journal, fleet, acc, names, multi: bool, phases=None):
     """The study's design run in chunks (``chunk``; with an event ``target``, chunks of the event's ``batch``
-    until the target is met); each chunk through the journal.  Returns ``(columns, event estimate or None)``."""
+    until the target is met); each chunk through the journal, its independent rows (:func:`_population`) added
+    to ``acc``, a bar over the vehicles when there are several chunks.  Returns ``(columns, event estimate
+    or None)``."""
     n = draws.n
     start, stop = 0, n
     if multi:  # multi-host: this process's block of rows
@@ -583,18 +725,24 @@ def _run_rows(study: Study, draws: Draws, event, book: Journal, fleet, acc, name
         stop = min(stop, n)
     adaptive = event is not None and event.target > 0
     chunk = chunk_size(study, event, stop - start)
+    phases = phases or Phases(False)
+    phases.nested = stop - start > chunk
+    bar = phases.bar("vehicles", stop - start, "vehicle") if phases.nested else NO_BAR
     parts, est, hist = [], None, []
     for lo in range(start, stop, chunk):
         hi = min(lo + chunk, stop)
         cols = _rows(draws, lo, hi)
         out = book.call(cols, functools.partial(fleet, cols, hi - lo))
-        acc.add({m: out[m] for m in names})
+        keep = _population(study, np.arange(lo, hi))
+        acc.add({m: np.asarray(out[m])[keep] for m in names})
         parts.append(_table_columns(cols, out, lo, hi, names))
+        bar.update(hi - lo)
         if event is not None and not multi:
-            est = _rate(event, study, draws, table.concat(parts))
+            est = _rate(event, study, table.concat(parts))
             hist.append((est.runs, est.p, est.low, est.high))
             if adaptive and est.half_width <= event.target:
                 break
+    bar.close()
     if est is not None:
         est = est._replace(history=tuple(hist))
     return table.concat(parts), est
@@ -611,13 +759,18 @@ def chunk_size(study: Study, event, rows: int) -> int:
     return study.chunk or (event.batch if adaptive else 0) or max(rows, 1)
 
 
-def _rate(event, study: Study, draws: Draws, columns) -> rare.Estimate:
-    """The event's rate over the independent rows of ``columns`` (a ``"saltelli"`` design: its ``A`` and ``B``
-    rows), with the Clopper-Pearson interval."""
-    x = np.asarray(columns[event.metric], np.float64)
-    if study.design == "saltelli":
-        x = x[np.asarray(columns["run"]) < 2 * draws.runs]
+def _rate(event, study: Study, columns) -> rare.Estimate:
+    """The event's rate over the independent rows of ``columns`` (:func:`_population`), with the
+    Clopper-Pearson interval."""
+    x = np.asarray(columns[event.metric], np.float64)[_population(study, columns["run"])]
     return rare.binomial(int(np.sum(event.failed(x))), int(x.size))
+
+
+def _population(study: Study, rows) -> np.ndarray:
+    """Which of the design rows ``rows`` are independent draws of the factors, the rows every statistic is
+    taken over (:func:`sims.studies.designs.population_rows`: a Saltelli design's ``A`` and ``B`` rows, the
+    first row of each Morris trajectory, else every row)."""
+    return designs.population_rows(study.design, study.runs, len(study.vary), rows)
 
 
 def _cells(event, study: Study, draws: Draws, columns) -> list[dict[str, Any]]:
@@ -704,11 +857,21 @@ class VehicleLimitState:
 
 
 def gradients(
-    study: Study, k: int, *, scenario=None, base=None, draws=None, metrics=None, n_steps=None, compiler_options=None
+    study: Study,
+    k: int,
+    *,
+    scenario=None,
+    base=None,
+    draws=None,
+    metrics=None,
+    n_steps=None,
+    compiler_options=None,
+    progress=None,
 ) -> dict:
     """Pathwise gradients ``{metric: {path: (k,)}}`` of the smooth metrics with respect to every varied
     continuous path (``choice`` and ``grid`` variations and surfaces excluded) for the first ``k`` vehicles of the study, by ``jax.vjp`` through
-    :func:`sims.scenarios.base.scenario_metrics` (:func:`sims.studies.sensitivity.pathwise`)."""
+    :func:`sims.scenarios.base.scenario_metrics` (:func:`sims.studies.sensitivity.pathwise`; ``progress``
+    its)."""
     if scenario is None:
         scenario, metrics, draws, _ = _prepare(study)
     base = _vehicle(study) if base is None else base
@@ -727,10 +890,10 @@ def gradients(
         out = scenario_metrics(sc, params, settings, n_steps=n_steps, compiler_options=compiler_options)
         return {m: out[m] for m in smooth}
 
-    return sensitivity.pathwise(fn, {p: jnp.asarray(x, dtype) for p, x in cont.items()}, smooth)
+    return sensitivity.pathwise(fn, {p: jnp.asarray(x, dtype) for p, x in cont.items()}, smooth, progress=progress)
 
 
-def _gather(columns, kinds, percentiles, rows):
+def _gather(columns, kinds, study: Study, rows):
     """Every process's rows, in row order, on every process (multi-host: ``process_allgather`` of each
     column, padded to the equal block size of :func:`~sims.run.distributed.process_rows`)."""
     from jax.experimental import multihost_utils  # only under jax.distributed
@@ -755,7 +918,8 @@ def _gather(columns, kinds, percentiles, rows):
         merged["vehicle.surface_name"] = np.asarray(SURFACE_NAMES, object)[
             np.round(merged["vehicle.surface"]).astype(int)
         ]
-    acc = stats.Accumulator(kinds, percentiles).add({m: merged[m] for m in kinds})
+    keep = _population(study, merged["run"])
+    acc = stats.Accumulator(kinds, study.percentiles).add({m: merged[m][keep] for m in kinds})
     return merged, acc
 
 

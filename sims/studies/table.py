@@ -7,7 +7,15 @@ either back, and :func:`to_frame` hands the table out as a :class:`pandas.DataFr
 installed (the ``studies`` extra).  Nothing else here needs pandas: a study's table, report and CSV work
 after the README's plain install.  Columns: ``run`` (the row's index in the design), the varied paths
 (``vehicle.chassis.mass``, ``scenario.speed``, ...; a surface as its id and ``vehicle.surface_name``),
-then the metrics by name.
+each factor (``by = "factor"``) followed by the absolute values it makes, ``"<path> [<unit>]"``
+(:func:`absolute_name`: ``vehicle.chassis.mass`` 0.95 beside ``vehicle.chassis.mass [kg]`` 1282.5 for the
+hatchback; not for driver fields, whose nominal values the scenario's set-up makes), then the metrics by
+name, flags (``passed``, ``failed``) as booleans.
+
+**Units** (``units``: column -> SI unit, ``-`` dimensionless, ``""`` a name, ``?`` not recorded;
+:func:`unit` for a varied path): in a Parquet file the schema's metadata ``units`` (JSON) and each
+field's metadata ``unit``; beside a CSV file the sidecar ``<name>.units.json`` (``results.units.json``),
+the CSV header holding the bare column names.  :func:`read_units` reads either back.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import io
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +31,116 @@ from typing import Any
 import numpy as np
 
 from sims.run.longrun import atomic_write
+from sims.studies.variation import resolve
+
+#: SI units of the chassis fields (:class:`sims.vehicles.params.Chassis`).
+CHASSIS_UNITS = dict(
+    mass="kg",
+    yaw_inertia="kg m^2",
+    cg_to_front="m",
+    cg_to_rear="m",
+    cg_height="m",
+    track_front="m",
+    track_rear="m",
+    roll_stiffness_front="-",
+    wheel_radius_front="m",
+    wheel_radius_rear="m",
+    wheel_inertia_front="kg m^2",
+    wheel_inertia_rear="kg m^2",
+    max_drive_torque="N m",
+    max_power="W",
+    drive_split_front="-",
+    max_brake_torque="N m",
+    brake_bias_front="-",
+    brake_omega_smooth="rad/s",
+    max_steer="rad",
+    ackermann="-",
+    drag_area="m^2",
+    lift_area="m^2",
+    aero_balance_front="-",
+    air_density="kg/m^3",
+    load_transfer_tau="s",
+    road_grade="rad",
+    road_bank="rad",
+    body_width="m",
+    overhang_front="m",
+    overhang_rear="m",
+)
+#: SI units of the catalogue scenarios' settings (``scenario.<key>``).
+SETTING_UNITS = dict(
+    speed="m/s",
+    target_speed="m/s",
+    yaw_rate0="rad/s",
+    abs_on="-",
+    distance="m",
+    throttle="-",
+    grade="rad",
+    reach_time="s",
+    margin="-",
+    grip="-",
+    scale="-",
+    steer_03g="rad",
+    direction="-",
+    steering_ratio="-",
+    ay_target="m/s^2",
+    yaw_limit="rad",
+)
+#: SI units of the driver fields (``driver.<field>``; :mod:`sims.drivers`) whose unit is the same in every
+#: driver (``speed_gain`` is not: per m/s in one, per s in another).
+DRIVER_UNITS = dict(
+    steer="rad",
+    throttle="-",
+    brake="-",
+    amplitude="rad",
+    t_step="s",
+    t_start="s",
+    t_brake="s",
+    ramp="s",
+    frequency="Hz",
+    target_speed="m/s",
+    dt="s",
+    radius="m",
+    center_x="m",
+    center_y="m",
+    bandwidth="rad/s",
+    zeta="-",
+    t_integral="s",
+    throttle_ff="-",
+    abs_on="-",
+    target_slip="-",
+    min_slip="-",
+    select_low_rear="-",
+    yaw_rate_ref="rad/s",
+    slip_offset="m/s",
+    abs_off_speed="m/s",
+    k_y="rad/m",
+    k_psi="-",
+    k_r="s",
+    t_preview="s",
+    x0="m",
+    length="m",
+    width="m",
+    x_preview="m",
+    t_ff="s",
+    understeer="rad/(m/s^2)",
+    dwell="s",
+)
+
+
+def unit(path: str) -> str:
+    """The SI unit of the values of a varied ``path`` (:func:`sims.studies.variation.resolve`): ``-`` for tire
+    scales and surface ids, :data:`CHASSIS_UNITS`, :data:`SETTING_UNITS`, :data:`DRIVER_UNITS`; ``?`` where
+    none is recorded (a custom scenario's setting)."""
+    tgt = resolve(path)
+    if tgt.kind in ("tire_scale", "surface"):
+        return "-"
+    table = {"chassis": CHASSIS_UNITS, "setting": SETTING_UNITS, "driver": DRIVER_UNITS}[tgt.kind]
+    return table.get(tgt.field, "?")
+
+
+def absolute_name(path: str) -> str:
+    """The column of the absolute values beside a factor on ``path``: ``"<path> [<unit>]"`` (:func:`unit`)."""
+    return f"{path} [{unit(path)}]"
 
 
 def _importable(name: str) -> bool:
@@ -55,9 +174,10 @@ def to_frame(columns: Mapping[str, Any]):
     return pd.DataFrame({k: np.asarray(v) for k, v in columns.items()})
 
 
-def write(columns: Mapping[str, Any], path, fmt: str = "auto") -> Path:
+def write(columns: Mapping[str, Any], path, fmt: str = "auto", units: Mapping[str, str] | None = None) -> Path:
     """Write the table at ``path`` (suffix replaced): ``fmt`` ``"parquet"``, ``"csv"`` or ``"auto"`` (parquet
-    when pyarrow is installed); returns the path written."""
+    when pyarrow is installed), with the ``units`` of its columns (module docstring); returns the path
+    written."""
     if fmt not in ("auto", "parquet", "csv"):
         raise ValueError(f"table format {fmt!r}: allowed 'auto', 'parquet', 'csv'")
     path = Path(path)
@@ -70,7 +190,11 @@ def write(columns: Mapping[str, Any], path, fmt: str = "auto") -> Path:
 
         out = path.with_suffix(".parquet")
         raw = io.BytesIO()
-        pq.write_table(pa.table(cols), raw)
+        t = pa.table(cols)
+        if units:
+            fields = [f.with_metadata({"unit": units[f.name]}) if f.name in units else f for f in t.schema]
+            t = t.cast(pa.schema(fields, metadata={"units": json.dumps(dict(units))}))
+        pq.write_table(t, raw)
         atomic_write(str(out), raw.getvalue())  # whole or absent, never half a table
         return out
     out = path.with_suffix(".csv")
@@ -80,7 +204,26 @@ def write(columns: Mapping[str, Any], path, fmt: str = "auto") -> Path:
     w.writerow(cols)
     w.writerows(rows)
     atomic_write(str(out), text.getvalue().encode())
+    if units:
+        atomic_write(str(units_sidecar(out)), json.dumps(dict(units), indent=1).encode())
     return out
+
+
+def units_sidecar(path) -> Path:
+    """The units file beside a CSV table: ``results.csv`` -> ``results.units.json``."""
+    return Path(path).with_suffix(".units.json")
+
+
+def read_units(path) -> dict[str, str]:
+    """The column units of a table written by :func:`write` (``{}`` when it has none)."""
+    path = Path(path)
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq  # optional dependency (extra "studies")
+
+        meta = pq.read_schema(path).metadata or {}
+        return json.loads(meta[b"units"]) if b"units" in meta else {}
+    side = units_sidecar(path)
+    return json.loads(side.read_text()) if side.is_file() else {}
 
 
 def _column(cells: list[str]) -> np.ndarray:
@@ -109,4 +252,17 @@ def read(path) -> dict[str, np.ndarray]:
     return {k: _column(list(c)) for k, c in zip(header, cells, strict=True)}
 
 
-__all__ = ["concat", "has_parquet", "read", "to_frame", "write"]
+__all__ = [
+    "CHASSIS_UNITS",
+    "DRIVER_UNITS",
+    "SETTING_UNITS",
+    "absolute_name",
+    "concat",
+    "has_parquet",
+    "read",
+    "read_units",
+    "to_frame",
+    "unit",
+    "units_sidecar",
+    "write",
+]

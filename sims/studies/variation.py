@@ -54,7 +54,7 @@ from jaxtire.validation import ValidationError, check_choice, check_range
 from sims.drivers import DRIVER_RANGES
 from sims.run.fleet import broadcast
 from sims.scenarios.config import SCENARIO_RANGES
-from sims.studies.designs import saltelli, unit_design
+from sims.studies.designs import STRUCTURED, points
 from sims.vehicles.params import CHASSIS_RANGES, TIRE_SCALE_RANGE, TireScale, VehicleParams, validate_params
 
 DISTRIBUTIONS = ("uniform", "normal", "lognormal", "choice", "grid")
@@ -306,10 +306,12 @@ def draw(
     design: str = "random",
     correlation: Sequence[Sequence[Any]] = (),
     settings: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> Draws:
     """Every run's factors: the design's unit points (``runs`` per grid cell; ``"saltelli"``: ``runs (d +
-    2)`` rows, no grid) mapped through each variation's distribution, correlated by the copula when
-    ``correlation`` pairs are given, the grid's cross product outermost."""
+    2)`` rows, ``"morris"``: ``runs (d + 1)``, no grid; ``options``: :func:`~sims.studies.designs.points`'s)
+    mapped through each variation's distribution, correlated by the copula when ``correlation`` pairs are
+    given (not with ``"morris"``: its steps must move one factor), the grid's cross product outermost."""
     vs = [check_variation(v, settings) for v in variations]
     paths = [v.path for v in vs]
     dup = {p for p in paths if paths.count(p) > 1}
@@ -317,12 +319,11 @@ def draw(
         raise ValidationError(f"variations: {sorted(dup)} varied twice (give each path once)")
     rnd = [v for v in vs if v.random]
     grid = [v for v in vs if not v.random]
-    if design == "saltelli":
-        if grid:
-            raise ValidationError("variations: a 'saltelli' design cannot be combined with 'grid' variations")
-        u = saltelli(runs, len(rnd), seed)
-    else:
-        u = unit_design(design, runs, len(rnd), seed)
+    if design in STRUCTURED and grid:
+        raise ValidationError(f"variations: a {design!r} design cannot be combined with 'grid' variations")
+    if design == "morris" and correlation:
+        raise ValidationError("variations: correlation with a 'morris' design: its steps must move one factor")
+    u = points(design, runs, len(rnd), seed, **dict(options or {}))
     corr = correlation_matrix(rnd, correlation)
     if corr is not None:
         u = copula(u, corr)

@@ -111,3 +111,50 @@ def test_statistics_of_a_million_vehicles_under_10_s():
     assert s["v0"]["n"] == 1_000_000 and s["v0"]["percentiles"]["p50"]["flag"] is None
     assert abs(s["v0"]["percentiles"]["p50"]["value"] - 40.0) < 0.05  # the normal's median, +- 4 standard errors
     assert elapsed < 10.0, elapsed
+
+
+def _triangular_quantile(q: float) -> float:
+    """The ``q`` quantile of the sum of two independent U(0, 1) (``F(t) = t^2 / 2`` below 1)."""
+    return math.sqrt(2 * q) if q <= 0.5 else 2 - math.sqrt(2 * (1 - q))
+
+
+def _saltelli_coverage(studies: int, n: int, rows: str) -> tuple[np.ndarray, float]:
+    """Observed coverage of the p5 / p50 / p95 intervals and of the rate P(y > q80) = 0.2 over ``studies``
+    Saltelli studies (``n`` base rows, d = 3) of the synthetic metric ``y = frac(1000 u_1) + frac(1000 u_2)``
+    (its quantiles exact; ``u_3`` unused, so every A_B^(3) row repeats its A row), the statistics taken over
+    the design's independent rows (``rows = "population"``) or, wrongly, over all n (d + 2)."""
+    from sims.studies import designs
+
+    d, pcts = 3, (5, 50, 95)
+    hits, rate_hits = np.zeros(len(pcts)), 0
+    for seed in range(studies):
+        u = designs.saltelli(n, d, seed)
+        y = np.mod(1000.0 * u[:, 0], 1.0) + np.mod(1000.0 * u[:, 1], 1.0)
+        if rows == "population":
+            y = y[designs.population_rows("saltelli", n, d, np.arange(y.size))]
+        s = st.summarise({"y": y, "f": y > _triangular_quantile(0.8)}, {"y": "value", "f": "flag"}, pcts)
+        for j, p in enumerate(pcts):
+            pc = s["y"]["percentiles"][f"p{p}"]
+            hits[j] += pc["low"] <= _triangular_quantile(p / 100) <= pc["high"]
+        rate_hits += s["f"]["low"] <= 0.2 <= s["f"]["high"]
+    return hits / studies, rate_hits / studies
+
+
+def test_saltelli_design_percentile_and_rate_intervals_cover():
+    """Issue 37 item 4: 2000 synthetic Saltelli studies (n = 128, d = 3): the percentile and rate intervals of
+    the study's statistics, taken over the 2 n independent A and B rows, hold the true p5, p50, p95 and rate as
+    often as their exact coverage says (binomial test; all >= 95 %); over all n (d + 2) rows, as if
+    independent, they would hold it in about 85 % of studies only (the A_B rows repeat A's coordinates)."""
+    from sims.studies import designs
+
+    n, studies = 128, 2000
+    got, rate = _saltelli_coverage(studies, n, "population")
+    assert designs.population_rows("saltelli", n, 3, np.arange(5 * n)).sum() == 2 * n
+    for j, q in enumerate((0.05, 0.5, 0.95)):
+        cover = st.quantile_ranks(2 * n, q)[2]
+        assert cover >= 0.95 and _binom_consistent(round(got[j] * studies), studies, cover) > 1e-3, (q, got[j], cover)
+    ci = [st.rate_interval(k, 2 * n) for k in range(2 * n + 1)]
+    exact = float(sum(sps.binom(2 * n, 0.2).pmf(k) for k, c in enumerate(ci) if c["low"] <= 0.2 <= c["high"]))
+    assert exact >= 0.95 and _binom_consistent(round(rate * studies), studies, exact) > 1e-3, (rate, exact)
+    wrong, wrong_rate = _saltelli_coverage(500, n, "all")
+    assert (wrong < 0.9).all() and wrong_rate < 0.9, (wrong, wrong_rate)

@@ -3,10 +3,12 @@ folder, bitwise reproduction from the saved study file, Sobol' indices (friction
 gradients against finite differences, the CLI, and report.html in headless Chromium."""
 
 import base64
+import datetime
 import json
 import re
 import shutil
 import subprocess
+import time
 
 import jax
 import jax.numpy as jnp
@@ -51,7 +53,8 @@ def test_table_summary_and_folder(wet):
     pytest.importorskip("pandas", reason="the DataFrame needs the 'studies' extra (pandas)")
     df = wet.frame()
     assert len(df) == 16 * 4
-    assert list(df.columns) == ["run", MU, MASS, "distance", "stop_time", "passed"]
+    mu_abs, mu_y_abs, mass_abs = f"{MU} [-]", "vehicle.tire_scale.mu_y [-]", f"{MASS} [kg]"
+    assert list(df.columns) == ["run", MU, mu_abs, mu_y_abs, MASS, mass_abs, "distance", "stop_time", "passed"]
     assert df[MU].between(0.6, 1.1).all() and df[MASS].between(0.9, 1.25).all()
     f = wet.folder
     results = "results.parquet" if table.has_parquet() else "results.csv"  # CSV without pyarrow
@@ -59,12 +62,27 @@ def test_table_summary_and_folder(wet):
         assert (f / name).is_file(), name
     s = json.loads((f / "summary.json").read_text())
     assert s["seed"] == 3 and s["version"] and s["runs"] == 64
+    assert s["host"] and datetime.datetime.fromisoformat(s["date"]).tzinfo is not None
     d = s["statistics"]["distance"]
     # locked or ABS, wet asphalt from 12 m/s: v^2 / (2 mu g) with mu 0.4 - 0.8 gives 9 - 18 m
     assert 6.0 < d["percentiles"]["p50"]["value"] < 20.0
-    assert d["mean"] == pytest.approx(float(np.mean(df["distance"])), rel=1e-6)
-    assert s["statistics"]["passed"]["kind"] == "flag" and s["statistics"]["passed"]["n"] == 64
+    # issue 37 item 4: the statistics of a Saltelli design are over its 2 n independent A and B rows
+    assert s["population"]["rows"] == 32 and s["population"]["of"] == 64 and "A and B" in s["population"]["method"]
+    assert d["n"] == 32 and d["mean"] == pytest.approx(float(np.mean(df["distance"][:32])), rel=1e-6)
+    assert s["statistics"]["passed"]["kind"] == "flag" and s["statistics"]["passed"]["n"] == 32
     assert s["timing"]["compile_s"] > 0 and s["timing"]["run_s"] > 0
+    # issue 37 item 6: absolute values beside the factors, flags as booleans, units in the metadata
+    base = sm._vehicle(wet.study)
+    np.testing.assert_allclose(df[mass_abs], df[MASS] * float(base.chassis.mass), rtol=1e-12)
+    np.testing.assert_allclose(df[mu_y_abs], df[MU] * float(base.chassis.tire_scale_front.mu_y), rtol=1e-12)
+    assert df["passed"].dtype == bool
+    units = {"run": "-", MU: "-", mu_abs: "-", mass_abs: "kg", "distance": "m", "stop_time": "s", "passed": "-"}
+    assert {k: s["units"][k] for k in units} == units and set(s["units"]) == set(df.columns)
+    assert table.read_units(f / results) == s["units"]
+    back = table.read(f / results)
+    assert back["passed"].dtype == bool and np.array_equal(back[mass_abs], df[mass_abs].to_numpy())
+    page = (f / "report.html").read_text()
+    assert "Varied factors" in page and f"{mass_abs}: " in page and "clipped to [0, 1]" in page
 
 
 def test_friction_dominates_wet_braking(wet):
@@ -177,11 +195,15 @@ def test_cli_study_and_errors(wet, tmp_path, capsys):
 
     path = tmp_path / "s.toml"
     path.write_text(sm.dumps(sm.Study.from_dict({**WET, "name": "cli"})))  # the fixture's fleet: compiled already
-    assert cli.main(["study", str(path), "--folder", str(tmp_path / "run"), "--format", "csv", "--fast-compile"]) == 0
-    out = capsys.readouterr().out
-    assert "distance" in out and (tmp_path / "run" / "results.csv").is_file()
+    argv = ["study", str(path), "--folder", str(tmp_path / "run"), "--format", "csv", "--fast-compile", "--no-progress"]
+    assert cli.main(argv) == 0
+    cap = capsys.readouterr()
+    assert "distance" in cap.out and (tmp_path / "run" / "results.csv").is_file()
+    assert "simulate" not in cap.err and "compile" not in cap.err  # --no-progress: no bars
     csv = table.read(tmp_path / "run" / "results.csv")
-    assert len(csv["distance"]) == 64
+    assert len(csv["distance"]) == 64 and csv["passed"].dtype == bool
+    assert table.read_units(tmp_path / "run" / "results.csv")["vehicle.chassis.mass [kg]"] == "kg"
+    assert (tmp_path / "run" / "results.units.json").is_file()
     bad = tmp_path / "bad.toml"
     bad.write_text('scenario = "braking"\n[[vary]]\npath = "vehicle.chassis.mass"\nlow = 2000\nhigh = 1000\n')
     assert cli.main(["study", str(bad)]) == 2
@@ -219,7 +241,9 @@ def test_study_cli_without_pandas_or_pyarrow(wet, tmp_path, capsys, monkeypatch)
     path = tmp_path / "s.toml"
     path.write_text(sm.dumps(sm.Study.from_dict({**WET, "name": "plain"})))
     assert cli.main(["study", str(path), "--folder", str(tmp_path / "run"), "--fast-compile"]) == 0
-    assert "distance" in capsys.readouterr().out
+    cap = capsys.readouterr()
+    assert "distance" in cap.out
+    assert "plain: set-up + compile (64 vehicles)" in cap.err and "plain: simulate 64 vehicles" in cap.err
     assert (tmp_path / "run" / "report.html").is_file() and not (tmp_path / "run" / "results.parquet").exists()
     back = table.read(tmp_path / "run" / "results.csv")
     assert back["distance"].dtype == np.float64 and len(back["distance"]) == 64
@@ -238,11 +262,65 @@ def test_study_cli_without_pandas_or_pyarrow(wet, tmp_path, capsys, monkeypatch)
         ({"scenario": "braking", "vehicle": {"preset": "truck"}}, "truck"),
         ({"scenario": "braking", "vehicle": {"surface": "tarmac"}}, "surface"),
         ({"scenario": "braking", "percentiles": [101]}, "percentile"),
+        ({"scenario": "braking", "second_order": True}, "second_order = true needs design = 'saltelli'"),
+        ({"scenario": "braking", "design": "saltelli", "second_order": 1}, "second_order = 1 must be true or false"),
+        ({"scenario": "braking", "levels": 6}, "levels = 6 is for design = 'morris'"),
+        ({"scenario": "braking", "design": "morris", "levels": 1}, "levels = 1"),
     ],
 )
 def test_bad_study_files(d, match):
     with pytest.raises(ValidationError, match=match):
         sm.Study.from_dict(d)
+
+
+def test_timing_progress_and_morris_study(tmp_path, capsys):
+    """Issue 37 items 4 and 5: a Morris study (8 trajectories of 2 factors) with pathwise gradients, through
+    the API with its default progress bars.  summary.json's wall time is the process's (within 5 %),
+    gradients and the folder's writing included, and its phases add up to it; every long phase had a bar on
+    stderr; the screening ranks friction first for the braking distance, the statistics are over the
+    trajectories' first rows."""
+    d = dict(
+        name="timed",
+        scenario="braking",
+        vehicle={"tire": "simple", "surface": "asphalt_wet"},
+        runs=8,
+        seed=1,
+        design="morris",
+        gradients=2,
+        settings={"speed": 12.0},
+        options={"max_time": 1.5, "dt": 0.01, "model": "single_track"},
+        metrics=["distance", "passed"],
+        vary=[
+            {"path": MU, "dist": "uniform", "by": "factor", "low": 0.6, "high": 1.1},
+            {"path": MASS, "dist": "uniform", "by": "factor", "low": 0.9, "high": 1.25},
+        ],
+    )
+    t0 = time.perf_counter()
+    res = studies.run(d, folder=tmp_path / "timed", compiler_options=FAST)
+    wall = time.perf_counter() - t0
+    s = json.loads((res.folder / "summary.json").read_text())
+    t = s["timing"]
+    assert abs(t["wall_s"] - wall) <= 0.05 * wall, (t, wall)
+    parts = [k for k in t if k.endswith("_s") and k not in ("wall_s", "vehicles_per_s")]
+    assert sum(t[k] for k in parts) == pytest.approx(t["wall_s"], rel=1e-9)
+    assert 0 <= t["other_s"] < 0.02 * t["wall_s"], t
+    for k in ("prepare_s", "setup_s", "compile_s", "run_s", "statistics_s", "gradients_s", "write_s"):
+        assert t[k] > 0, k
+    assert res.summary["timing"] == t
+    err = capsys.readouterr().err
+    for bar in (
+        "set-up + compile (24 vehicles)",
+        "simulate 24 vehicles",
+        "gradients of 2 vehicles",
+        "write the run folder",
+    ):
+        assert f"timed: {bar}" in err, bar
+    mor = s["sensitivity"]["morris"]["distance"]
+    assert mor["ranking"] == [MU, MASS] and mor[MU]["mu"] < 0 < mor[MASS]["mu"]
+    assert mor[MU]["mu_star_low"] > mor[MASS]["mu_star_high"]
+    assert s["population"]["rows"] == 8 and s["statistics"]["distance"]["n"] == 8
+    assert (res.folder / "plots" / "morris_distance.png").is_file()
+    assert "Morris screening" in (res.folder / "report.html").read_text()
 
 
 def test_bad_study_metric_and_setting():

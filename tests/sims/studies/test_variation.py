@@ -14,6 +14,7 @@ from jaxtire.validation import ValidationError
 from sims.studies import designs, sensitivity
 from sims.studies import variation as va
 from sims.studies.variation import Variation
+from tests.sims.studies.test_sensitivity import _ishigami, _ishigami_indices
 
 
 def test_distributions_match_their_laws():
@@ -94,31 +95,22 @@ def test_bad_variations_name_field_and_range(v, match):
         va.draw([v], 4, 0)
 
 
-def _ishigami(x, a=7.0, b=0.1):
-    return np.sin(x[:, 0]) + a * np.sin(x[:, 1]) ** 2 + b * x[:, 2] ** 4 * np.sin(x[:, 0])
-
-
 def test_sobol_indices_of_ishigami_match_analytic():
     """Ishigami (a = 7, b = 0.1, X_i ~ U(-pi, pi)): analytic S_i and S_Ti (Sobol' & Levitan 1999) inside the
     bootstrap intervals (widened by the estimator's own small bias allowance of 0.02)."""
-    a, b, n = 7.0, 0.1, 4096
-    v = a**2 / 8 + b * math.pi**4 / 5 + b**2 * math.pi**8 / 18 + 0.5
-    v1 = 0.5 * (1 + b * math.pi**4 / 5) ** 2
-    v2 = a**2 / 8
-    v13 = b**2 * math.pi**8 * (1 / 18 - 1 / 50)
-    first = [v1 / v, v2 / v, 0.0]
-    total = [(v1 + v13) / v, v2 / v, v13 / v]
+    n = 4096
+    first, total, _ = _ishigami_indices()
     vs = [Variation(f"scenario.x{i}", "uniform", low=-math.pi, high=math.pi) for i in range(3)]
     d = va.draw(vs, n, 1, "saltelli")
     x = np.stack([d.columns[f"scenario.x{i}"] for i in range(3)], axis=1)
-    res = sensitivity.sobol(_ishigami(x, a, b), n, [f"x{i}" for i in range(3)], n_resamples=100, seed=1)
+    res = sensitivity.sobol(_ishigami(x), n, [f"x{i}" for i in range(3)], n_resamples=100, seed=1)
     for i in range(3):
         r = res[f"x{i}"]
         assert r["first_low"] - 0.02 <= first[i] <= r["first_high"] + 0.02, (i, r, first[i])
         assert r["total_low"] - 0.02 <= total[i] <= r["total_high"] + 0.02, (i, r, total[i])
         assert r["first"] == pytest.approx(first[i], abs=0.05) and r["total"] == pytest.approx(total[i], abs=0.05)
     # the estimators are scipy's (an independent implementation of the same formulas)
-    f_a, f_b, f_ab = designs.split_saltelli(_ishigami(x, a, b), n, 3)
+    f_a, f_b, f_ab = designs.split_saltelli(_ishigami(x), n, 3)
     ref = sps.sobol_indices(func=dict(f_A=f_a[None], f_B=f_b[None], f_AB=f_ab[:, None]), n=n)
     s1, st = sensitivity.indices(f_a, f_b, f_ab)
     np.testing.assert_allclose(s1, np.ravel(ref.first_order), rtol=1e-10)
