@@ -127,6 +127,7 @@ SLOW_MODULES = {
     "tests/sims/studies/test_event_studies.py": 260,
     "tests/sims/studies/test_replay.py": 30,
     "tests/sims/studies/test_channels.py": 30,
+    "tests/sims/studies/test_limit_study.py": 25,
     "tests/sims/test_gymnasium_wrapper.py": 222,
     "tests/sims/vehicles/test_driveline.py": 198,
     "tests/sims/studies/test_laptime.py": 147,

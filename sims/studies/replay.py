@@ -110,6 +110,11 @@ def replay(folder, row: int) -> Replay:
     if not is_complete(folder):
         raise ValidationError(f"{folder}: the study did not finish (no COMPLETE marker): resume it first")
     study = sm.load(folder / "study.toml")
+    if study.limit:
+        raise ValidationError(
+            f"{folder}: a limit-search study: its rows are brackets of many runs; replay a study of the scenario "
+            "at the row's limit value instead"
+        )
     summary = json.loads((folder / "summary.json").read_text())
     cols = table.read(_results(folder))
     runs = np.asarray(cols["run"])

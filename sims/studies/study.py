@@ -82,6 +82,7 @@ from sims.studies._progress import NO_BAR, PHASES, FleetBar, Phases
 from sims.studies.channels import WithChannels, channel_names, check_metric
 from sims.studies.journal import Journal
 from sims.studies.laptime import with_profiles
+from sims.studies.limit import check_limit, limit_metrics, run_limit
 from sims.studies.variation import (
     Draws,
     Variation,
@@ -106,7 +107,9 @@ class Study:
     Morris design's grid levels); ``options``: the scenario's static options (``dt``, ``max_time``, ...: its dataclass
     fields); ``metrics`` (empty: all), ``percentiles`` [%]; ``gradients``: vehicles whose pathwise
     gradients are taken (0: none); ``chunk``: vehicles per chunk (0: one fleet); ``name`` of the run
-    folder."""
+    folder; ``event``: a failure event's table (:mod:`sims.studies.events`; empty: none); ``metric``: metrics
+    from recorded channels (:mod:`sims.studies.channels`); ``limit``: a limit search per vehicle
+    (:mod:`sims.studies.limit`; empty: none)."""
 
     scenario: str = "braking"
     preset: str = "hatchback"
@@ -128,6 +131,7 @@ class Study:
     name: str = "study"
     event: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     metric: tuple = ()
+    limit: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         src = "Study"
@@ -141,6 +145,7 @@ class Study:
         set_("options", dict(self.options))
         set_("event", dict(self.event))
         set_("metric", tuple(self.metric))
+        set_("limit", dict(self.limit))
         check_int("runs", self.runs, 1, 100_000_000, source=src)
         check_int("seed", self.seed, 0, 2**63 - 1, source=src)
         check_int("gradients", self.gradients, 0, 1_000_000, source=src)
@@ -228,7 +233,7 @@ def _check_types(study: Study, src: str) -> None:
             raise ValidationError(f"{src}: {key} = {v!r} must be a string")
     if not isinstance(study.second_order, bool):
         raise ValidationError(f"{src}: second_order = {study.second_order!r} must be true or false")
-    for key in ("settings", "options", "event"):
+    for key in ("settings", "options", "event", "limit"):
         v = getattr(study, key)
         if not isinstance(v, Mapping):
             raise ValidationError(f"{src}: {key} = {v!r} must be a table (key = value)")
@@ -312,8 +317,8 @@ def dumps(study: Study) -> str:
         for k, v in d.items()
         if not isinstance(v, (dict, list, Mapping)) or k in ("metrics", "percentiles", "correlation")
     ]
-    for table_name in ("vehicle", "settings", "options", "event"):
-        if table_name == "event" and not d[table_name]:
+    for table_name in ("vehicle", "settings", "options", "event", "limit"):
+        if table_name in ("event", "limit") and not d[table_name]:
             continue
         lines += ["", f"[{table_name}]"] + [f"{k} = {_toml_value(v)}" for k, v in d[table_name].items()]
     for c in d["metric"]:
@@ -442,6 +447,10 @@ def _prepare(study: Study, with_draws: bool = True):
     if custom:
         scenario = WithChannels(scenario, custom)
         metrics.update({c.name: c.metric for c in custom})
+    if study.limit:
+        if custom:
+            raise ValidationError("Study: a [limit] search reports the limit only; [[metric]] tables do not apply")
+        metrics = limit_metrics(_limit(study, inner))
     names = study.metrics or tuple(metrics)
     for m in names:
         if m not in metrics:
@@ -467,6 +476,13 @@ def _prepare(study: Study, with_draws: bool = True):
     opts = dict(second_order=study.second_order, levels=study.levels)
     draws = draw(study.vary, study.runs, study.seed, study.design, study.correlation, inner.settings, opts)
     return scenario, {m: metrics[m] for m in names}, draws, event
+
+
+def _limit(study: Study, scenario) -> dict | None:
+    """The study's ``[limit]`` table with its defaults (:func:`sims.studies.limit.check_limit`), ``None``."""
+    if not study.limit:
+        return None
+    return check_limit(study.limit, scenario, study.settings, {v.path for v in study.vary})
 
 
 def _check_rare(study: Study, event) -> None:
@@ -622,6 +638,8 @@ def run(
     book = Journal(journal)
     own_steps = progress not in (True, False, None)  # a caller's step counter (anything with update(steps))
 
+    limit = _limit(study, scenario)
+
     def fleet(cols, n):
         """The metrics of the ``n`` vehicles of the factor columns ``cols`` (timed: set-up, profiles, compile,
         run; with the :class:`~sims.studies._progress.FleetBar` bars)."""
@@ -632,9 +650,11 @@ def run(
                 sc = with_profiles(scenario, params, settings)  # a lap on a circuit: each vehicle's own QSS profile
                 _block(sc)
             try:
-                out, rs = run_scenario(
-                    sc, params, settings, devices=devices, progress=bar, compiler_options=compiler_options
-                )
+                kw = dict(devices=devices, progress=bar, compiler_options=compiler_options)
+                if limit is not None:  # a limit search per vehicle: its fleet runs, one bracket per vehicle
+                    out, rs = run_limit(limit, sc, params, settings, **kw)
+                else:
+                    out, rs = run_scenario(sc, params, settings, **kw)
             finally:
                 if not own_steps:
                     bar.close()
