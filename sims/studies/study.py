@@ -705,7 +705,7 @@ def run(
             for m in names
         },
         units=_units(study, columns, metrics, companions),
-        population=dict(rows=int(population.sum()), of=n, method=designs.POPULATION.get(study.design, "every row")),
+        population=dict(rows=int(population.sum()), of=n, method=_population_method(study, rare_event)),
     )
     with phases.phase("statistics", len(names), "metric", show=study.design in designs.STRUCTURED) as bar:
         summary["statistics"] = acc.summary()
@@ -784,6 +784,13 @@ def _rate(event, study: Study, columns) -> rare.Estimate:
     Clopper-Pearson interval."""
     x = np.asarray(columns[event.metric], np.float64)[_population(study, columns["run"])]
     return rare.binomial(int(np.sum(event.failed(x))), int(x.size))
+
+
+def _population_method(study: Study, rare_event: bool) -> str:
+    """Which rows the statistics are over, in words (``summary.json``'s ``population``)."""
+    if rare_event:
+        return "none: a rare-event estimator's rows are drawn around the failure, not from the population"
+    return designs.POPULATION.get(study.design, "every row")
 
 
 def _population(study: Study, rows) -> np.ndarray:
