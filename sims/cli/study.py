@@ -97,6 +97,13 @@ def main(argv=None) -> int:
         sys.stderr.write(f"{ap.prog}: error: {e}\n")
         return 2
     print(f"study {res.study.name!r}: {res.summary['runs']} runs -> {res.folder}")
+    crit = res.summary.get("criteria") or {}
+    if crit.get("criteria"):
+        print(f"verdict: {crit['verdict'].upper()}")
+        for c in crit["criteria"]:
+            print(
+                f"  {c['verdict']:9s} {c['text']}: {c['estimate']:.4g} [{c['low']:.4g}, {c['high']:.4g}] ({c['note']})"
+            )
     ev = res.summary.get("event")
     if ev:
         print(

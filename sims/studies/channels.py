@@ -49,7 +49,7 @@ from sims.vehicles.params import Controls, VehicleState
 
 OPS = ("peak", "min", "peak_abs", "final", "mean", "integral", "time_above")
 _SMOOTH = {"peak", "min", "peak_abs", "mean", "integral"}
-_GROUPS = {"state": VehicleState, "controls": Controls, "telemetry": Telemetry}
+_GROUPS: dict[str, Any] = {"state": VehicleState, "controls": Controls, "telemetry": Telemetry}
 _NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?(?:\[(\d+)\])?$")
 _KEYS = ("name", "channel", "op", "where", "window", "threshold", "unit")
 

@@ -102,6 +102,10 @@ def _interval(c: Criterion, summary: Mapping[str, Any]) -> tuple[float, float, f
 
 def verdict(c: Criterion, summary: Mapping[str, Any]) -> dict[str, Any]:
     """``{text, estimate, low, high, verdict, note}`` of one criterion (module docstring)."""
+    if c.stat != "P" and c.metric not in summary.get("statistics", {}):
+        nan = math.nan
+        note = "no statistics of the metric (a rare-event estimator's rows are not a population sample)"
+        return dict(text=c.text, estimate=nan, low=nan, high=nan, verdict="undecided", note=note)
     est, low, high = (float(x) if x is not None else math.nan for x in _interval(c, summary))
     ok = _OPS[c.op]
     if math.isnan(low) or math.isnan(high):

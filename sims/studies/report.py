@@ -188,6 +188,72 @@ def _fmt(v) -> str:
     return html.escape(str(v))
 
 
+#: Rows per metric (worst first) and failed rows the report lists with their replay commands.
+REPLAY_ROWS = 5
+
+
+def _replay_rows(result: StudyResult) -> list[tuple[str, int, str]]:
+    """``[(why, row, value)]``: the failed rows (the event's, else ``passed`` = 0; up to :data:`REPLAY_ROWS`)
+    and each value metric's most extreme rows (largest, smallest), for the report's replay list."""
+    cols = result.columns
+    out: list[tuple[str, int, str]] = []
+    if "run" not in cols or result.study.limit:
+        return out
+    run = np.asarray(cols["run"])
+    failed = np.asarray(cols["failed"], bool) if "failed" in cols else None
+    if failed is None and "passed" in cols:
+        failed = np.asarray(cols["passed"], np.float64) < 0.5
+    if failed is not None:
+        out += [("failed", int(r), "") for r in run[failed][:REPLAY_ROWS]]
+    for m, kind in result.kinds.items():
+        if kind != "value" or m not in cols:
+            continue
+        x = np.asarray(cols[m], np.float64)
+        ok = np.flatnonzero(np.isfinite(x))
+        if ok.size == 0:
+            continue
+        order = ok[np.argsort(x[ok], kind="stable")]
+        out += [(f"largest {m}", int(run[i]), f"{x[i]:.4g}") for i in order[::-1][:2]]
+        out += [(f"smallest {m}", int(run[i]), f"{x[i]:.4g}") for i in order[:1]]
+    return out
+
+
+def _opening(result: StudyResult) -> str:
+    """The report's first lines: what ran (a plain description), the criteria and their verdicts, and the
+    rows worth a look with the command that replays each (:mod:`sims.studies.replay`)."""
+    esc = html.escape
+    s = result.summary
+    parts = [f"<p>{esc(s.get('description', ''))}</p>"]
+    crit = s.get("criteria") or {}
+    if crit.get("criteria"):
+        colour = {"pass": "#2a7d2a", "fail": "#b22222", "undecided": "#b8860b"}
+        rows = "".join(
+            f"<tr><td>{esc(c['text'])}</td><td>{_fmt(c['estimate'])} [{_fmt(c['low'])}, {_fmt(c['high'])}]</td>"
+            f"<td style='color:{colour[c['verdict']]}'><b>{c['verdict']}</b></td><td>{esc(c['note'])}</td></tr>"
+            for c in crit["criteria"]
+        )
+        parts.append(
+            f"<h2>Verdict: <span style='color:{colour[crit['verdict']]}'>{crit['verdict']}</span></h2>"
+            "<table><tr><th>criterion</th><th>estimate [95 %]</th><th>verdict</th><th>why</th></tr>"
+            f"{rows}</table>"
+        )
+    replays = _replay_rows(result)
+    if replays:
+        where = esc(str(result.folder or "<folder>"))
+        items = "".join(
+            f"<tr><td>{esc(why)}</td><td>{r}</td><td>{esc(v)}</td>"
+            f"<td><code>python -m sims study replay {where} --row {r}</code> "
+            f"(<a href='replays/row-{r}/sheet.png'>sheet</a>)</td></tr>"
+            for why, r, v in replays
+        )
+        parts.append(
+            "<h2>Rows to look at</h2><p>Each replays bitwise with every channel recorded; the sheet link works "
+            "once the replay has run.</p><table><tr><th>why</th><th>row</th><th>value</th><th>replay</th></tr>"
+            f"{items}</table>"
+        )
+    return "\n".join(parts)
+
+
 def html_page(result: StudyResult, images: list[Path]) -> str:
     """The self-contained HTML report (plots as base64 ``data:`` URIs)."""
     s = result.summary
@@ -269,6 +335,7 @@ def html_page(result: StudyResult, images: list[Path]) -> str:
 td,th{{border:1px solid #ccc;padding:3px 6px;font-size:90%}}img{{max-width:100%}}pre{{background:#f4f4f4;padding:6px}}</style>
 </head><body>
 <h1>{esc(result.study.name)}</h1>
+{_opening(result)}
 {head}
 <h2>Statistics (95 % intervals; percentile intervals from order statistics, distribution-free)</h2>
 <table><tr><th>metric</th><th>kind</th><th>n</th><th>estimate</th><th>percentiles [interval]</th></tr>
@@ -420,6 +487,7 @@ def write_folder(result: StudyResult, out="studies", folder=None, fmt: str = "au
         path = table.write(result.columns, folder / "results", fmt, result.summary.get("units"))
         result.summary["results"] = path.name
         images = plots(result, folder / "plots")
+        result.folder = folder  # (the report's replay commands name it)
         atomic_write(str(folder / "report.html"), html_page(result, images).encode())
     result.summary["timing"] = dict(result.summary.get("timing", {}), **result.phases.timing(PHASES))
     atomic_write(str(folder / "summary.json"), json.dumps(_plain(result.summary), indent=1).encode())

@@ -80,6 +80,7 @@ from sims.studies import designs, events, rare, sensitivity, table
 from sims.studies import statistics as stats
 from sims.studies._progress import NO_BAR, PHASES, FleetBar, Phases
 from sims.studies.channels import WithChannels, channel_names, check_metric
+from sims.studies.criteria import check_criterion, describe, verdicts
 from sims.studies.journal import Journal
 from sims.studies.laptime import with_profiles
 from sims.studies.limit import check_limit, limit_metrics, run_limit
@@ -109,7 +110,8 @@ class Study:
     gradients are taken (0: none); ``chunk``: vehicles per chunk (0: one fleet); ``name`` of the run
     folder; ``event``: a failure event's table (:mod:`sims.studies.events`; empty: none); ``metric``: metrics
     from recorded channels (:mod:`sims.studies.channels`); ``limit``: a limit search per vehicle
-    (:mod:`sims.studies.limit`; empty: none)."""
+    (:mod:`sims.studies.limit`; empty: none); ``criteria``: pass criteria decided on the intervals
+    (:mod:`sims.studies.criteria`)."""
 
     scenario: str = "braking"
     preset: str = "hatchback"
@@ -132,6 +134,7 @@ class Study:
     event: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     metric: tuple = ()
     limit: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    criteria: tuple[str, ...] = ()
 
     def __post_init__(self):
         src = "Study"
@@ -146,6 +149,7 @@ class Study:
         set_("event", dict(self.event))
         set_("metric", tuple(self.metric))
         set_("limit", dict(self.limit))
+        set_("criteria", tuple(self.criteria))
         check_int("runs", self.runs, 1, 100_000_000, source=src)
         check_int("seed", self.seed, 0, 2**63 - 1, source=src)
         check_int("gradients", self.gradients, 0, 1_000_000, source=src)
@@ -240,6 +244,7 @@ def _check_types(study: Study, src: str) -> None:
     for k, v in study.settings.items():
         _real(f"settings.{k}", v, src)
     _strings("metrics", study.metrics, src)
+    _strings("criteria", study.criteria, src)
     if isinstance(study.metric, (str, bytes, Mapping)) or not isinstance(study.metric, (list, tuple)):
         raise ValidationError(f"{src}: metric = {study.metric!r} must be a list of [[metric]] tables")
     if isinstance(study.vary, (str, bytes, Mapping)) or not isinstance(study.vary, (list, tuple)):
@@ -315,7 +320,7 @@ def dumps(study: Study) -> str:
     lines = [
         f"{k} = {_toml_value(v)}"
         for k, v in d.items()
-        if not isinstance(v, (dict, list, Mapping)) or k in ("metrics", "percentiles", "correlation")
+        if not isinstance(v, (dict, list, Mapping)) or k in ("metrics", "percentiles", "correlation", "criteria")
     ]
     for table_name in ("vehicle", "settings", "options", "event", "limit"):
         if table_name in ("event", "limit") and not d[table_name]:
@@ -431,7 +436,7 @@ def _prepare(study: Study, with_draws: bool = True):
         _check_options(inner, study.options)
         inner = dataclasses.replace(inner, **study.options)
     drv = tuple((resolve(v.path).field, v.by) for v in study.vary if v.path.startswith("driver."))
-    scenario = Varied(inner, drv)
+    scenario: Any = Varied(inner, drv)
     unknown = set(study.settings) - set(inner.settings)
     if unknown:
         raise ValidationError(
@@ -450,12 +455,14 @@ def _prepare(study: Study, with_draws: bool = True):
     if study.limit:
         if custom:
             raise ValidationError("Study: a [limit] search reports the limit only; [[metric]] tables do not apply")
-        metrics = limit_metrics(_limit(study, inner))
+        metrics = limit_metrics(check_limit(study.limit, inner, study.settings, {v.path for v in study.vary}))
     names = study.metrics or tuple(metrics)
     for m in names:
         if m not in metrics:
             raise ValidationError(f"Study: metric {m!r} is not one of {inner.name!r}'s: {', '.join(metrics)}")
     event = events.check_event(study.event, metrics) if study.event else None
+    for c in study.criteria:
+        check_criterion(c, {m: metrics[m] for m in names}, study.percentiles, event is not None)
     if event is not None and event.metric not in names:
         names = (*names, event.metric)
     if event is not None and event.estimator != "monte_carlo":
@@ -469,8 +476,8 @@ def _prepare(study: Study, with_draws: bool = True):
             "Study: event target (adaptive stopping) needs a random, sobol or lhs design without grid variations "
             "(the rows run in order and would stop before the later cells)"
         )
-    for v in study.vary:
-        check_variation(v, inner.settings)
+    for var in study.vary:
+        check_variation(var, inner.settings)
     if not with_draws:
         return scenario, {m: metrics[m] for m in names}, None, event
     opts = dict(second_order=study.second_order, levels=study.levels)
@@ -730,6 +737,10 @@ def run(
             )
         summary["sensitivity"]["gradients"] = sensitivity.summarise_gradients(grads)
     summary["timing"] = dict(phases.timing(PHASES), vehicles_per_s=n / max(phases.seconds.get("run", 0.0), 1e-9))
+    summary["description"] = describe(study, summary)
+    summary["criteria"] = verdicts(
+        [check_criterion(c, metrics, study.percentiles, event is not None) for c in study.criteria], summary
+    )
     return StudyResult(study, columns, summary, acc, grads, kinds, phases)
 
 

@@ -28,6 +28,7 @@ STUDY = dict(
     options={"max_time": 8.0, "dt": 0.01, "model": "single_track"},
     metrics=["distance", "stop_time", "passed"],
     event={"when": "distance > 15"},
+    criteria=["rate(passed) >= 0.5", "P < 0.01", "p50(distance) < 100", "p95(distance) < 100"],
     vary=[
         {"path": MU, "by": "factor", "dist": "choice", "values": [1.0, 0.33], "weights": [3, 1],
          "also": ["vehicle.tire_scale.mu_y"]},
@@ -83,3 +84,18 @@ def test_replay_refuses_an_unfinished_folder(run, tmp_path):
     (tmp_path / "study.toml").write_text(sm.dumps(run.study))
     with pytest.raises(ValidationError, match="did not finish"):
         replay.replay(tmp_path, 0)
+
+
+def test_the_report_opens_with_the_description_verdicts_and_rows_to_replay(run):
+    """Issue 37 item 6: the plain description, the criteria's verdicts (one in four cars fails distance > 15:
+    P < 0.01 fails on its whole interval), and the failed rows with their replay commands."""
+    s = run.summary
+    assert "Scenario braking with the hatchback preset on asphalt wet" in s["description"]
+    v = {c["text"]: c["verdict"] for c in s["criteria"]["criteria"]}
+    assert v == {"rate(passed) >= 0.5": "pass", "P < 0.01": "fail", "p50(distance) < 100": "pass",
+                 "p95(distance) < 100": "undecided"}  # 24 runs: no upper bound on p95  # fmt: skip
+    assert s["criteria"]["verdict"] == "fail"
+    page = (run.folder / "report.html").read_text()
+    assert page.index("Verdict") < page.index("Statistics")
+    row = int(run.columns["run"][np.flatnonzero(run.columns["failed"])[0]])
+    assert f"python -m sims study replay {run.folder} --row {row}" in page
