@@ -35,8 +35,10 @@ def test_cpu_flags_reads_proc_cpuinfo():
 
 def test_host_devices_appended_unless_user_set_a_count():
     env = {}
-    assert _xla.tune_cpu(env, {"avx2"}, host_devices=2) == "--xla_force_host_platform_device_count=2"
-    assert env["XLA_FLAGS"] == "--xla_force_host_platform_device_count=2"
+    # with the collective timeouts this jaxlib knows (XLA aborts on unknown flags)
+    want = " ".join(["--xla_force_host_platform_device_count=2", *_xla._known_flags(_xla.COLLECTIVE_FLAGS)])
+    assert _xla.tune_cpu(env, {"avx2"}, host_devices=2) == want
+    assert env["XLA_FLAGS"] == want
     env = {"XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
     assert _xla.tune_cpu(env, AVX512, host_devices=2) == _xla.VECTOR_FLAG
     assert env["XLA_FLAGS"] == "--xla_force_host_platform_device_count=8 --xla_cpu_prefer_vector_width=512"
