@@ -165,12 +165,43 @@ def plots(result: StudyResult, folder: Path) -> list[Path]:
         ax.set_title(f"Morris screening of {m}")
         paths.append(_save(fig, folder / f"morris_{m}.png", plt))
     for m, per in result.gradients.items():
-        fig, ax = plt.subplots(figsize=(6, 0.8 + 0.6 * len(per)))
-        ax.boxplot([np.asarray(g, float) for g in per.values()], orientation="horizontal")
+        fig, ax = plt.subplots(figsize=(7, 1.0 + 0.6 * len(per)))
+        ax.boxplot([elasticity(result, m, p, g) for p, g in per.items()], orientation="horizontal")
         ax.set_yticks(range(1, len(per) + 1), list(per))
-        ax.set_xlabel(f"d {m} / d parameter, per vehicle (pathwise, jax.grad)")
+        ax.axvline(0.0, color="k", lw=0.5)
+        ax.set_xlabel(f"elasticity of {m}: % change per % change of the parameter, per vehicle (pathwise)")
         paths.append(_save(fig, folder / f"gradients_{m}.png", plt))
     return paths
+
+
+def elasticity(result: StudyResult, metric: str, path: str, grad) -> np.ndarray:
+    """``(d m / d x) x / m`` of the first vehicles (the ones with gradients): unitless, so the factors of
+    one metric share an axis (``d m / d x`` itself has the unit of ``m`` over each factor's)."""
+    g = np.asarray(grad, np.float64)
+    k = g.shape[0]
+    x = np.asarray(result.columns[path], np.float64)[:k]
+    m = np.asarray(result.columns[metric], np.float64)[:k]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = g * x / m
+    return e[np.isfinite(e)]
+
+
+#: Captions of the report's plots, by the start of their file name.
+CAPTIONS = {
+    "hist": "Distribution of {m} over the runs, with its percentiles (lines) and their 95 % intervals (orange)",
+    "rates": "Rates of the flags with their Clopper-Pearson 95 % intervals",
+    "convergence": "Each metric's estimate and 95 % interval against the number of runs",
+    "event": "The event's probability and 95 % interval against the vehicle runs",
+    "sobol": "Sobol' indices of {m}: first order and total, with 95 % bootstrap intervals",
+    "morris": "Morris screening of {m}: mu* (influence) against sigma (non-linearity, interactions)",
+    "gradients": "Pathwise sensitivities of {m} as elasticities (% per %), per vehicle",
+}
+
+
+def caption(path: Path) -> str:
+    """A plot's caption (:data:`CAPTIONS`) from its file name ``<kind>[_<metric>].png``."""
+    kind, _, m = path.stem.partition("_")
+    return CAPTIONS.get(kind, path.stem).format(m=m or "")
 
 
 def _save(fig, path: Path, plt) -> Path:
@@ -286,7 +317,8 @@ def html_page(result: StudyResult, images: list[Path]) -> str:
     for p in images:
         data = base64.b64encode(p.read_bytes()).decode("ascii")
         imgs.append(
-            f'<figure><img alt="{esc(p.stem)}" src="data:image/png;base64,{data}"><figcaption>{esc(p.stem)}</figcaption></figure>'
+            f'<figure><img alt="{esc(caption(p))}" src="data:image/png;base64,{data}"><figcaption>{esc(caption(p))}'
+            "</figcaption></figure>"
         )
     t = s["timing"]
     phases = ", ".join(f"{k} {t[f'{k}_s']:.2f} s" for k in (*PHASES, "other") if t.get(f"{k}_s", 0.0) > 0.0)
@@ -509,4 +541,15 @@ def is_complete(folder) -> bool:
     return (Path(folder) / COMPLETE).is_file()
 
 
-__all__ = ["CHUNKS", "COMPLETE", "html_page", "is_complete", "plots", "start_folder", "write_folder"]
+__all__ = [
+    "CAPTIONS",
+    "CHUNKS",
+    "COMPLETE",
+    "caption",
+    "elasticity",
+    "html_page",
+    "is_complete",
+    "plots",
+    "start_folder",
+    "write_folder",
+]

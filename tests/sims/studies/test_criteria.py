@@ -78,3 +78,21 @@ def test_description_says_what_ran():
                  "vehicle.tire_scale.mu_x (normal mean 0.95 sd 0.08, a factor", "64 runs, design sobol",
                  "Failure event: distance > 60"):  # fmt: skip
         assert part in text, (part, text)
+
+
+def test_plot_captions_and_unitless_gradients():
+    """The report's captions say what a plot shows (not its file name); gradients are drawn as elasticities
+    ``(dm/dx) x / m`` (worked by hand: m = 2 x^2 has elasticity 2 whatever x's unit)."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from sims.studies import report
+
+    assert report.caption(Path("hist_distance.png")).startswith("Distribution of distance over the runs")
+    assert "Sobol' indices of stop_time" in report.caption(Path("sobol_stop_time.png"))
+    assert report.caption(Path("event.png")).startswith("The event's probability")
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    res = SimpleNamespace(columns={"x": x, "m": 2 * x * x})
+    np.testing.assert_allclose(report.elasticity(res, "m", "x", 4 * x[:3]), [2.0, 2.0, 2.0])
