@@ -26,8 +26,14 @@ from sims.vehicles import presets
 
 def check_track(ap, track: str) -> None:
     """``--track``: a shipped circuit name (any case) or an existing file; argparse error otherwise."""
-    if not any(track.lower() == c.lower() for c in circuits.CIRCUITS) and not os.path.isfile(track):
-        ap.error(f"--track {track!r} is neither a shipped circuit ({', '.join(circuits.CIRCUITS)}) nor a file")
+    if any(track.lower() == c.lower() for c in circuits.CIRCUITS) or os.path.isfile(track):
+        return
+    if circuits.looks_like_a_file(track):
+        ap.error(
+            f"--track {track!r}: no such file ({os.path.abspath(track)}); or a shipped circuit: "
+            f"{', '.join(circuits.CIRCUITS)}"
+        )
+    ap.error(f"--track {track!r} is neither a shipped circuit ({', '.join(circuits.CIRCUITS)}) nor a file")
 
 
 def race_line(track: str, ds: float = 2.5):

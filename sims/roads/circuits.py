@@ -555,7 +555,22 @@ def get_track(name, dtype=None, ds: float = 1.0) -> Track:
     key = str(name).lower()
     if any(c.lower() == key for c in CIRCUITS) or (isinstance(name, str | os.PathLike) and os.path.isfile(name)):
         return load_circuit(name, ds=ds, dtype=dtype)
+    if looks_like_a_file(name):
+        raise ValidationError(
+            f"circuit file {os.fspath(name)!r} not found ({os.path.abspath(name)}); a track is a file, "
+            f"or one of {', '.join(track_names())}"
+        )
     raise ValidationError(f"unknown track {name!r}; allowed: {', '.join(track_names())} or a circuit CSV file")
+
+
+def looks_like_a_file(name) -> bool:
+    """Whether a track name is meant as a file: a path object, a name with a suffix (``.csv``) or a folder in it,
+    or something that exists on disk (a missing file is then reported as missing, not as an unknown name)."""
+    if isinstance(name, os.PathLike):
+        return True
+    if not isinstance(name, str):
+        return False
+    return bool(Path(name).suffix) or os.sep in name or "/" in name or os.path.exists(name)
 
 
 # --------------------------------------------------------------------------------------------------

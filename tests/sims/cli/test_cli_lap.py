@@ -45,3 +45,9 @@ def test_lap_cli_refuses_an_unknown_track(capsys):
     with pytest.raises(SystemExit):
         main(["--scenario", "lap", "--track", "Nordschleife"])
     assert "neither a shipped circuit" in capsys.readouterr().err
+
+
+def test_lap_cli_says_a_track_file_is_missing(capsys, tmp_path):
+    with pytest.raises(SystemExit):
+        main(["--scenario", "lap", "--track", str(tmp_path / "my_circuit.csv")])
+    assert f"no such file ({tmp_path / 'my_circuit.csv'})" in capsys.readouterr().err

@@ -112,8 +112,13 @@ def test_repeated_points_and_missing_file(tmp_path):
     p = _write(tmp_path, "# x_m,y_m,w_tr_right_m,w_tr_left_m\n0,0,1,1\n0,0,1,1\n5,5,1,1\n9,0,1,1\n")
     with pytest.raises(ValidationError, match="consecutive points must differ"):
         c.load_circuit(p)
-    with pytest.raises(ValidationError, match="unknown track"):
-        c.get_track(str(tmp_path / "nope.csv"))
+    # a missing file is reported as missing, naming the path (it used to read "unknown track")
+    for missing in (str(tmp_path / "nope.csv"), tmp_path / "nope.csv", "nope.csv"):
+        with pytest.raises(ValidationError, match="circuit file .*nope.csv.* not found") as e:
+            c.get_track(missing)
+        assert str(Path(missing).absolute()) in str(e.value)
+    with pytest.raises(ValidationError, match="unknown track 'Nordschleife'"):
+        c.get_track("Nordschleife")
 
 
 def test_raceline_inside_track_and_on_track_widths():
