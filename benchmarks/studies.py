@@ -52,7 +52,7 @@ def study_vs_fleet(vehicles: int) -> dict:
     t = time.perf_counter()
     res = sm.run(s)
     study_wall = time.perf_counter() - t
-    scenario, _, draws = sm._prepare(s)
+    scenario, _, draws, _ = sm._prepare(s)
     params, settings = sm._inputs(s, scenario, sm._vehicle(s), draws.columns, draws.n)
     _, stats = run_scenario(scenario, params, settings)
     return dict(
