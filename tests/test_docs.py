@@ -233,7 +233,10 @@ print(f"page {time.perf_counter() - t_page:.1f} s", flush=True)
 """
 
 
-def run_page(blocks: list[Block], folder: Path) -> subprocess.CompletedProcess:
+def run_page(blocks: list[Block], folder: Path, jax_cache: Path | None = None) -> subprocess.CompletedProcess:
+    """Run a page's plan in a fresh Python in ``folder``; ``jax_cache``: JAX's persistent compilation cache,
+    shared by the pages of one test worker (the docs repeat programs: ``python -m sims`` twice, ``tune`` and
+    ``tune --lateral``, a training from the CLI and from Python; a hit reads the compiled program back)."""
     plan = folder / ".docs_test_plan.json"
     plan.write_text(json.dumps(steps(blocks)))
     env = dict(
@@ -242,6 +245,8 @@ def run_page(blocks: list[Block], folder: Path) -> subprocess.CompletedProcess:
         JAX_PLATFORMS="cpu",
         PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
     )
+    if jax_cache is not None:
+        env.update(JAX_COMPILATION_CACHE_DIR=str(jax_cache), JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0.5")
     return subprocess.run(
         [sys.executable, "-c", DRIVER, str(plan)],
         cwd=folder,
@@ -255,10 +260,15 @@ def run_page(blocks: list[Block], folder: Path) -> subprocess.CompletedProcess:
 RUN_PAGES = sorted({b.page for b in BLOCKS if b.skip_reason is None and b.kind in ("python", "shell")})
 
 
+@pytest.fixture(scope="module")
+def jax_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("jax-cache")
+
+
 @pytest.mark.parametrize("page", RUN_PAGES)
-def test_page_runs(page, tmp_path):
+def test_page_runs(page, tmp_path, jax_cache):
     blocks = [b for b in BLOCKS if b.page == page]
-    proc = run_page(blocks, tmp_path)
+    proc = run_page(blocks, tmp_path, jax_cache)
     print(proc.stdout[-6000:])
     if proc.returncode == 3:
         pytest.skip([ln for ln in proc.stdout.splitlines() if ln.startswith("OPTIONAL ")][-1])
