@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from jaxtire.validation import ValidationError
+from sims.studies.events import parse_threshold
 
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 _PATTERN = re.compile(r"^\s*(p\d+(?:\.\d+)?|mean|rate)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)\s*(<=|>=|<|>)\s*(\S+)\s*$")
@@ -55,7 +56,7 @@ def check_criterion(text: str, metrics: Mapping[str, Any], percentiles: Sequence
     if ev:
         if not event:
             raise ValidationError(f"{src}: 'P' is the [event]'s probability; the study has no [event]")
-        return Criterion(text.strip(), "P", None, ev.group(1), _number(ev.group(2), src))
+        return Criterion(text.strip(), "P", None, ev.group(1), parse_threshold(ev.group(2), src))
     hit = _PATTERN.match(text)
     if hit is None:
         raise ValidationError(
@@ -71,17 +72,7 @@ def check_criterion(text: str, metrics: Mapping[str, Any], percentiles: Sequence
         raise ValidationError(f"{src}: {name!r} is a flag: use rate({name})")
     if stat.startswith("p") and float(stat[1:]) not in [float(q) for q in percentiles]:
         raise ValidationError(f"{src}: {stat} is not one of the study's percentiles {list(percentiles)}")
-    return Criterion(text.strip(), stat, name, op, _number(num, src))
-
-
-def _number(s: str, src: str) -> float:
-    try:
-        v = float(s)
-    except ValueError:
-        raise ValidationError(f"{src}: {s!r} is not a number") from None
-    if not math.isfinite(v):
-        raise ValidationError(f"{src}: the threshold must be finite")
-    return v
+    return Criterion(text.strip(), stat, name, op, parse_threshold(num, src))
 
 
 def _interval(c: Criterion, summary: Mapping[str, Any]) -> tuple[float, float, float]:

@@ -87,6 +87,17 @@ def _jnp():
     return jnp
 
 
+def parse_threshold(text: str, source: str) -> float:
+    """The number of a threshold written in a study file's string (an event's, a criterion's), finite."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise ValidationError(f"{source}: threshold {text!r} is not a number") from None
+    if not math.isfinite(v):
+        raise ValidationError(f"{source}: the threshold must be finite")
+    return v
+
+
 def check_event(d: Mapping[str, Any] | Event, metrics: Mapping[str, Any], source: str = "Study: event") -> Event:
     """The :class:`Event` of a study file's ``[event]`` table ``d`` (module docstring), its metric one of
     ``metrics`` (name -> :class:`sims.scenarios.base.Metric`)."""
@@ -120,12 +131,7 @@ def check_event(d: Mapping[str, Any] | Event, metrics: Mapping[str, Any], source
     else:
         if negate:
             raise ValidationError(f"{source}: when = {when!r}: 'not' applies to a flag alone ('not passed')")
-        try:
-            threshold = float(num)
-        except ValueError:
-            raise ValidationError(f"{source}: when = {when!r}: threshold {num!r} is not a number") from None
-        if not math.isfinite(threshold):
-            raise ValidationError(f"{source}: when = {when!r}: threshold must be finite")
+        threshold = parse_threshold(num, f"{source}: when = {when!r}")
     estimator = d.get("estimator", "monte_carlo")
     if not isinstance(estimator, str):
         raise ValidationError(f"{source}: estimator = {estimator!r} must be a string")
@@ -193,4 +199,4 @@ def summary(event: Event, est: rare.Estimate, extra: Mapping[str, Any] | None = 
     return out
 
 
-__all__ = ["ESTIMATORS", "Event", "TIE", "check_event", "estimate", "summary"]
+__all__ = ["ESTIMATORS", "Event", "TIE", "check_event", "estimate", "parse_threshold", "summary"]
