@@ -44,6 +44,7 @@ import jax.numpy as jnp
 
 from jaxtire.validation import ValidationError, check_choice
 from sims.scenarios.base import Metric
+from sims.studies.variation import Wrapping
 from sims.vehicles.core import Telemetry
 from sims.vehicles.params import Controls, VehicleState
 
@@ -221,28 +222,12 @@ class ChannelReducer:
 
 
 @dataclasses.dataclass(frozen=True)
-class WithChannels:
+class WithChannels(Wrapping):
     """A scenario with study-file metrics (:class:`ChannelMetric`) reduced beside its own: the same settings,
     setup (its reducer wrapped in a :class:`ChannelReducer`), ``done`` and metrics, plus the new ones."""
 
     scenario: Any
     specs: tuple = ()
-
-    @property
-    def name(self) -> str:
-        return self.scenario.name
-
-    def prepare(self) -> None:
-        if hasattr(self.scenario, "prepare"):
-            self.scenario.prepare()
-
-    @property
-    def settings(self):
-        return self.scenario.settings
-
-    @property
-    def ranges(self):
-        return getattr(self.scenario, "ranges", {})
 
     @property
     def metrics(self):
@@ -262,8 +247,7 @@ class WithChannels:
         return out
 
     def done(self, acc):
-        fn = getattr(self.scenario, "done", None)
-        return None if fn is None else fn(acc[0])
+        return super().done(acc[0])
 
 
 def scenario_channels(scenario, setup) -> tuple[Any, dict]:

@@ -378,15 +378,12 @@ def vary_vehicle(
     return fleet
 
 
-@dataclasses.dataclass(frozen=True)
-class Varied:
-    """A scenario whose driver fields ``driver`` (``((field, by), ...)``) are set per vehicle from the
-    settings ``"driver.<field>"`` (a value or a factor on the scenario driver's own field); every other
-    setting, the metrics, ``evaluate`` and ``done`` are the wrapped ``scenario``'s (the scenario protocol
-    of :mod:`sims.scenarios.base`).  The driver's own validation (``DRIVER_RANGES``) checks concrete values."""
+class Wrapping:
+    """What a study's wrapper of a scenario (its field ``scenario``) passes through: ``name``, the lazily built
+    data (``prepare``), ``settings``, ``metrics``, ``ranges`` and ``done``; a wrapper overrides what it adds
+    (:class:`Varied`, :class:`sims.studies.channels.WithChannels`)."""
 
     scenario: Any
-    driver: tuple = ()
 
     @property
     def name(self) -> str:
@@ -399,8 +396,7 @@ class Varied:
 
     @property
     def settings(self) -> dict[str, Any]:
-        extra = {f"driver.{f}": 1.0 for f, _ in self.driver}
-        return {**self.scenario.settings, **extra}
+        return self.scenario.settings
 
     @property
     def metrics(self):
@@ -409,6 +405,26 @@ class Varied:
     @property
     def ranges(self) -> Mapping[str, Any]:
         return getattr(self.scenario, "ranges", {})
+
+    def done(self, acc):
+        fn = getattr(self.scenario, "done", None)
+        return None if fn is None else fn(acc)
+
+
+@dataclasses.dataclass(frozen=True)
+class Varied(Wrapping):
+    """A scenario whose driver fields ``driver`` (``((field, by), ...)``) are set per vehicle from the
+    settings ``"driver.<field>"`` (a value or a factor on the scenario driver's own field); every other
+    setting, the metrics, ``evaluate`` and ``done`` are the wrapped ``scenario``'s (the scenario protocol
+    of :mod:`sims.scenarios.base`).  The driver's own validation (``DRIVER_RANGES``) checks concrete values."""
+
+    scenario: Any
+    driver: tuple = ()
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        extra = {f"driver.{f}": 1.0 for f, _ in self.driver}
+        return {**self.scenario.settings, **extra}
 
     def _own(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in settings.items() if not k.startswith("driver.")}
@@ -432,14 +448,11 @@ class Varied:
     def evaluate(self, acc, setup, settings):
         return self.scenario.evaluate(acc, setup, self._own(settings))
 
-    def done(self, acc):
-        fn = getattr(self.scenario, "done", None)
-        return None if fn is None else fn(acc)
-
 
 __all__ = [
     "DISTRIBUTIONS",
     "Varied",
+    "Wrapping",
     "vary_vehicle",
     "Draws",
     "Target",
