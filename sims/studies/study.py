@@ -520,11 +520,13 @@ def _table_columns(draws_cols, metrics, lo, hi, names) -> dict[str, np.ndarray]:
 
 
 def _block(scenario) -> None:
-    """Wait for the arrays in the fields of ``scenario`` (and of the scenario it wraps): a lap's profiles are
-    computed asynchronously, and their time belongs to the profiles' phase."""
-    for sc in (scenario, getattr(scenario, "scenario", None)):
-        if dataclasses.is_dataclass(sc) and not isinstance(sc, type):
-            jax.block_until_ready([getattr(sc, f.name) for f in dataclasses.fields(sc)])
+    """Wait for the arrays in the fields of ``scenario`` (and of every scenario it wraps: study wrappers
+    nest): a lap's profiles are computed asynchronously, and their time belongs to the
+    profiles' phase."""
+    sc = scenario
+    while dataclasses.is_dataclass(sc) and not isinstance(sc, type):
+        jax.block_until_ready([getattr(sc, f.name) for f in dataclasses.fields(sc)])
+        sc = getattr(sc, "scenario", None)
 
 
 def _nominal(path: str, base, settings: Mapping[str, float]) -> list[tuple[str, float]]:
