@@ -23,7 +23,8 @@ car that spins is a later, larger value)::
     lateral_displacement = Y(BOS + 1.07 s)   >= 1.83 m      (S5.2.3, GVWR <= 3500 kg, amplitudes >= 5 A)
 
 (``Y`` the lateral displacement of the centre of gravity from the initial straight path, positive in the
-direction of the first steer).  Passed: all three (the third only for ``scale >= 5``).  The metric
+direction of the first steer).  A car whose yaw rate never reverses (it spun in the direction of the first
+steer: ``r_peak`` below :data:`MIN_PEAK_YAW_RATE`) has no ratio: both are reported ``inf`` and it fails.  Passed: all three (the third only for ``scale >= 5``).  The metric
 ``sis_steer`` reports each vehicle's ``A``.  A regulation test reports the vehicle with its ESC and without:
 the fleet CLI runs both (``python -m sims --scenario sine-with-dwell``).
 """
@@ -47,6 +48,9 @@ from sims.vehicles.params import VehicleParams
 
 #: FMVSS 126 S5.2: yaw-rate ratios at 1.00 s and 1.75 s after COS, lateral displacement at 1.07 s after BOS.
 YAW_RATIO_100, YAW_RATIO_175, DISPLACEMENT = 0.35, 0.20, 1.83
+#: The smallest first peak [rad/s] of the reversed yaw rate that defines the ratios (0.06 deg/s; a car whose yaw
+#: rate never reverses, one that spun in the first direction, gets ratios of ``inf``).
+MIN_PEAK_YAW_RATE = 1e-3
 #: Times [s] of the criteria.
 T_100, T_175, T_DISP = 1.00, 1.75, 1.07
 #: Lateral acceleration [m/s^2] of the amplitude ``A`` (0.3 g).
@@ -323,8 +327,12 @@ class SineDwell(ScenarioBase):
         return Setup(params, state0, drv, red, m, self.dt, n_steps)
 
     def evaluate(self, acc: SineDwellAcc, setup: Setup, settings) -> dict:
-        peak = jnp.maximum(acc.r_peak, 1e-6)
-        r100, r175 = jnp.abs(acc.r_100) / peak, jnp.abs(acc.r_175) / peak
+        # no reversal (the car turned on in the first direction): the ratios are undefined, reported inf
+        # (failed; inf sorts last in a study's percentiles) instead of |r| / 0
+        reversed_ = acc.r_peak >= MIN_PEAK_YAW_RATE
+        peak = jnp.where(reversed_, acc.r_peak, 1.0)
+        r100 = jnp.where(reversed_, jnp.abs(acc.r_100) / peak, jnp.inf)
+        r175 = jnp.where(reversed_, jnp.abs(acc.r_175) / peak, jnp.inf)
         disp_ok = (acc.y_disp >= DISPLACEMENT) | (settings["scale"] < 5.0)
         passed = (r100 <= YAW_RATIO_100) & (r175 <= YAW_RATIO_175) & disp_ok
         dtype = acc.r_peak.dtype

@@ -97,3 +97,36 @@ def test_earlier_rules_are_options_named_as_such():
     dataclasses.replace(sc, amplitude="bicycle", beginning="onset", yaw_peak="window")
     with pytest.raises(ValueError, match=r"yaw_peak = 'max'; allowed \('first', 'window'\)"):
         dataclasses.replace(sc, yaw_peak="max")
+
+
+def test_a_car_whose_yaw_rate_never_reverses_has_infinite_ratios_and_fails():
+    """S5.2.1's ratio needs a peak of the reversed yaw rate; a car that spun in the first direction has none:
+    its ratios read inf (they read |r| / 1e-6 ~ 1e5 before), a car with a peak keeps |r| / r_peak."""
+    from types import SimpleNamespace
+
+    import jax
+    import jax.numpy as jnp
+
+    from sims.scenarios.sine_dwell import MIN_PEAK_YAW_RATE, SineDwellAcc
+
+    sc = catalog.get("sine_with_dwell")
+    z = jnp.zeros(3)
+    acc = SineDwellAcc(
+        r_peak=jnp.array([0.0, 0.5 * MIN_PEAK_YAW_RATE, 0.5]),
+        r_100=jnp.array([-0.8, -0.8, 0.1]),
+        r_175=jnp.array([-0.9, -0.9, -0.05]),
+        y_disp=jnp.full(3, 2.5),
+        max_yaw=z,
+        y0=z,
+        yaw0=z,
+        peaked=z,
+    )
+    setup = SimpleNamespace(reducer=SimpleNamespace(steer_03g=jnp.full(3, 0.03)))
+    m = sc.evaluate(acc, setup, dict(sc.settings))
+    np.testing.assert_array_equal(np.asarray(m["yaw_ratio_100"])[:2], [np.inf, np.inf])
+    np.testing.assert_array_equal(np.asarray(m["yaw_ratio_175"])[:2], [np.inf, np.inf])
+    assert float(m["yaw_ratio_100"][2]) == pytest.approx(0.2) and float(m["yaw_ratio_175"][2]) == pytest.approx(0.1)
+    np.testing.assert_array_equal(np.asarray(m["passed"]), [0.0, 0.0, 1.0])
+    # the gradient through the ratio stays finite on both sides of the rule
+    g = jax.grad(lambda p: sc.evaluate(acc._replace(r_peak=p), setup, dict(sc.settings))["yaw_ratio_100"][2])
+    assert np.isfinite(np.asarray(g(acc.r_peak))).all()
