@@ -8,8 +8,10 @@ does), with a small random lateral offset and heading error, at a speed drawn fr
 the vehicle is the front-wheel-drive ``hatchback`` of :mod:`sims.vehicles.presets` unless ``vehicle=`` names
 another preset.
 
-* **Action** (2,) in [-1, 1]: ``steer`` (times ``max_steer``, positive left) and ``pedal`` (positive:
-  throttle ``a``; negative: brake ``-a`` on all four wheels).
+* **Action** (2,) in [-1, 1]: ``steer`` (positive left) times ``max_steer`` times the speed-sensitive share
+  ``1 / (1 + (vx / params.steer_speed)^2)`` (:func:`steer_gain`: 1 at standstill, 1/2 at 15 m/s, 1/10 at 45 m/s, as
+  a racing game's steering assist), and ``pedal`` (positive: throttle ``a``; negative: brake ``-a`` on all four
+  wheels).
 * **Observation** (35,), each component scaled to order one (:attr:`Race.obs_names`, bounds in
   :meth:`Race.observation_space`): ``vx / 20``, ``vy / 5``, ``yaw_rate / 2`` (15 with the wheels: speeds
   ``omega Re / 20``, slip ratios ``kappa``, slip angles ``5 alpha``); the pose on the track: ``lateral`` (-1 on the
@@ -38,7 +40,10 @@ another preset.
 What changed (v0 before the redesign): the curvature preview ended 75 m ahead, short of the ~160 m a hatchback
 needs to brake from its top speed on Monza's straight, so corners appeared too late (now 250 m, as the corner
 demand of each bin, a number the policy compares with the grip); progress paid 0.1 per metre and a crash 5, i.e.
-50 m of progress, so a fast crash cost almost nothing at the PPO's old ``gamma = 0.99`` (a 5 s horizon).
+50 m of progress, so a fast crash cost almost nothing at the PPO's old ``gamma = 0.99`` (a 5 s horizon); full steer
+was ``max_steer`` (0.55 rad) at every speed, so at 27 m/s the exploration noise of a policy's steer already took
+the hatchback off Monza's straight, and the trained policy held every straight at ~26 m/s (half the QSS lap's
+speed) instead of learning to steer faster (now speed-sensitive, ``steer_speed``; ``inf`` gives the old mapping).
 Docs: ``docs/getting-started/rl.md``.
 """
 
@@ -71,6 +76,9 @@ NEAR = (0.0, 10.0, 20.0, 30.0, 45.0)
 BINS = (0.0, 25.0, 50.0, 75.0, 100.0, 130.0, 165.0, 200.0, 250.0)
 #: spacing [m] of the curvature samples inside the demand bins
 BIN_STEP = 5.0
+#: default ``RaceParams.steer_speed`` [m/s]: full steer is ``max_steer`` at standstill, half of it at 15 m/s, a
+#: tenth at 45 m/s (:func:`steer_gain`)
+STEER_SPEED = 15.0
 
 
 class RaceParams(NamedTuple):
@@ -90,6 +98,7 @@ class RaceParams(NamedTuple):
     min_speed: Any  # below this forward speed [m/s] the car has stalled (or reverses): a crash
     preview_grip: Any  # lateral acceleration [g] of the speed-limit preview's corners
     preview_decel: Any  # deceleration [g] of the speed-limit preview's braking
+    steer_speed: Any  # speed [m/s] at which full steer is half of max_steer (speed-sensitive steering; inf: off)
 
 
 class LapTimer(NamedTuple):
@@ -113,6 +122,15 @@ class RaceState(NamedTuple):
     last_action: Any
     t: Any
     ret: Any
+
+
+def steer_gain(vx, steer_speed):
+    """Speed-sensitive steering: the share ``1 / (1 + (vx / steer_speed)^2)`` [-] of ``max_steer`` that full steer
+    gives at the forward speed ``vx`` [m/s] (1 at standstill, 1/2 at ``steer_speed``; ``steer_speed = inf``: 1).  The
+    road-wheel angle a corner of radius ``R`` needs falls as ``L / R`` while the lateral acceleration of a given angle
+    grows as ``vx^2``: with a fixed scale, a steer error of 0.02 at 50 m/s is ~0.5 g."""
+    x = jnp.maximum(vx, 0.0) / steer_speed
+    return 1.0 / (1.0 + x * x)
 
 
 def pedal_controls(action, max_steer, brake_wheels: int = 4) -> Controls:
@@ -220,6 +238,7 @@ class Race(SteerPedal):
             min_speed=f(0.0),
             preview_grip=f(1.0),
             preview_decel=f(0.8),
+            steer_speed=f(STEER_SPEED),
         )
 
     def reset_state(self, key, params: RaceParams) -> RaceState:
@@ -245,6 +264,7 @@ class Race(SteerPedal):
 
     def transition(self, key, state: RaceState, action, params: RaceParams) -> Transition:
         controls = self.controls(action, params)
+        controls = controls._replace(steer=controls.steer * steer_gain(state.vehicle.vx, params.steer_speed))
         vs, tel = self.simulate(params, state, controls)
         tr = params.track
         pose = track_pose(tr, vs.x, vs.y, vs.yaw, hint=state.pose.index, window=self.window)
@@ -335,6 +355,7 @@ def scripted_driver(
     k_lat: float = 0.5,
     k_head: float = 1.2,
     names: tuple = Race.obs_names,
+    steer_speed: float = STEER_SPEED,
 ):
     """A simple line-following driver on the race observation: curvature feedforward ``L kappa_c`` (10 m
     ahead) plus feedback on the lateral offset and heading error; P control of the speed.  (2,) action."""
@@ -342,4 +363,5 @@ def scripted_driver(
     vx = col("vx") * 20.0
     steer = wheelbase * col("curvature_10m") / 20.0 - k_lat * col("lateral") - k_head * col("sin_heading_error")
     pedal = 0.5 * (target_speed - vx)
-    return jnp.clip(jnp.stack([steer / max_steer, pedal], axis=-1), -1.0, 1.0)
+    full = max_steer * steer_gain(vx, steer_speed)  # the road-wheel angle of full steer at this speed
+    return jnp.clip(jnp.stack([steer / full, pedal], axis=-1), -1.0, 1.0)

@@ -524,15 +524,19 @@ def transient_lap(
     vehicle.  ``grip = 1`` drives the bound's own profile.
 
     ``line`` and ``centre`` may also be sequences, one circuit per vehicle (equal point counts:
-    :func:`sims.roads.circuits.resample`): vehicle ``i`` laps ``line[i]``, all in one compiled program; the QSS
-    laps then come one vehicle at a time (one compile: equal shapes) and ``qss`` has their leaves stacked."""
+    :func:`sims.roads.circuits.resample`), or one of them a sequence and the other one
+    :class:`~sims.roads.circuits.Track` for every vehicle: vehicle ``i`` laps ``line[i]``, all in one compiled
+    program; the QSS laps then come one vehicle at a time (one compile: equal shapes) and ``qss`` has their
+    leaves stacked."""
     n = fleet_size(params)
     grip = jnp.broadcast_to(jnp.asarray(grip, jnp.asarray(params.chassis.mass).dtype), (n,))
     check_range("grip", grip, 0.1, 1.0, source="transient_lap")
     ch = params.chassis
     driven = at_grip(params, grip)
     same = bool(np.all(np.asarray(grip) == 1.0))
-    if isinstance(line, (list, tuple)):
+    if not (isinstance(line, Track) and isinstance(centre, Track)):  # (a Track is a tuple: test the type)
+        line = [line] * n if isinstance(line, Track) else list(line)
+        centre = [centre] * n if isinstance(centre, Track) else list(centre)
         if len(line) != n or len(centre) != n:
             raise ValidationError(f"transient_lap: {len(line)} lines and {len(centre)} centrelines for {n} vehicles")
 

@@ -231,3 +231,7 @@ def test_envelope_and_grip_are_checked():
         L.friction_tables(p, envelope="gg")
     with pytest.raises(L.ValidationError, match="grip"):
         L.transient_lap(fleet, line, line, grip=1.5)
+    # one Track is one circuit for every vehicle, a sequence one per vehicle (a Track is a tuple: it was taken
+    # for a sequence of its fields)
+    with pytest.raises(L.ValidationError, match="3 lines and 1 centrelines for 1 vehicles"):
+        L.transient_lap(fleet, [line] * 3, line)
