@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 from jaxtire.validation import ValidationError
 from sims.studies.events import parse_threshold
+from sims.studies.table import SETTING_UNITS
 
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 _PATTERN = re.compile(r"^\s*(p\d+(?:\.\d+)?|mean|rate)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)\s*(<=|>=|<|>)\s*(\S+)\s*$")
@@ -145,7 +146,8 @@ def describe(study, summary: Mapping[str, Any]) -> str:
         veh += f" on {study.surface.replace('_', ' ')}"
     parts = [f"Scenario {study.scenario} with {veh}"]
     if study.settings:
-        parts.append("settings " + ", ".join(f"{k} = {v:g}" for k, v in study.settings.items()))
+        unit = lambda k: "" if SETTING_UNITS.get(k, "-") == "-" else " " + SETTING_UNITS[k]  # noqa: E731
+        parts.append("settings " + ", ".join(f"{k} = {v:g}{unit(k)}" for k, v in study.settings.items()))
     if study.options:
         parts.append("options " + ", ".join(f"{k} = {v}" for k, v in study.options.items()))
     text = "; ".join(parts) + "."

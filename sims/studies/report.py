@@ -109,15 +109,28 @@ def plots(result: StudyResult, folder: Path) -> list[Path]:
     if ev and ev["history"]:
         h = np.asarray(ev["history"], float)
         fig, ax = plt.subplots(figsize=(6, 3.2))
-        ax.plot(h[:, 0], h[:, 1], "o-", label=f"p ({ev['method']})")
-        ax.fill_between(h[:, 0], np.maximum(h[:, 2], 1e-300), h[:, 3], alpha=0.3, label="95 % interval")
+        lo = np.maximum(h[:, 2], 1e-300)
+        ax.errorbar(
+            h[:, 0],
+            h[:, 1],
+            yerr=[h[:, 1] - np.minimum(lo, h[:, 1]), h[:, 3] - h[:, 1]],
+            fmt="o-",
+            capsize=4,
+            label=f"p and its 95 % interval ({ev['method']})",
+        )
+        if len(h) > 1:
+            ax.fill_between(h[:, 0], lo, h[:, 3], alpha=0.2)
+        else:  # one point (plain Monte Carlo): a decade either side, not a log axis around nothing
+            ax.set_xlim(h[0, 0] / 3.0, h[0, 0] * 3.0)
         if (h[:, 1] > 0).any():
             ax.set_yscale("log")
+            pos = h[:, 2:4][h[:, 2:4] > 0]
+            ax.set_ylim(pos.min() / 1.5, pos.max() * 1.5)  # every interval whole
         ax.set_xscale("log")
         ax.set_xlabel("vehicle runs")
         ax.set_ylabel(f"P[{ev['when']}]")
         ax.set_title(f"P[{ev['when']}] = {ev['p']:.3g} [{ev['low']:.3g}, {ev['high']:.3g}]")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="best")
         paths.append(_save(fig, folder / "event.png", plt))
     if not result.kinds:  # a rare-event estimator's rows are not a population sample: no histograms
         return paths
@@ -231,11 +244,15 @@ def _replay_rows(result: StudyResult) -> list[tuple[str, int, str]]:
     if "run" not in cols or result.study.limit:
         return out
     run = np.asarray(cols["run"])
-    failed = np.asarray(cols["failed"], bool) if "failed" in cols else None
-    if failed is None and "passed" in cols:
-        failed = np.asarray(cols["passed"], np.float64) < 0.5
-    if failed is not None:
-        out += [("failed", int(r), "") for r in run[failed][:REPLAY_ROWS]]
+    ev = result.summary.get("event")
+    if "failed" in cols and ev:  # the event's rows, with the event's metric
+        rows = np.flatnonzero(np.asarray(cols["failed"], bool))[:REPLAY_ROWS]
+        m = ev.get("metric")
+        fmt = lambda i: "" if m not in cols else f"{float(cols[m][i]):.4g}"  # noqa: E731
+        out += [(f"event: {ev['when']}", int(run[i]), fmt(i)) for i in rows]
+    elif "passed" in cols:
+        rows = np.flatnonzero(np.asarray(cols["passed"], np.float64) < 0.5)[:REPLAY_ROWS]
+        out += [("not passed", int(run[i]), "") for i in rows]
     for m, kind in result.kinds.items():
         if kind != "value" or m not in cols:
             continue
@@ -354,8 +371,8 @@ def html_page(result: StudyResult, images: list[Path]) -> str:
         ess = f", effective sample size {_fmt(ev['ess'])}" if ev.get("ess") is not None else ""
         sob_html = (
             f"<h2>Event: P[{esc(ev['when'])}]</h2><p><b>{_fmt(ev['p'])}</b> [{_fmt(ev['low'])}, {_fmt(ev['high'])}] "
-            f"(95 %; standard error {_fmt(ev['se'])}, relative half-width {_fmt(ev['half_width'])}, target "
-            f"{_fmt(ev['target'])}) from {ev['runs']} vehicle runs of a budget of {ev['budget']}, by "
+            f"(95 %; standard error {_fmt(ev['se'])}, relative half-width {_fmt(ev['half_width'])}"
+            f"{', target ' + _fmt(ev['target']) if ev.get('target') else ', no target: the whole budget'}) from {ev['runs']} vehicle runs of a budget of {ev['budget']}, by "
             f"{esc(ev['method'])}{ess}.</p>"
             + (f"<table><tr><th>grid cell</th><th>runs</th><th>p [95 %]</th></tr>{cells}</table>" if cells else "")
             + sob_html

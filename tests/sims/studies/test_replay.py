@@ -97,5 +97,9 @@ def test_the_report_opens_with_the_description_verdicts_and_rows_to_replay(run):
     assert s["criteria"]["verdict"] == "fail"
     page = (run.folder / "report.html").read_text()
     assert page.index("Verdict") < page.index("Statistics")
-    row = int(run.columns["run"][np.flatnonzero(run.columns["failed"])[0]])
+    i = np.flatnonzero(run.columns["failed"])[0]
+    row = int(run.columns["run"][i])
     assert f"python -m sims study replay {run.folder} --row {row}" in page
+    # the row is listed as the event's, with the value of the event's metric
+    assert f"<td>event: distance &gt; 15</td><td>{row}</td><td>{float(run.columns['distance'][i]):.4g}</td>" in page
+    assert "settings speed = 12 m/s" in s["description"] and "no target: the whole budget" in page
