@@ -303,3 +303,27 @@ def test_chunked_batches_equal_one_vmap():
     for chunk in (None, 3, 5, 12, 24):  # 5 does not divide 12: padded
         out = chunked(fn, chunk)(keys(0, 12), s, x, 2.0)
         assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(out), jax.tree.leaves(ref)))
+
+
+def test_race_steer_is_speed_sensitive():
+    """Full steer gives ``max_steer / (1 + (vx / steer_speed)^2)``: all of it at standstill, half at 15 m/s, a
+    tenth at 45 m/s, all of it at any speed with ``steer_speed = inf`` (the old mapping); finite gradient at
+    standstill and when reversing (clamped at 0).  In the env: at 30 m/s the same steer action turns the car at
+    about a fifth of the yaw rate it does with the old mapping (linear range: 0.02 of steer)."""
+    from sims.envs.race import steer_gain
+
+    g = np.asarray(steer_gain(jnp.asarray([0.0, 15.0, 45.0, -3.0]), 15.0))
+    np.testing.assert_allclose(g, [1.0, 0.5, 0.1, 1.0], rtol=1e-6)
+    assert float(steer_gain(40.0, jnp.inf)) == 1.0
+    dg = jax.grad(lambda v: steer_gain(v, 15.0))
+    assert float(dg(0.0)) == 0.0 and float(dg(15.0)) == pytest.approx(-2 * 15.0 / 15.0**2 / 4.0)
+    env = envs.make("jaxtire/RaceOval-v0")
+    yaw = {}
+    for name, vs in (("default", 15.0), ("old", jnp.inf)):
+        p = env.params(speed=(30.0, 30.0), lateral_noise=0.0, heading_noise=0.0, random_start=False,
+                       steer_speed=vs)
+        _, st = env.reset(jax.random.key(0), p)
+        for _ in range(4):  # 0.2 s of a small steady steer
+            _, st, _, _, _, _ = env.step(jax.random.key(1), st, jnp.asarray([0.02, 0.0]), p)
+        yaw[name] = float(st.vehicle.yaw_rate)
+    assert 0.15 < yaw["default"] / yaw["old"] < 0.3, yaw  # 1 / (1 + 4) = 0.2 of the road-wheel angle
