@@ -4,7 +4,9 @@ The track (:mod:`sims.roads.circuits`; ``make("jaxtire/RaceOval-v0")``, ``make("
 shipped circuit ``make("jaxtire/RaceMonza-v0")`` or ``Race(track=my_track)``) is part of ``params``
 (``params.track``), so a track with the same number of points can be swapped without recompiling.  Each episode
 starts at a random arc length (or at the line with ``params.random_start = False``, as :mod:`sims.envs.evaluate`
-does), with a small random lateral offset and heading error, at a speed drawn from ``params.speed`` (5-15 m/s);
+does), with a small random lateral offset and heading error, at a speed drawn from ``params.speed`` (5-15 m/s), or
+for a share ``params.fast_start`` (1/2) of the random starts at speed: uniform in 0.5-1 times the speed the preview
+allows there (``v_allow`` below, at most ``params.top_speed``, 50 m/s), the heading error scaled down by the speed;
 the vehicle is the front-wheel-drive ``hatchback`` of :mod:`sims.vehicles.presets` unless ``vehicle=`` names
 another preset.
 
@@ -99,6 +101,8 @@ class RaceParams(NamedTuple):
     preview_grip: Any  # lateral acceleration [g] of the speed-limit preview's corners
     preview_decel: Any  # deceleration [g] of the speed-limit preview's braking
     steer_speed: Any  # speed [m/s] at which full steer is half of max_steer (speed-sensitive steering; inf: off)
+    fast_start: Any  # share [-] of random starts at speed: U(0.5, 1) x the preview's allowed speed, capped
+    top_speed: Any  # cap [m/s] of a fast start's speed
 
 
 class LapTimer(NamedTuple):
@@ -239,21 +243,30 @@ class Race(SteerPedal):
             preview_grip=f(1.0),
             preview_decel=f(0.8),
             steer_speed=f(STEER_SPEED),
+            fast_start=f(0.5),
+            top_speed=f(50.0),
         )
 
     def reset_state(self, key, params: RaceParams) -> RaceState:
         dtype = dtype_of(params)
         tr = params.track
-        k_phys, k_s, k_lat, k_head, k_v = jax.random.split(key, 5)
+        k_phys, k_s, k_lat, k_head, k_v, k_fast, k_share = jax.random.split(key, 7)
         phys = self.sample_physics(k_phys, params, jnp.zeros((4,), jnp.int32))
         s0 = jnp.where(params.random_start, jax.random.uniform(k_s, (), dtype) * tr.length, jnp.zeros((), dtype))
         s0 = jnp.mod(s0, tr.length)
+        # a share of the random starts at speed: the states a fast lap passes through (braking from speed,
+        # steering at speed) from the first update, not only after the policy has learned to get there
+        fast = params.random_start & (jax.random.uniform(k_share, (), dtype) < params.fast_start)
+        v_fast = jax.random.uniform(k_fast, (), dtype, 0.5, 1.0) * jnp.minimum(
+            jnp.sqrt(self.allowed_speed2(params, s0)), params.top_speed
+        )
+        v = jnp.where(fast, v_fast, uniform(k_v, params.speed, dtype))
+        calm = jnp.minimum(1.0, params.speed[1] / jnp.maximum(v, 1e-3))  # heading noise of a slow start's size
         lat = params.lateral_noise * jax.random.uniform(k_lat, (), dtype, -1.0, 1.0)
-        he = params.heading_noise * jax.random.uniform(k_head, (), dtype, -1.0, 1.0)
+        he = calm * params.heading_noise * jax.random.uniform(k_head, (), dtype, -1.0, 1.0)
         x, y, heading = point_at(tr, s0)
         x = x - jnp.sin(heading) * lat
         y = y + jnp.cos(heading) * lat
-        v = uniform(k_v, params.speed, dtype)
         vs = self.init_vehicle(params.vehicle, v, x=x, y=y, yaw=heading + he)
         idx = jnp.mod(jnp.floor(s0 / tr.ds).astype(jnp.int32), tr.xy.shape[0])
         pose = TrackPose(s0, lat, he, idx)
@@ -315,9 +328,15 @@ class Race(SteerPedal):
         k = jnp.abs(curvature_at(tr, s + d))
         kmax = jax.ops.segment_max(k, jnp.asarray(b), num_segments=len(BINS) - 1, indices_are_sorted=True)
         v = state.vehicle.vx
+        return near, v * v * kmax / GRAVITY, jnp.maximum(v, 0.0) / jnp.sqrt(self.allowed_speed2(params, s, k))
+
+    def allowed_speed2(self, params: RaceParams, s, k=None):
+        """``v_allow^2`` [m^2/s^2] at arc length ``s`` [m] (:meth:`preview`); ``k`` the preview's ``|kappa|``
+        samples when already at hand."""
+        d, _ = preview_offsets(dtype_of(params))
+        k = jnp.abs(curvature_at(params.track, s + d)) if k is None else k
         v_corner2 = params.preview_grip * GRAVITY / jnp.maximum(k, 1e-4)
-        v_allow2 = jnp.min(v_corner2 + 2.0 * params.preview_decel * GRAVITY * d)
-        return near, v * v * kmax / GRAVITY, jnp.maximum(v, 0.0) / jnp.sqrt(v_allow2)
+        return jnp.min(v_corner2 + 2.0 * params.preview_decel * GRAVITY * d)
 
     def get_obs(self, state: RaceState, params: RaceParams):
         vs = state.vehicle

@@ -110,7 +110,7 @@ def test_gymnasium_spec_reset_info_bounds_and_frame():
     env = gymnasium.make("jaxtire/RaceOval-v0", render_mode="rgb_array")
     assert env.spec.max_episode_steps == 1000 == int(env.unwrapped.env.default_params.max_steps)
     obs, info = env.reset(seed=0)
-    assert info["episode_length"] == 0 and info["episode_return"] == 0.0 and 5.0 <= info["speed"] <= 15.0
+    assert info["episode_length"] == 0 and info["episode_return"] == 0.0 and 5.0 <= info["speed"] <= 50.0  # (fast starts)
     space = env.observation_space
     names = env.unwrapped.env.obs_names
     i = names.index("sin_heading_error")
