@@ -425,7 +425,7 @@ def vehicle_check(n: int, js, state0) -> dict:
     """Max abs difference of the JAX state ``js`` after one step of the ``n``-car fleet from ``state0`` vs the
     NumPy float64 reference from the same state (per state field)."""
     ch, tire, table, st, c = inputs.numpy_fleet(n)
-    up = _to64
+    up = to_float64
     ch64 = ref.chassis_values({}, np.float64)
     for k, v in vars(ch).items():
         setattr(ch64, k, up(v))
@@ -443,11 +443,12 @@ def vehicle_check(n: int, js, state0) -> dict:
     return out
 
 
-def _to64(v):
+def to_float64(v):
+    """``v`` with every numpy array (also inside lists and tuples) as float64."""
     if isinstance(v, np.ndarray):
         return v.astype(np.float64)
     if isinstance(v, (list, tuple)):
-        return type(v)(_to64(x) for x in v)
+        return type(v)(to_float64(x) for x in v)
     return v
 
 

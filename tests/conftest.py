@@ -24,6 +24,21 @@ def tir_path(name: str = "TNO_car205_60R15.tir") -> Path:
     pytest.skip(f"{name} not available")
 
 
+def tir_numbers(path) -> dict:
+    """The numbers of a ``.tir`` file read with plain Python (``KEY = value``, comments after ``$`` dropped), for
+    formulas the tests write independently of ``jaxtire.load_tir``."""
+    vals = {}
+    for line in open(path):
+        s = line.split("$")[0].strip()
+        if "=" in s and not s.startswith(("[", "!")):
+            k, v = (t.strip() for t in s.split("=", 1))
+            try:
+                vals[k] = float(v)
+            except ValueError:
+                pass
+    return vals
+
+
 @pytest.fixture(scope="session")
 def tnop():
     import jaxtire

@@ -14,14 +14,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks import inputs  # noqa: E402
 from benchmarks import reference as ref  # noqa: E402
-
-
-def _to64(v):
-    if isinstance(v, np.ndarray):
-        return v.astype(np.float64)
-    if isinstance(v, (list, tuple)):
-        return type(v)(_to64(x) for x in v)
-    return v
+from benchmarks.suite import to_float64  # noqa: E402
 
 
 def _state_from_jax(state):
@@ -79,11 +72,11 @@ def test_reference_vehicle_step_equals_sims(x64):
     ch, tire, table, st, c = inputs.numpy_fleet(n)
     ch64 = ref.chassis_values({}, np.float64)
     for k, v in vars(ch).items():
-        setattr(ch64, k, _to64(v))
+        setattr(ch64, k, to_float64(v))
     ch64.surface_ids = ch.surface_ids
     t64 = inputs.reference_tire(np.float64)
     ns = ref.vehicle_step(ref.NP, ch64, t64, t64, inputs.reference_table(np.float64), _state_from_jax(state),
-                          _to64(c), 0.005)
+                          to_float64(c), 0.005)
     names = ("x", "y", "yaw", "vx", "vy", "yaw_rate", "omega", "ax", "ay", "defl_x", "defl_y")
     for name, a, b in zip(names, (getattr(js, n) for n in names), ns, strict=True):
         b = np.stack(b, -1) if isinstance(b, list) else b

@@ -8,23 +8,9 @@ import pytest
 import jaxtire
 from jaxtire import surfaces
 from jaxtire.mf61 import cornering_stiffness, mf_forces, peak_values, slip_stiffness
-from tests.conftest import tir_path, tol
+from tests.conftest import tir_numbers, tir_path, tol
 
 LOADS = [2000.0, 4000.0, 6000.0]
-
-
-def _raw(path):
-    """The file's numbers, read with plain Python, for formulas written independently in the tests."""
-    vals = {}
-    for line in open(path):
-        s = line.split("$")[0].strip()
-        if "=" in s and not s.startswith(("[", "!")):
-            k, v = (t.strip() for t in s.split("=", 1))
-            try:
-                vals[k] = float(v)
-            except ValueError:
-                pass
-    return vals
 
 
 @pytest.mark.parametrize("fz", LOADS)
@@ -45,7 +31,7 @@ def test_peak_forces_match_dense_grid_search(tnop, fz):
 @pytest.mark.parametrize("fz", LOADS)
 def test_cornering_stiffness_is_analytic_kya(x64, fz):
     p = jaxtire.load_tir(tir_path())
-    r = _raw(tir_path())
+    r = tir_numbers(tir_path())
     fz0 = r["FNOMIN"] * r["LFZO"]
     kya = r["PKY1"] * fz0 * np.sin(r["PKY4"] * np.arctan(fz / (r["PKY2"] * fz0))) * r["LKY"]  # gamma = 0, dpi = 0
     np.testing.assert_allclose(float(cornering_stiffness(p, fz)), kya, rtol=1e-12)

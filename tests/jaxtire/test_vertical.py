@@ -7,22 +7,7 @@ import pytest
 
 import jaxtire
 from jaxtire import vertical as V
-from tests.conftest import tir_path
-
-
-def _raw(path):
-    vals = {}
-    with open(path) as fh:
-        lines = fh.read().splitlines()
-    for line in lines:
-        s = line.split("$")[0].strip()
-        if "=" in s and not s.startswith(("[", "!")):
-            k, v = (t.strip() for t in s.split("=", 1))
-            try:
-                vals[k] = float(v)
-            except ValueError:
-                pass
-    return vals
+from tests.conftest import tir_numbers, tir_path
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +16,7 @@ def files():
         out = {}
         for name in ("TNO_car205_60R15.tir", "MagicFormula61_Parameters.tir"):
             path = tir_path(name)
-            out[name] = (jaxtire.load_tir(path), _raw(path))
+            out[name] = (jaxtire.load_tir(path), tir_numbers(path))
         yield out
 
 
@@ -131,7 +116,7 @@ def test_mf52_patch_uses_q_a1_q_a2():
     with jax.enable_x64(True):
         with pytest.warns(UserWarning):
             q = jaxtire.load_tir(path)  # PAC2002 without FITTYP: read as MF 5.2 (FITTYP 6) here
-        p, r = jaxtire.make_params({k: float(v) for k, v in q.coef.items()}, fittyp=6), _raw(path)
+        p, r = jaxtire.make_params({k: float(v) for k, v in q.coef.items()}, fittyp=6), tir_numbers(path)
         assert p.is_mf52
         a, b = V.contact_patch(p, 20000.0)
         n = 20000.0 / r["FNOMIN"]
