@@ -15,8 +15,7 @@ import pytest
 
 import jaxtire
 from jaxtire.mf61 import mf_forces
-from tests.conftest import tir_path
-from tests.jaxtire.test_vertical import _raw
+from tests.conftest import tir_numbers, tir_path
 
 FLAGS = ("bt_dt", "eq", "fyp", "cosr", "s_lfzo")
 EXTRA = {"RBY4": 5.0, "LFZO": 1.1}  # so that every deviation shows on this file
@@ -25,7 +24,7 @@ EXTRA = {"RBY4": 5.0, "LFZO": 1.1}  # so that every deviation shows on this file
 @pytest.fixture(scope="module")
 def tno():
     with jax.enable_x64(True):
-        yield jaxtire.load_tir(tir_path()).replace(**EXTRA), {**_raw(tir_path()), **EXTRA}
+        yield jaxtire.load_tir(tir_path()).replace(**EXTRA), {**tir_numbers(tir_path()), **EXTRA}
 
 
 def _mz(p, r, kappa, alpha, gamma, fz, on):

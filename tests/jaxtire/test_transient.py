@@ -9,13 +9,12 @@ import pytest
 
 import jaxtire
 from jaxtire import transient as T
-from tests.conftest import tir_path
-from tests.jaxtire.test_vertical import _raw
+from tests.conftest import tir_numbers, tir_path
 
 
 @pytest.mark.parametrize("fz, gamma, pres", [(2000.0, 0.0, None), (4000.0, 0.05, None), (6500.0, -0.03, 250000.0)])
 def test_mf6_relaxation_lengths_are_kxk_over_cx(x64, fz, gamma, pres):
-    p, r = jaxtire.load_tir(tir_path()), _raw(tir_path())
+    p, r = jaxtire.load_tir(tir_path()), tir_numbers(tir_path())
     fz0 = r["FNOMIN"] * r["LFZO"]
     dfz = (fz - fz0) / fz0
     dpi = 0.0 if pres is None else (pres - r["NOMPRES"]) / r["NOMPRES"]
@@ -34,7 +33,7 @@ def test_mf52_relaxation_lengths_use_ptx_pty(x64):
     path = tir_path("wild/CityBus_Pac02Tire.tir")
     with pytest.warns(UserWarning):
         q = jaxtire.load_tir(path)
-    p, r = jaxtire.make_params({k: float(v) for k, v in q.coef.items()}, fittyp=6), _raw(path)
+    p, r = jaxtire.make_params({k: float(v) for k, v in q.coef.items()}, fittyp=6), tir_numbers(path)
     fz, gamma = 25000.0, 0.02
     fz0 = r["FNOMIN"] * r.get("LFZO", 1.0)
     dfz = (fz - fz0) / fz0

@@ -7,14 +7,13 @@ import pytest
 
 import jaxtire
 from jaxtire.mf61 import mf_forces
-from tests.conftest import tir_path
-from tests.jaxtire.test_vertical import _raw
+from tests.conftest import tir_numbers, tir_path
 
 
 @pytest.fixture(scope="module")
 def tno():
     with jax.enable_x64(True):
-        yield jaxtire.load_tir(tir_path()), _raw(tir_path())
+        yield jaxtire.load_tir(tir_path()), tir_numbers(tir_path())
 
 
 def _pure(r, fz):
