@@ -120,7 +120,7 @@ def plots(result: StudyResult, folder: Path) -> list[Path]:
         )
         if len(h) > 1:
             ax.fill_between(h[:, 0], lo, h[:, 3], alpha=0.2)
-        else:  # one point (plain Monte Carlo): a decade either side, not a log axis around nothing
+        else:  # one point (plain Monte Carlo): a factor 3 either side, not a log axis around nothing
             ax.set_xlim(h[0, 0] / 3.0, h[0, 0] * 3.0)
         if (h[:, 1] > 0).any():
             ax.set_yscale("log")
