@@ -11,17 +11,14 @@ Usage (from the repository root)::
     python -m benchmarks --gpu --quick   # the GPU code path at tiny sizes on any backend (a dry run, tested)
     python -m benchmarks --out DIR       # write the three files to DIR
     python -m benchmarks --wait-quiet 1.5   # first wait (up to 10 min) for the 1-min load average <= 1.5
-    python -m benchmarks --xla-default   # do not add --xla_cpu_prefer_vector_width=512 (see below)
+    python -m benchmarks --xla-default   # add no XLA flag (no host devices; see below)
 
-On a CPU with AVX-512 (checked in ``/proc/cpuinfo``) the run adds ``--xla_cpu_prefer_vector_width=512``
-to ``XLA_FLAGS`` before JAX starts, unless ``XLA_FLAGS`` already sets a vector width or ``--xla-default``
-is given: XLA:CPU emits 256-bit vectors by default, and on an AMD EPYC with Zen 5 cores (full-width
-AVX-512) 512-bit vectors make the fused tire loops about 1.5x faster (measured: MF 6.1 tire 41 -> 28 ns
-of CPU time per evaluation).  Set the same flag in your own runs to get the same speed; the flags in
-effect are recorded in ``RESULTS.md``.  The run also adds ``--xla_force_host_platform_device_count=<cores>``
+The run adds ``--xla_force_host_platform_device_count=<cores>`` to ``XLA_FLAGS`` before JAX starts
 (unless ``XLA_FLAGS`` sets a device count; not with ``--xla-default``) and shards the tire and curve batches
 over those host devices: 1.7x less CPU time per MF 6.1 evaluation and both cores in use
-(``benchmarks/PERF_NOTES.md``).  The flag logic lives in ``sims/run/_xla.py``.
+(``benchmarks/PERF_NOTES.md``).  It no longer adds ``--xla_cpu_prefer_vector_width=512`` on AVX-512 CPUs
+(1.5x faster tire loops, but wrong, run-to-run different results of other programs: ``sims/run/_xla.py``,
+where the flag logic lives); the flags in effect are recorded in ``RESULTS.md``.
 
 Options ``--repeats``, ``--max-vehicles`` and ``--chunk`` tune the run; see ``--help``.
 """
@@ -66,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--xla-default",
         action="store_true",
-        help="keep XLA's default CPU vector width (do not add --xla_cpu_prefer_vector_width=512)",
+        help="add no XLA flag (no host device count)",
     )
     ap.add_argument(
         "--wait-quiet",
@@ -89,13 +86,13 @@ def _wait_quiet(limit: float, log) -> None:
 
 
 def _tune_xla(args, log) -> None:
-    """Prefer 512-bit vectors on AVX-512 CPUs (before JAX is imported); see the module docstring."""
+    """One host device per core (before JAX is imported); see the module docstring."""
     from sims.run._xla import backend_started, tune_cpu  # imports no JAX
 
     if args.xla_default or args.gpu:
         return
     if backend_started():  # too late to change the backend's flags
-        log("note: JAX backend already started; not adding --xla_cpu_prefer_vector_width=512")
+        log("note: JAX backend already started; not adding the host devices")
         return
     tune_cpu(host_devices=os.cpu_count())  # the suite shards the tire and curve batches (PERF_NOTES.md)
 

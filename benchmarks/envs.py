@@ -31,7 +31,7 @@ actions, auto-reset included, one ``lax.scan`` per device) of ``--tasks`` (defau
 are ``--host-devices`` of them, default one per core) and (``--shard-map``) as one ``shard_map`` program over
 every device; ``--rounds`` rounds alternate in one process (figures: ``benchmarks/PERF_NOTES.md``, "Every core for the RL envs").  Per variant: env-steps/s (wall), process
 CPU ns per env-step and the 1-minute load average.  ``main`` applies the CLI's XLA:CPU tuning first
-(:func:`sims.run._xla.tune_cpu`: 512-bit vectors on AVX-512, one host device per core), unless JAX already
+(:func:`sims.run._xla.tune_cpu`: one host device per core), unless JAX already
 started or ``JAXTIRE_XLA_DEFAULT=1``.
 """
 

@@ -6,7 +6,7 @@
 Prints, per case, the number of ``fusion`` instructions of the compiled HLO (each one a loop over the batch
 whose output goes through memory), the number of operations inside them (recomputed ones counted once per
 loop) and 3 rounds of the best-of-5 process CPU time per evaluation at 5e5
-points (``XLA_FLAGS`` default here: 512-bit vectors).  The figures of ``PERF_NOTES.md`` ("Fused MF 6.1
+points (XLA's default flags unless ``XLA_FLAGS`` says otherwise).  The figures of ``PERF_NOTES.md`` ("Fused MF 6.1
 kernel"); run it in two checkouts alternately for a before/after comparison.
 """
 
@@ -131,7 +131,6 @@ def step_report(n: int = 1000, top: int = 40) -> dict:
 
 
 def main(cases=None, n: int = 500_000) -> dict:
-    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_prefer_vector_width=512")
     if cases == ["step"]:
         return step_report()
     import jax

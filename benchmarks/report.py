@@ -372,7 +372,7 @@ evaluation, 131 072-wide batch, on the AVX-512 (Zen 5) EPYC of the first session
 | XLA's `atan`, `sin`, `cos`, `tan` (as first written) | 232 |
 | polynomial float32 `atan` (`jaxtire._math.atan`) | 164 |
 | + polynomial float32 `sin`, `cos`, `tan` (`jaxtire._trig`, used by `mf61`) | 47.5 |
-| + `--xla_cpu_prefer_vector_width=512` (AVX-512, set by `python -m benchmarks`) | 24.7 |
+| + `--xla_cpu_prefer_vector_width=512` (AVX-512; withdrawn 2026-12-06: wrong results elsewhere) | 24.7 |
 
 * XLA:CPU lowers `sin`, `cos`, `tan`, `atan2`, `pow` (and `atan`) to *scalar* libm calls: 3.5-17 ns
   per element against 0.1-0.5 ns for a multiply, `exp`, `log` or `tanh`. A combined-slip MF 6.1
@@ -384,7 +384,8 @@ evaluation, 131 072-wide batch, on the AVX-512 (Zen 5) EPYC of the first session
   functions the residual cost of three outputs over one is 1.25-1.3x (shared intermediates that XLA
   will not duplicate into several consumers are written once to memory).
 * XLA:CPU emits 256-bit vectors by default; a Zen 5 CPU runs 512-bit AVX-512 at full rate, which
-  halves the time of every fused loop (`python -m benchmarks` sets the flag only where `avx512f` is present).
+  halves the time of every fused loop; `python -m benchmarks` set the flag where `avx512f` is present until
+  2026-12-06, when it was found to give wrong, run-to-run different lap solves (`sims/run/_xla.py`).
 * Fleets: beyond ~100 k vehicles every step streams all intermediates through DRAM; the chunked
   scan (`sims.chunked`) keeps a block's state and intermediates in L2 for all its steps (about 2x at
   1 M vehicles). For the stand-alone tire (one pass, no scan) chunking does not pay.

@@ -2,8 +2,8 @@
 
     python -m benchmarks.side_by_side [CARS STEPS] [--devices N]
 
-The process is set up as the CLI's: :func:`sims.run._xla.tune_cpu` before JAX starts (512-bit vectors on
-AVX-512, ``--devices`` host devices, default one per core); a user's ``XLA_FLAGS`` win.
+The process is set up as the CLI's: :func:`sims.run._xla.tune_cpu` before JAX starts (``--devices`` host
+devices, default one per core); a user's ``XLA_FLAGS`` win.
 
 Each timed block (one implementation, one thread count) starts after the harness's settle pause
 (:data:`benchmarks.harness.SETTLE_S`) and two untimed calls:

@@ -430,7 +430,7 @@ def main(argv=None) -> dict:
             args.scenario, args.surfaces
         )
     _validate(ap, args)
-    if argv is None:  # from the command line only: 512-bit vectors on AVX-512 CPUs, one host device per core
+    if argv is None:  # from the command line only: one host device per core
         tune_cpu(host_devices=os.cpu_count() if args.devices is None else args.devices)
     os.environ.setdefault("MPLBACKEND", "Agg")
     if args.x64:

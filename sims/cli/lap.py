@@ -79,6 +79,13 @@ def run_lap(args, out: Path) -> dict:
     params = presets.get(args.preset, tire=args.tire_params, dtype=dtype)
     res = jax.jit(functools.partial(solve_lap, envelope=args.envelope))(params, circuits.astype(line, dtype))
     lap = float(res.lap_time)
+    if not np.isfinite(lap):  # never a NaN printed as a lap: say where the profile broke
+        bad = np.flatnonzero(~np.isfinite(np.asarray(res.v)))
+        raise SystemExit(
+            f"lap: the solver returned lap_time = {lap} for {args.preset} on {args.track} ({bad.size} of "
+            f"{np.size(res.v)} points without a finite speed, first at s = "
+            f"{float(np.asarray(res.s)[bad[0]]) if bad.size else float('nan'):.1f} m); check the line and XLA_FLAGS"
+        )
     sectors = [float(t) for t in np.asarray(res.sector_times)]
     v = np.asarray(res.v)
     print(

@@ -23,7 +23,7 @@ every rollout step splits each environment's key ``k`` into ``(k', k_action, k_s
 the policy and ``k_step`` to :meth:`~sims.envs.base.Environment.step` (which splits it again for its automatic
 reset), so no random number depends on the batch layout, and the results are **bitwise** those of
 ``devices=1`` (the plain one-program run), auto-reset included, whenever the whole batch and each device's
-block are multiples of the SIMD width (16 float32 with 512-bit vectors; e.g. 4096 envs on 2 devices).  Other
+block are multiples of the SIMD width (8 float32 with 256-bit vectors, 16 with 512; e.g. 4096 envs on 2 devices).  Other
 sizes agree to float32 rounding: XLA:CPU contracts multiply-adds in its vector loops but not in their scalar
 tails, so an environment that moves between the two differs by an ulp (``tests/sims/envs/test_env_devices.py``).
 A batch that is not a multiple of the device count is padded with copies of its last environment (dropped

@@ -12,7 +12,7 @@ Imports only :mod:`sims.vehicles`, :mod:`sims.drivers` and :mod:`jaxtire`.
 Importing it changes nothing outside Python (no ``os.environ`` write, no JAX backend): on a CPU, JAX
 then has one device.  To split fleets over every core from Python as the CLI does, call
 :func:`use_host_devices` (one host device per core; ``JAXTIRE_HOST_DEVICES`` picks another count) or
-:func:`tune_cpu` (also the CLI's 512-bit vectors on AVX-512) before the first JAX computation.
+:func:`tune_cpu` (a device count of your choice) before the first JAX computation.
 """
 
 from sims.run._xla import backend_started, tune_cpu, use_host_devices

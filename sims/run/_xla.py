@@ -1,10 +1,15 @@
-"""XLA:CPU flags applied by the command-line entry points (``python -m sims.cli.fleet``, ``python -m benchmarks``).
+"""XLA:CPU flags applied by the command-line entry points (``python -m sims``, ``python -m benchmarks``).
 
-:func:`tune_cpu` appends ``--xla_cpu_prefer_vector_width=512`` to ``XLA_FLAGS`` when the CPU has AVX-512
-(``avx512f`` in ``/proc/cpuinfo``) and the user's ``XLA_FLAGS`` does not already choose a vector width.
-Why: XLA:CPU emits 256-bit vectors by default; on the project's AVX-512 AMD EPYC (Zen 5, full-width
-AVX-512) 512-bit vectors make the fused tire loops about 1.4-1.7x faster (measured: MF 6.1 tire 41 ->
-28 ns of CPU time per evaluation; fleet physics 1.5-1.7x; see ``benchmarks/RESULTS.md``).
+:func:`tune_cpu` appends one host device per core (``--xla_force_host_platform_device_count``) and the
+collective timeouts to ``XLA_FLAGS``, for callers that split their batch over the host devices.
+
+No vector-width flag: ``--xla_cpu_prefer_vector_width=512`` (512-bit vectors on AVX-512 CPUs) made the fused
+tire loops 1.4-1.7x faster (``benchmarks/PERF_NOTES.md``, issue 18) and was the CLI's default until
+2026-12-06, when it was found to compute wrong, run-to-run different results with jax 0.10.2: the quasi-steady
+lap of :func:`sims.studies.laptime.solve_lap` on Monza read 105.93-108.87 s in five runs of the same program
+(105.907 s, bitwise repeatable, at XLA's default width; apex speeds off by up to 5 m/s), a NaN lap on the CI
+machine, NaN gradients of the setup optimisation (``tests/sims/studies/test_lap_setup.py``).  A user may still
+set it in ``XLA_FLAGS``; this project does not.
 
 XLA reads ``XLA_FLAGS`` once, when JAX creates its first backend: call :func:`tune_cpu` before any JAX
 computation (importing ``jax`` alone is fine).  A user's own flags are kept and never overridden.
@@ -16,7 +21,6 @@ from __future__ import annotations
 import os
 import sys
 
-VECTOR_FLAG = "--xla_cpu_prefer_vector_width=512"
 #: With several host devices: how long a device waits for the others at a collective before XLA aborts the
 #: process (XLA's default, 40 s, killed a 1e7-vehicle study on a loaded 2-core machine: one device's
 #: thread was starved of CPU while the other waited at a gather) and warns (default 20 s).  Added only where
@@ -67,20 +71,16 @@ def backend_started() -> bool:
     return bool(getattr(xb, "_backends", None))
 
 
-def tune_cpu(environ=None, flags: set | None = None, host_devices: int | None = None) -> str | None:
-    """Append :data:`VECTOR_FLAG` to ``XLA_FLAGS`` on AVX-512 CPUs; returns the flags added, or None.
+def tune_cpu(environ=None, host_devices: int | None = None) -> str | None:
+    """Append ``--xla_force_host_platform_device_count=N`` (``host_devices = N > 1``) and the collective
+    timeouts the installed jaxlib knows to ``XLA_FLAGS``; returns the flags added, or None.
 
-    ``host_devices=N`` (N > 1) also appends ``--xla_force_host_platform_device_count=N`` (unless the
-    user's flags set a device count), for callers that split their batch over the host devices
-    (``python -m benchmarks``: the MF 6.1 tire then needs 1.7x less CPU time per evaluation; the fleet CLI
-    ``python -m sims`` with one host device per core, its :class:`~sims.run.fleet.FleetRun` splitting the
-    vehicles over them; see ``benchmarks/PERF_NOTES.md``); the vector-width rules below apply to the vector
-    flag only.
-
-    Nothing is added when the CPU lacks ``avx512f``, when ``XLA_FLAGS`` already sets
-    ``xla_cpu_prefer_vector_width`` (the user's choice wins), when ``JAXTIRE_XLA_DEFAULT=1`` is set, or
-    when JAX already started a backend.  ``environ`` / ``flags`` are for tests (default ``os.environ``
-    and :func:`cpu_flags`).
+    For callers that split their batch over the host devices (``python -m benchmarks``: the MF 6.1 tire then
+    needs 1.7x less CPU time per evaluation; the fleet CLI ``python -m sims`` with one host device per core,
+    its :class:`~sims.run.fleet.FleetRun` splitting the vehicles over them; see ``benchmarks/PERF_NOTES.md``).
+    Nothing is added when the user's ``XLA_FLAGS`` already sets a device count, when
+    ``JAXTIRE_XLA_DEFAULT=1`` is set, or when JAX already started a backend.  ``environ`` is for tests
+    (default ``os.environ``).
     """
     env = os.environ if environ is None else environ
     cur = env.get("XLA_FLAGS", "")
@@ -92,8 +92,6 @@ def tune_cpu(environ=None, flags: set | None = None, host_devices: int | None = 
         env["XLA_FLAGS"] = cur
         del env[_AUTO_KEY]
     added = []
-    if "xla_cpu_prefer_vector_width" not in cur and "avx512f" in (cpu_flags() if flags is None else flags):
-        added.append(VECTOR_FLAG)
     if host_devices is not None and host_devices > 1 and "xla_force_host_platform_device_count" not in cur:
         added.append(f"--xla_force_host_platform_device_count={int(host_devices)}")
         added += [f for f in _known_flags(COLLECTIVE_FLAGS) if f.split("=")[0] not in cur]
@@ -106,8 +104,7 @@ def tune_cpu(environ=None, flags: set | None = None, host_devices: int | None = 
 def use_host_devices(environ=None) -> str | None:
     """One CPU device per core for the Python API, as the CLI has (call it before the first JAX computation):
     :func:`tune_cpu`'s device count, one host device per core, ``host_devices = JAXTIRE_HOST_DEVICES`` (an
-    integer; default ``os.cpu_count()``; ``1`` keeps the single CPU device, as the test suite does); not its
-    512-bit vector flag (a speed choice of the CLI that changes the last bits of results).  Too late once
+    integer; default ``os.cpu_count()``; ``1`` keeps the single CPU device, as the test suite does).  Too late once
     JAX has started a backend (import :mod:`sims` before computing anything); ``JAXTIRE_XLA_DEFAULT=1``
     turns every flag off."""
     env = os.environ if environ is None else environ
@@ -121,7 +118,7 @@ def use_host_devices(environ=None) -> str | None:
     if "xla_force_host_platform_device_count" in env.get("XLA_FLAGS", ""):
         return None  # the user's count, or ours inherited from a parent process
     env.pop(_AUTO_KEY, None)
-    added = tune_cpu(environ, flags=set(), host_devices=max(1, n))  # the device count only: no vector flag
+    added = tune_cpu(environ, host_devices=max(1, n))
     count = [f for f in (added or "").split() if f.startswith("--xla_force_host_platform_device_count")]
     if count:  # remembered, so an explicit tune_cpu(host_devices=...) (the CLI's --devices) may replace it
         env[_AUTO_KEY] = count[0]

@@ -171,7 +171,7 @@ def friction_tables(
 
     def one(tire, surf):  # (n_axes, 2, K - 1): each curve's peak slip and force at the loads
         # one call per curve: a vmap over the directions gave wrong float64 peaks under XLA:CPU's
-        # 512-bit vector width (--xla_cpu_prefer_vector_width=512, set by sims.run._xla.tune_cpu)
+        # 512-bit vector width (--xla_cpu_prefer_vector_width=512, which sims.run._xla.tune_cpu no longer sets)
         return jnp.stack([jnp.stack(peak_force(tire, load, surf, speed, k, pure=True)) for k in axes[:n_axes]])
 
     # the two tires one after the other (see one(): a vmap here gave wrong float64 peaks at 512-bit vectors)
@@ -366,7 +366,9 @@ def apex_speed(params: VehicleParams, tab: FrictionTables, kappa, grade=0.0, ban
     vb = jax.lax.stop_gradient(0.5 * (lo + hi))
     val, slope = jax.jvp(g, (vb,), (jnp.ones_like(vb),))
     slope = jax.lax.stop_gradient(jnp.where(slope > 1e-9, slope, 1.0))
-    root = vb - val / slope  # value vb (val ~ 0), gradient -dg/dp / dg/dv (implicit function theorem)
+    # value vb (the bisection's, never moved out of its bracket by a poor slope), gradient -dg/dp / dg/dv
+    # (the implicit function theorem)
+    root = vb - (val - jax.lax.stop_gradient(val)) / slope
     capped = jax.lax.stop_gradient(g(jnp.full_like(vb, v_max))) <= 0
     return jnp.where(capped, jnp.asarray(v_max, dtype) + 0.0 * val, root)
 

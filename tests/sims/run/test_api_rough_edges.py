@@ -53,7 +53,7 @@ def test_the_python_api_gets_one_cpu_device_per_core_on_request_and_import_chang
     # the default yields to an explicit count (the CLI's --devices), never to nothing: the user's flags win
     e = {"JAXTIRE_HOST_DEVICES": "8"}
     assert "device_count=8" in use_host_devices(e)
-    tune_cpu(e, flags=set(), host_devices=3)
+    tune_cpu(e, host_devices=3)
     assert re.findall(r"device_count=(\d+)", e["XLA_FLAGS"]) == ["3"]
     # several devices: XLA's 40 s collective timeout raised (it aborted a study on a loaded machine), once
     assert e["XLA_FLAGS"].count("--xla_cpu_collective_call_terminate_timeout_seconds=86400") == 1

@@ -1,8 +1,8 @@
 """Lap-time gradients w.r.t. the setup (sims.studies.lap_setup) against finite differences; an optimisation.
 
 The checks run in a child process with ``XLA_FLAGS`` fixed to one host device and XLA's default vector
-width: with ``--xla_cpu_prefer_vector_width=512`` (what ``import sims.run`` sets through
-``sims.run._xla.tune_cpu`` on AVX-512 CPUs) XLA:CPU computed NaN gradients and wrong float64 values of this
+width: with ``--xla_cpu_prefer_vector_width=512`` (what ``sims.run._xla.tune_cpu`` set on AVX-512 CPUs
+until 2026-12-06) XLA:CPU computed NaN gradients and wrong float64 values of this
 program (seen 2026-12 on the project's VM; reported to the lead).
 """
 
