@@ -136,7 +136,7 @@ def _free_compiled_programs():
 
 # ----------------------------------------------------------------------------------------------- test tiers
 #: The slow tier: modules whose tests compile many programs or run long fleets, laps, trainings and
-#: subprocesses (seconds of test time on the 2-core VM, session 12's `--durations` run).  `python -m pytest`
+#: subprocesses (seconds of test time on the 2-core VM, session 12's `--durations` run).  `python -m pytest -n 2`
 #: runs the rest (the fast tier, <= 15 min there); `python -m pytest -m slow -n 2` runs these; `.ci/run` both.
 SLOW_MODULES = {
     # every code block of the README and docs/ (issue 37): 7.8 min wall with -n 2 on the loaded VM

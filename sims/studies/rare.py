@@ -276,27 +276,36 @@ def subset_simulation(
     n: int = 2000,
     seed: int = 0,
     p0: float = 0.1,
-    spread: float = 0.9,
+    accept: float = 0.44,
     max_levels: int = 30,
     target: float = 0.0,
     max_runs: int | None = None,
 ) -> Estimate:
     """Subset simulation (module docstring): ``n`` samples per level, intermediate thresholds at the ``p0``
-    quantile, ``n p0`` seeds each grown into a chain of ``1 / p0`` states by conditional sampling
-    ``u' = spread u + sqrt(1 - spread^2) xi`` (a proposal that keeps ``N(0, I)``), accepted when ``g(u') <=
-    b``.  ``p = p0^(m - 1) P_m``; its CoV ``delta^2 = sum_j (1 - p_j) / (n p_j) (1 + gamma_j)`` with
+    quantile, ``n p0`` seeds each grown into a chain of ``1 / p0`` states by adaptive conditional sampling
+    (aCS, Papaioannou et al. 2015): per dimension ``u'_k = rho_k u_k + sigma_k xi_k`` with ``sigma_k = min(lambda
+    s_k, 1)``, ``rho_k = sqrt(1 - sigma_k^2)`` (a proposal that keeps ``N(0, I)``; ``s_k`` the seeds' standard
+    deviation), accepted when ``g(u') <= b``; after each step of the chains ``log lambda += (a - accept) /
+    sqrt(i)`` (``a`` that step's acceptance rate, ``i`` the step), ``lambda`` starting at 0.6 and carried from
+    level to level.  On a linear limit state at 1e-4 in 2 dimensions (``n = 2000``, 300 repetitions) the
+    repetitions' CoV^2 x runs is 393 against 633 with the fixed ``u' = 0.9 u + 0.44 xi`` used before (plain
+    Monte Carlo: ``(1 - p) / p`` = 10 000; subset simulation's bound with independent samples at 4 levels of
+    0.1: 144).  ``p = p0^(m - 1) P_m``; its CoV ``delta^2 = sum_j (1 - p_j) / (n p_j) (1 + gamma_j)`` with
     ``gamma_j`` from the correlation of the failure indicator along the chains (Au & Beck 2001 eq. 29;
     ``gamma_1 = 0``); the interval is lognormal with that CoV.  Like every implementation of this formula
     (OpenTURNS' ``SubsetSampling``, UQpy) it leaves out the correlation between the levels: measured on a
-    linear limit state in 4 dimensions with ``n = 1000``, the reported CoV is ~20 % below the spread of
-    repeated runs at 1e-5 and 1e-7 and the 95 % interval covers the truth in ~90 % of runs
-    (``tests/sims/studies/test_rare.py``); the importance samplers' intervals cover at ~95 %.
+    linear limit state in 4 dimensions with ``n = 1000`` (40 repetitions), the reported CoV is 25 %, 11 % and
+    5 % below the spread of repeated runs at 1e-3, 1e-5 and 1e-7 (0.226 / 0.301, 0.313 / 0.353, 0.388 /
+    0.408; with the fixed proposal before aCS: 0.243 / 0.328, 0.328 / 0.437, 0.408 / 0.521) and the 95 %
+    interval covers the truth in 88-93 % of runs (``tests/sims/studies/test_rare.py``); the importance
+    samplers' intervals cover at ~95 %.
 
     With ``target``: independent repetitions until the target or ``max_runs``, averaged (``p`` the mean of
     the repetitions, ``se`` the root sum of their squared standard errors over their number, the interval
     lognormal in ``se / p``)."""
     _check(dim, n, "subset_simulation", target, max_runs)
     check_range("p0", p0, 0.0, 0.5, lo_incl=False, source="subset_simulation")
+    check_range("accept", accept, 0.0, 1.0, lo_incl=False, hi_incl=False, source="subset_simulation")
     n_chains = int(round(n * p0))
     steps = int(round(1.0 / p0))
     if n_chains * steps != n:
@@ -306,7 +315,7 @@ def subset_simulation(
     reps: list[Estimate] = []
     hist = []
     while True:
-        reps.append(_subset_once(gb, dim, n, rng, p0, spread, max_levels))
+        reps.append(_subset_once(gb, dim, n, rng, p0, accept, max_levels))
         runs = sum(r.runs for r in reps)
         p = float(np.mean([r.p for r in reps]))
         se = math.sqrt(sum(r.se * r.se for r in reps)) / len(reps)
@@ -325,11 +334,11 @@ def _lognormal(p: float, delta: float) -> tuple[float, float]:
     return p * math.exp(-Z95 * sig), p * math.exp(Z95 * sig)
 
 
-def _subset_once(gb, dim, n, rng, p0, spread, max_levels) -> Estimate:
+def _subset_once(gb, dim, n, rng, p0, accept, max_levels) -> Estimate:
     """One run of subset simulation (:func:`subset_simulation`) on the evaluator ``gb``."""
     n_chains = int(round(n * p0))
     steps = int(round(1.0 / p0))
-    s = math.sqrt(1.0 - spread * spread)
+    lam = 0.6  # aCS's scale of the seeds' spread (Papaioannou et al. 2015: its start value)
     u = rng.standard_normal((n, dim))
     y = gb(u)
     runs, levels, deltas2 = n, [], []
@@ -351,8 +360,10 @@ def _subset_once(gb, dim, n, rng, p0, spread, max_levels) -> Estimate:
         idx = np.flatnonzero(fail)[:n_chains]
         cu, cy = u[idx], y[idx]
         us, ys = [cu], [cy]
-        for _ in range(steps - 1):
-            cand = spread * cu + s * rng.standard_normal(cu.shape)
+        sd = cu.std(axis=0, ddof=1) if n_chains > 1 else np.ones(dim)
+        for i in range(1, steps):
+            sig = np.minimum(lam * sd, 1.0)
+            cand = np.sqrt(1.0 - sig * sig) * cu + sig * rng.standard_normal(cu.shape)
             cyc = gb(cand)
             runs += n_chains
             acc = cyc <= b
@@ -360,6 +371,7 @@ def _subset_once(gb, dim, n, rng, p0, spread, max_levels) -> Estimate:
             cy = np.where(acc, cyc, cy)
             us.append(cu)
             ys.append(cy)
+            lam = math.exp(math.log(lam) + (float(acc.mean()) - accept) / math.sqrt(i))
         u = np.stack(us, axis=1).reshape(n, dim)  # chain-major: row c * steps + k
         y = np.stack(ys, axis=1).reshape(n)
         chains = True
