@@ -1,4 +1,4 @@
-"""Quasi-steady laps per second for a fleet of setups in one call (sims.studies.laptime.lap_times).
+"""Quasi-steady laps per second for a fleet of setups in one call (sims.vehicles.qss.lap_times).
 
     python -m benchmarks.laptime                          # 10 000 race-car setups on Monza (2.5 m spacing)
     python -m benchmarks.laptime --setups 1000 --track Norisring --ds 5
@@ -33,9 +33,9 @@ def main(argv=None) -> dict:
     import numpy as np
 
     from sims.roads import circuits
-    from sims.studies.laptime import lap_times
     from sims.vehicles import presets
     from sims.vehicles.params import TireScale
+    from sims.vehicles.qss import lap_times
 
     n = args.setups
     rng = np.random.default_rng(0)

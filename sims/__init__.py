@@ -34,6 +34,8 @@ MOVED = {
     "sims.integrators": "sims.vehicles.integrators",
     "sims.identify": "sims.studies.identify",
     "sims.tuning": "sims.studies.tuning",
+    # the QSS solver below the scenarios (issue 35); transient_lap moved to sims.scenarios.lap
+    "sims.studies.laptime": "sims.vehicles.qss",
 }
 
 

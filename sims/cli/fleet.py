@@ -42,11 +42,11 @@ from sims.run.fleet import FleetRun, Sampling, fleet_start, sample_fleet
 from sims.run.rollout import fast_compile_options
 from sims.scenarios import braking, skidpad, step_steer
 from sims.studies import braking as braking_study
-from sims.studies.laptime import ENVELOPES
 from sims.studies.study import dumps
 from sims.vehicles import MODELS, presets
 from sims.vehicles.integrators import INTEGRATORS
 from sims.vehicles.presets import PRESET_NAMES
+from sims.vehicles.qss import ENVELOPES
 
 SCENARIOS = ("braking", "braking-table", "skidpad", "step-steer", "throughput", *CATALOGUE_RUNS, "lap")
 DEFAULT_SURFACES = ("asphalt_dry", "asphalt_wet", "gravel", "snow", "ice")
@@ -65,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
         "--envelope",
         default="ellipse",
         choices=ENVELOPES,
-        help="lap: the QSS envelope, the point mass's friction ellipse or the tire's own (sims.studies.laptime)",
+        help="lap: the QSS envelope, the point mass's friction ellipse or the tire's own (sims.vehicles.qss)",
     )
     ap.add_argument(
         "--steps",

@@ -3,7 +3,7 @@
 Loads the circuit (``--track``: a shipped name, :data:`sims.roads.circuits.CIRCUITS`, or the path of a
 centreline file in the racetrack-database format), takes its race line (a shipped circuit's own; for a
 file, the minimum-curvature line of :mod:`sims.roads.raceline`), solves the lap
-(:func:`sims.studies.laptime.solve_lap`; ``--envelope ellipse|tire``), prints the lap and sector times, and writes ``lap_profile.csv``
+(:func:`sims.vehicles.qss.solve_lap`; ``--envelope ellipse|tire``), prints the lap and sector times, and writes ``lap_profile.csv``
 (``s, x, y, v, ax, ay, t`` along the line) and ``lap.png`` (track map coloured by speed, speed and
 accelerations over distance, g-g diagram) into ``--out``.
 """
@@ -20,8 +20,8 @@ import numpy as np
 from jaxtire.constants import GRAVITY
 from sims.cli._common import write_table
 from sims.roads import circuits, raceline
-from sims.studies.laptime import solve_lap
 from sims.vehicles import presets
+from sims.vehicles.qss import solve_lap
 
 
 def check_track(ap, track: str) -> None:

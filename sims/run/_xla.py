@@ -6,7 +6,7 @@ collective timeouts to ``XLA_FLAGS``, for callers that split their batch over th
 No vector-width flag: ``--xla_cpu_prefer_vector_width=512`` (512-bit vectors on AVX-512 CPUs) made the fused
 tire loops 1.4-1.7x faster (``benchmarks/PERF_NOTES.md``, issue 18) and was the CLI's default until
 2026-12-06, when it was found to compute wrong, run-to-run different results with jax 0.10.2: the quasi-steady
-lap of :func:`sims.studies.laptime.solve_lap` on Monza read 105.93-108.87 s in five runs of the same program
+lap of :func:`sims.vehicles.qss.solve_lap` on Monza read 105.93-108.87 s in five runs of the same program
 (105.907 s, bitwise repeatable, at XLA's default width; apex speeds off by up to 5 m/s), a NaN lap on the CI
 machine, NaN gradients of the setup optimisation (``tests/sims/studies/test_lap_setup.py``).  A user may still
 set it in ``XLA_FLAGS``; this project does not.

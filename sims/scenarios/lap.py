@@ -1,8 +1,9 @@
 """The transient lap: any vehicle model driven round a closed line by :class:`sims.drivers.LapFollower`.
 
 The driver follows the race line (a :class:`sims.roads.path.Path`, closed) at a target-speed profile times a
-``margin`` (for the quasi-steady lap's profile at a share of the grip, :func:`sims.studies.laptime.transient_lap`
-builds the scenario), starting on the line at ``s = 0`` at the profile's speed.  Measured in the scan
+``margin`` (on a ``circuit``, or with a ``qss_line``: each vehicle's quasi-steady lap profile at ``grip`` of its
+friction, solved in the set-up by :mod:`sims.vehicles.qss`; :func:`transient_lap` builds the scenario for a
+line of your own), starting on the line at ``s = 0`` at the profile's speed.  Measured in the scan
 (:class:`LapReducer`), per vehicle, against the circuit's centreline and widths (a
 :class:`sims.roads.circuits.Track`):
 
@@ -33,14 +34,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtire.validation import ValidationError, check_range
 from sims.drivers import LapFollower, pytree_dataclass
-from sims.roads.circuits import Track, get_track, load_circuit, progress_delta, track_pose, widths_at
+from sims.roads.circuits import Track, astype, get_track, load_circuit, progress_delta, stack, track_pose, widths_at
 from sims.roads.path import Path, make_path
 from sims.roads.raceline import min_curvature_line
-from sims.run.fleet import fleet_start
-from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup
+from sims.run.fleet import fleet_size, fleet_start
+from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, run_scenario
 from sims.scenarios.sine_dwell import understeer_gradient
-from sims.vehicles.params import VehicleParams, wheel_layout
+from sims.vehicles.params import VehicleParams, fleet_axes, wheel_layout
+from sims.vehicles.qss import LapResult, at_grip, lap_times, solve_lap
 
 
 class LapAcc(NamedTuple):
@@ -119,11 +122,11 @@ def path_from_line(line: Track, speed=None, dtype=None) -> Path:
 class TransientLap(ScenarioBase):
     """A lap with :class:`~sims.drivers.LapFollower` (module docstring).  Settings: ``speed`` [m/s] (a
     constant target where the line has no profile), ``margin`` [-] (the profile's factor), ``grip`` [-] (the
-    share of the tires' friction of the QSS profile :mod:`sims.studies` gives each vehicle on a ``circuit``).
+    share of the tires' friction of each vehicle's QSS profile on a ``circuit``: :func:`qss_profile`).
     ``circuit``: a shipped circuit's name or a centreline file (:func:`sims.roads.circuits.load_circuit`, 2.5 m):
     the track, and its minimum-curvature line ``line_margin`` [m] from the edges (``qss_line``, the
-    :class:`~sims.roads.circuits.Track` the QSS laps are solved on; ``line`` its Path, no profile until a study
-    or :func:`sims.studies.laptime.with_profiles` sets one)."""
+    :class:`~sims.roads.circuits.Track` the QSS laps are solved on, :func:`qss_profile`, in the set-up;
+    ``line`` its Path)."""
 
     name: str = "lap"
     line: Any = dataclasses.field(default=None, compare=False)
@@ -173,6 +176,8 @@ class TransientLap(ScenarioBase):
         dtype = jnp.asarray(ch.mass).dtype
         line, track = self.geometry(dtype)
         line = Path(*(jnp.asarray(a, dtype) for a in line))
+        if self.qss_line is not None:  # a circuit: each vehicle's own QSS profile at `grip` of its friction
+            line = line._replace(speed=qss_profile(params, self.qss_line, settings["grip"]))
         shape = (n, line.s.shape[-1])
         has_profile = jnp.max(line.speed) > 0  # else the constant speed setting
         prof = jnp.broadcast_to(line.speed, shape) * settings["margin"][:, None]
@@ -215,3 +220,86 @@ class TransientLap(ScenarioBase):
 
     def done(self, acc: LapAcc):
         return ~jnp.isnan(acc.lap_time) | acc.spun
+
+
+def qss_profile(params: VehicleParams, qss_line: Track, grip):
+    """Each vehicle's speed profile ``(n, N + 1)`` [m/s] on the closed path of ``qss_line`` (``N`` points; the
+    path repeats its first): the quasi-steady lap (:func:`sims.vehicles.qss.solve_lap`, tire envelope) of the
+    vehicle with its tires' friction times ``grip`` [-] (one or per vehicle).  Traceable; differentiable."""
+    driven = at_grip(params, grip)
+    line = astype(qss_line, jnp.asarray(params.chassis.mass).dtype)
+    v = jax.vmap(lambda p: solve_lap(p, line, envelope="tire").v, in_axes=(fleet_axes(driven),))(driven)
+    return _closed(v)
+
+
+def transient_lap(
+    params: VehicleParams,
+    line,
+    centre,
+    *,
+    grip=0.95,
+    margin=1.0,
+    envelope: str = "tire",
+    model="double_track",
+    dt: float = 0.005,
+    qss: LapResult | None = None,
+    **run_kw,
+):
+    """The transient lap (:class:`TransientLap`) of the fleet ``params`` on ``line`` (the
+    race line; ``centre`` the circuit's centreline with its widths); ``(metrics, qss)`` with the scenario's
+    per-vehicle metrics from :func:`sims.scenarios.base.run_scenario` (``run_kw`` go to it) and each vehicle's
+    QSS lap (:func:`sims.vehicles.qss.lap_times` with ``envelope``, or ``qss`` when given): the bound the lap is judged against.
+
+    The driver's speed profile is the QSS lap of the same vehicle with its tires' friction (``TireScale.mu_x``,
+    ``mu_y``) scaled by ``grip`` [-] (a driver using that share of the grip: corners and braking zones slower,
+    the straights at full power), times ``margin`` [-] (a speed factor on all of it); both scalars or one per
+    vehicle.  ``grip = 1`` drives the bound's own profile.
+
+    ``line`` and ``centre`` may also be sequences, one circuit per vehicle (equal point counts:
+    :func:`sims.roads.circuits.resample`), or one of them a sequence and the other one
+    :class:`~sims.roads.circuits.Track` for every vehicle: vehicle ``i`` laps ``line[i]``, all in one compiled
+    program; the QSS laps then come one vehicle at a time (one compile: equal shapes) and ``qss`` has their
+    leaves stacked."""
+    n = fleet_size(params)
+    grip = jnp.broadcast_to(jnp.asarray(grip, jnp.asarray(params.chassis.mass).dtype), (n,))
+    check_range("grip", grip, 0.1, 1.0, source="transient_lap")
+    ch = params.chassis
+    driven = at_grip(params, grip)
+    same = bool(np.all(np.asarray(grip) == 1.0))
+    if not (isinstance(line, Track) and isinstance(centre, Track)):  # (a Track is a tuple: test the type)
+        line = [line] * n if isinstance(line, Track) else list(line)
+        centre = [centre] * n if isinstance(centre, Track) else list(centre)
+        if len(line) != n or len(centre) != n:
+            raise ValidationError(f"transient_lap: {len(line)} lines and {len(centre)} centrelines for {n} vehicles")
+
+        def laps(p):
+            one = lambda i: p._replace(chassis=jax.tree.map(lambda a: a[i : i + 1], p.chassis))  # noqa: E731
+            return jax.tree.map(
+                lambda *a: jnp.concatenate(a), *[lap_times(one(i), ln, envelope=envelope) for i, ln in enumerate(line)]
+            )
+
+        paths = [path_from_line(ln, dtype=jnp.asarray(ch.mass).dtype) for ln in line]
+        geom = jax.tree.map(lambda *a: jnp.stack(a), *paths)
+        track = stack(list(centre))
+    else:
+        laps = lambda p: lap_times(p, line, envelope=envelope)  # noqa: E731
+        geom = path_from_line(line, dtype=jnp.asarray(ch.mass).dtype)
+        track = centre
+    if qss is None:
+        qss = laps(params)
+    ref = qss if same else laps(driven)
+    sc = TransientLap(
+        line=geom._replace(speed=_closed(ref.v)),
+        track=track,
+        model=model,
+        dt=dt,
+        max_time=float(1.5 * jnp.max(ref.lap_time) / np.min(margin)),
+    )
+    metrics, _ = run_scenario(sc, params, {"margin": margin}, **run_kw)
+    return metrics, qss
+
+
+def _closed(v):
+    """Speed profiles ``(n, N)`` on a closed path's ``N + 1`` points (the path repeats its first point)."""
+    v = jnp.asarray(v)
+    return jnp.concatenate([v, v[:, :1]], axis=1)

@@ -57,10 +57,10 @@ _UNTIMED = "{desc}: {elapsed}"
 
 
 #: The phases of a study, in the order of ``summary.json``'s ``timing``: reading the study and drawing the
-#: factors; each fleet's vehicle inputs, scenario set-up and evaluation; the lap's speed profiles; XLA's
+#: factors; each fleet's vehicle inputs, scenario set-up and evaluation (a lap's speed profiles included); XLA's
 #: compile; the simulation; the journal's batches (saving, loading) and per-batch statistics; a rare-event
 #: estimator's own work; the statistics and Sobol' / Morris indices; the pathwise gradients; the run folder.
-PHASES = ("prepare", "setup", "profiles", "compile", "run", "journal", "estimator", "statistics", "gradients", "write")
+PHASES = ("prepare", "setup", "compile", "run", "journal", "estimator", "statistics", "gradients", "write")
 
 
 class Phases:

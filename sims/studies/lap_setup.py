@@ -1,4 +1,4 @@
-"""Car setups optimised by gradient through the quasi-steady lap (:mod:`sims.studies.laptime`).
+"""Car setups optimised by gradient through the quasi-steady lap (:mod:`sims.vehicles.qss`).
 
 A :class:`LapSetup` holds the setup parameters a race engineer moves, each a scalar (or a batch)::
 
@@ -32,8 +32,8 @@ from jaxtire.fit.loop import minimize
 from jaxtire.fit.transforms import from_unconstrained, to_unconstrained
 from jaxtire.validation import ValidationError
 from sims.roads.circuits import Track
-from sims.studies.laptime import solve_lap
 from sims.vehicles.params import TireScale, VehicleParams
+from sims.vehicles.qss import solve_lap
 
 #: Incremental lift-to-drag ratio of the wing [-] (a race-car rear wing adds ~4-5 N of downforce per N of
 #: drag near its design point; Katz, *Race Car Aerodynamics*, 1995, ch. 6).
@@ -110,7 +110,7 @@ def apply_setup(params: VehicleParams, setup: LapSetup) -> VehicleParams:
 
 
 def lap_time(setup: LapSetup, params: VehicleParams, line: Track, **kw):
-    """The QSS lap time [s] (:func:`sims.studies.laptime.solve_lap`) of ``params`` with ``setup``."""
+    """The QSS lap time [s] (:func:`sims.vehicles.qss.solve_lap`) of ``params`` with ``setup``."""
     return solve_lap(apply_setup(params, setup), line, **kw).lap_time
 
 

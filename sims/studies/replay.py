@@ -32,7 +32,6 @@ from sims.run.fleet import fleet_rollout
 from sims.scenarios.base import jitted_setup, resolve_settings, run_scenario
 from sims.studies import study as sm
 from sims.studies import table
-from sims.studies.laptime import with_profiles
 from sims.studies.report import is_complete
 
 
@@ -133,7 +132,7 @@ def replay(folder, row: int) -> Replay:
     def inputs(k):
         fac = {p: np.repeat(np.asarray(cols[p])[i : i + 1].astype(np.float64), k) for p in paths}
         params, settings = sm._inputs(study, scenario, base, fac, k)
-        return with_profiles(scenario, params, settings), params, settings
+        return scenario, params, settings
 
     sc, params, settings = inputs(n)
     out, _ = run_scenario(sc, params, settings, devices=devices, compiler_options=options)

@@ -8,7 +8,7 @@ as Hydra does):
 * ``results.parquet`` (``results.csv`` and ``results.units.json`` without pyarrow): the results table, one
   row per vehicle, with the units of its columns (:mod:`sims.studies.table`);
 * ``summary.json``: the package version, run date (UTC) and host, seed, the time of every phase (prepare,
-  set-up, profiles, compile, run, journal, estimator, statistics, gradients, write: ``timing``, whose
+  set-up, compile, run, journal, estimator, statistics, gradients, write: ``timing``, whose
   ``wall_s`` runs to this file's writing, :mod:`sims.studies._progress`), the column units, every statistic
   with its interval and flags (:mod:`sims.studies.statistics`; ``population``: the rows they are taken
   over) and the sensitivities (:mod:`sims.studies.sensitivity`); written after the plots and the report;

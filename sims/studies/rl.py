@@ -30,7 +30,7 @@ from sims.envs.catalog import make
 from sims.envs.evaluate import EPISODES, evaluate
 from sims.envs.names import env_id
 from sims.envs.ppo import PPO, config_for, load_policy, mean_action, plot_curve, save_policy, write_results
-from sims.studies.laptime import solve_lap
+from sims.vehicles.qss import solve_lap
 
 EVAL_FILE = "eval.json"
 
@@ -42,7 +42,7 @@ def _qss_cached(env, dtype_name: str) -> float:
 
 
 def qss_lap_time(env, params=None) -> float:
-    """The quasi-steady-state lap time [s] (:func:`sims.studies.laptime.solve_lap`, point-mass envelope) of the
+    """The quasi-steady-state lap time [s] (:func:`sims.vehicles.qss.solve_lap`, point-mass envelope) of the
     env's car on its centreline: the reference the RL lap times are judged against; NaN for a task without a
     track.  With ``params`` the lap of that car and track, else of the env's defaults (cached)."""
     if not hasattr(env.default_params, "track"):

@@ -82,7 +82,6 @@ from sims.studies._progress import NO_BAR, PHASES, FleetBar, Phases
 from sims.studies.channels import WithChannels, channel_names, check_metric
 from sims.studies.criteria import check_criterion, describe, verdicts
 from sims.studies.journal import Journal
-from sims.studies.laptime import with_profiles
 from sims.studies.limit import check_limit, limit_metrics, run_limit
 from sims.studies.variation import (
     Draws,
@@ -519,16 +518,6 @@ def _table_columns(draws_cols, metrics, lo, hi, names) -> dict[str, np.ndarray]:
     return cols
 
 
-def _block(scenario) -> None:
-    """Wait for the arrays in the fields of ``scenario`` (and of every scenario it wraps: study wrappers
-    nest): a lap's profiles are computed asynchronously, and their time belongs to the
-    profiles' phase."""
-    sc = scenario
-    while dataclasses.is_dataclass(sc) and not isinstance(sc, type):
-        jax.block_until_ready([getattr(sc, f.name) for f in dataclasses.fields(sc)])
-        sc = getattr(sc, "scenario", None)
-
-
 def _nominal(path: str, base, settings: Mapping[str, float]) -> list[tuple[str, float]]:
     """``[(leaf path, nominal value)]`` of the varied ``path``: a chassis field's or a setting's value, a tire
     scale's (per axle when ``vehicle.tire_scale.<f>``'s front and rear differ); none for a driver field (its
@@ -650,20 +639,16 @@ def run(
     limit = _limit(study, scenario)
 
     def fleet(cols, n):
-        """The metrics of the ``n`` vehicles of the factor columns ``cols`` (timed: set-up, profiles, compile,
-        run; with the :class:`~sims.studies._progress.FleetBar` bars)."""
+        """The metrics of the ``n`` vehicles of the factor columns ``cols`` (timed: set-up, compile, run; with the :class:`~sims.studies._progress.FleetBar` bars)."""
         with phases.phase("setup", show=False):
             bar = progress if own_steps else FleetBar(phases, n)
             params, settings = _inputs(study, scenario, base, cols, n)
-            with phases.phase("profiles", show=False):
-                sc = with_profiles(scenario, params, settings)  # a lap on a circuit: each vehicle's own QSS profile
-                _block(sc)
             try:
                 kw = dict(devices=devices, progress=bar, compiler_options=compiler_options)
                 if limit is not None:  # a limit search per vehicle: its fleet runs, one bracket per vehicle
-                    out, rs = run_limit(limit, sc, params, settings, **kw)
+                    out, rs = run_limit(limit, scenario, params, settings, **kw)
                 else:
-                    out, rs = run_scenario(sc, params, settings, **kw)
+                    out, rs = run_scenario(scenario, params, settings, **kw)
             finally:
                 if not own_steps:
                     bar.close()
@@ -876,8 +861,7 @@ class VehicleLimitState:
 
         def fn(vals):
             params, settings = _inputs(self.study, self.scenario, self.base, vals, 1)
-            sc = with_profiles(self.scenario, params, settings)
-            out = scenario_metrics(sc, params, settings, compiler_options=self.compiler_options)
+            out = scenario_metrics(self.scenario, params, settings, compiler_options=self.compiler_options)
             return {metric: out[metric]}
 
         paths = list(cols)
@@ -926,8 +910,7 @@ def gradients(
 
     def fn(vals):
         params, settings = _inputs(study, scenario, base, {**fixed, **vals}, k)
-        sc = with_profiles(scenario, params, settings)
-        out = scenario_metrics(sc, params, settings, n_steps=n_steps, compiler_options=compiler_options)
+        out = scenario_metrics(scenario, params, settings, n_steps=n_steps, compiler_options=compiler_options)
         return {m: out[m] for m in smooth}
 
     return sensitivity.pathwise(fn, {p: jnp.asarray(x, dtype) for p, x in cont.items()}, smooth, progress=progress)

@@ -52,7 +52,7 @@ def test_lap_cli_equals_the_library_lap(tmp_path):
     import numpy as np
 
     from sims.roads import circuits
-    from sims.studies.laptime import solve_lap
+    from sims.vehicles.qss import solve_lap
     from sims.vehicles import presets
 
     line = circuits.astype(circuits.load_raceline("Monza", ds=2.5), np.float32)

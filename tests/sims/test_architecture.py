@@ -305,3 +305,50 @@ def test_importing_the_cli_starts_no_jax_backend():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip() == "False"
+
+
+def _scenario_classes() -> set[str]:
+    """The scenario classes of ``sims.scenarios``: every class deriving, directly or through another, from
+    ``ScenarioBase`` (the protocol ``Scenario`` and the base itself are the generic API, not a scenario)."""
+    bases: dict[str, set[str]] = {}
+    for m, p in ALL.items():
+        if m.startswith("sims.scenarios."):
+            for node in ast.walk(ast.parse(p.read_text())):
+                if isinstance(node, ast.ClassDef):
+                    bases[node.name] = {b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases}
+    found = {"ScenarioBase"}
+    while True:
+        more = {c for c, b in bases.items() if b & found} - found
+        if not more:
+            return found - {"ScenarioBase"}
+        found |= more
+
+
+def _named_scenarios(source: str, classes: set[str]) -> list[str]:
+    """The scenario classes ``source`` imports or refers to by name (an import, a name, an attribute)."""
+    hits = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sims.scenarios"):
+            hits += [a.name for a in node.names if a.name in classes]
+        elif isinstance(node, ast.Name) and node.id in classes:
+            hits.append(node.id)
+        elif isinstance(node, ast.Attribute) and node.attr in classes:
+            hits.append(node.attr)
+    return hits
+
+
+def test_studies_and_run_name_no_scenario_class():
+    """Issue 35: a study or a runner works with any scenario through its protocol (``setup``, ``evaluate``,
+    ``metrics``, ``settings``): no module of ``sims.studies`` or ``sims.run`` names a specific scenario class
+    (the QSS lap profile lives in :class:`sims.scenarios.lap.TransientLap`'s own set-up, so a study has no lap
+    special case)."""
+    classes = _scenario_classes()
+    assert {"Braking", "TransientLap", "SineDwell", "ConeTrack"} <= classes  # the finder sees them
+    bad = []
+    for m, p in ALL.items():
+        if m.startswith(("sims.studies", "sims.run")):
+            bad += [f"{m}: {c}" for c in _named_scenarios(p.read_text(), classes)]
+    assert not bad, "\n".join(bad)
+    assert _named_scenarios("from sims.scenarios.lap import TransientLap\n", classes) == ["TransientLap"]
+    assert _named_scenarios("x = isinstance(s, lap.TransientLap)\n", classes) == ["TransientLap"]
+    assert not _named_scenarios("from sims.scenarios.base import Scenario, run_scenario\n", classes)

@@ -68,7 +68,8 @@ def test_race_car_transient_laps_on_three_circuits_in_one_program():
     from sims.roads import circuits
     from sims.roads.raceline import min_curvature_line
     from sims.run.rollout import fast_compile_options
-    from sims.studies.laptime import lap_times, transient_lap
+    from sims.scenarios.lap import transient_lap
+    from sims.vehicles.qss import lap_times
 
     centres, lines = [], []
     for name in LAP_TRACKS:

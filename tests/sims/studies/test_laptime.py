@@ -1,4 +1,4 @@
-"""The quasi-steady lap solver (sims.studies.laptime) against closed-form point-mass results."""
+"""The quasi-steady lap solver (sims.vehicles.qss) against closed-form point-mass results."""
 
 import jax
 import jax.numpy as jnp
@@ -9,7 +9,7 @@ from jaxtire.constants import GRAVITY
 from jaxtire.simple import make_simple_params
 from sims.roads import circuits as c
 from sims.run.rollout import fast_compile_options
-from sims.studies import laptime as L
+from sims.vehicles import qss as L
 from sims.vehicles import presets
 from sims.vehicles.params import TireScale
 
@@ -222,6 +222,8 @@ def test_tire_envelope_lap_gradients_match_central_differences(x64):
 
 
 def test_envelope_and_grip_are_checked():
+    from sims.scenarios.lap import transient_lap
+
     p = presets.get("race_car")
     line = line_from_curvature(np.full(16, 0.01), 2.0, jnp.float32)
     fleet = p._replace(chassis=jax.tree.map(lambda x: jnp.broadcast_to(x, (1,) + jnp.shape(x)), p.chassis))
@@ -230,8 +232,8 @@ def test_envelope_and_grip_are_checked():
     with pytest.raises(L.ValidationError, match="envelope"):
         L.friction_tables(p, envelope="gg")
     with pytest.raises(L.ValidationError, match="grip"):
-        L.transient_lap(fleet, line, line, grip=1.5)
+        transient_lap(fleet, line, line, grip=1.5)
     # one Track is one circuit for every vehicle, a sequence one per vehicle (a Track is a tuple: it was taken
     # for a sequence of its fields)
     with pytest.raises(L.ValidationError, match="3 lines and 1 centrelines for 1 vehicles"):
-        L.transient_lap(fleet, [line] * 3, line)
+        transient_lap(fleet, [line] * 3, line)

@@ -4,8 +4,8 @@ import numpy as np
 
 from sims.run.rollout import fast_compile_options
 from sims.studies import study as sm
-from sims.studies.laptime import at_grip, lap_times
 from sims.studies.variation import Variation
+from sims.vehicles.qss import at_grip, lap_times
 
 MU, MU_Y = "vehicle.tire_scale.mu_x", "vehicle.tire_scale.mu_y"
 
@@ -13,7 +13,7 @@ MU, MU_Y = "vehicle.tire_scale.mu_x", "vehicle.tire_scale.mu_y"
 def test_lap_time_study_over_surface_and_tire_friction_on_norisring():
     """No JAX written: ``Study(scenario="lap", options={"circuit": "Norisring"})`` with the surface (dry / wet,
     the surface table) and the tires' friction (x0.9 / x1.0, both directions) on a grid: every vehicle driven at
-    the QSS profile of its own car at 0.95 of its grip (``sims.studies.laptime.with_profiles``) completes the lap
+    the QSS profile of its own car at 0.95 of its grip (``sims.scenarios.lap.qss_profile``) completes the lap
     with no wheel off and no spin, never faster than its own QSS lap (tire envelope) and within 5 % of it;
     wet is slower than dry and less friction slower than more.  Measured: dry 53.27 / 54.51 s (x1.0 / x0.9),
     wet 59.83 / 62.27 s; 1.027-1.030 of each one's QSS lap."""

@@ -1,5 +1,8 @@
 """Quasi-steady-state (QSS) lap time: a point mass on a line with the car's own g-g-v envelope.
 
+Below the scenarios (issue 35's rooms): :class:`sims.scenarios.lap.TransientLap` solves its driver's speed
+profile here, in its own set-up, so a study runs a lap as any other scenario.
+
 The method of OpenLAP and TUM's laptime-simulation (forward/backward passes on a race line), with the
 envelope computed from the vehicle of :mod:`sims.vehicles` itself: the jaxtire tires at the wheel loads
 (downforce, longitudinal and lateral load transfer by :func:`sims.vehicles.core.corner_loads`, the chassis'
@@ -60,8 +63,8 @@ On a 40 m skidpad the race car's own double track holds 16.32 m/s^2: the tire en
 ellipse 16.98 (4 % high) (``tests/sims/studies/test_laptime.py``).
 
 **Apex speeds** ``v_lat(s)``: the largest ``v <= v_max`` with ``smax(u_f, u_r) = 1`` at ``a_x = 0`` (bisection,
-``n_bisect`` steps, then one Newton step whose derivative is held constant: its gradient is the implicit
-function theorem's, ``dv/dp = -(dg/dp) / (dg/dv)``).  With downforce this is the fixed point of ``v^2 kappa =
+``n_bisect`` steps; the value is the bisection's, its gradient the implicit function theorem's,
+``dv/dp = -(dg/dp) / (dg/dv)``).  With downforce this is the fixed point of ``v^2 kappa =
 a_y,max(v)``; on a flat circle with a constant-friction tire and no load transfer, ``sqrt(mu g R)``.
 
 **Passes** on the closed line (``lax.scan``, two laps each so the start is the steady lap): forward
@@ -72,7 +75,6 @@ backward)``.  The time of a segment is ``2 ds / (v_i + v_{i+1})`` (exact for a c
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 import warnings
@@ -87,11 +89,7 @@ from jaxtire.limits import OutOfRangeWarning
 from jaxtire.surfaces import lookup
 from jaxtire.tire import scale_tire, tire_forces
 from jaxtire.validation import ValidationError, check_range
-from sims.roads.circuits import Track, astype, stack
-from sims.run.fleet import fleet_size
-from sims.run.rollout import options_key
-from sims.scenarios.base import run_scenario
-from sims.scenarios.lap import TransientLap, path_from_line
+from sims.roads.circuits import Track
 from sims.vehicles.core import corner_loads, drive_torque, gravity, rolling_radii
 from sims.vehicles.grip import peak_force
 from sims.vehicles.params import VehicleParams, fleet_axes, validate_params
@@ -487,7 +485,7 @@ def lap_times(params: VehicleParams, line: Track, *, compiler_options=None, **so
     if a["envelope"] not in ENVELOPES:
         raise ValidationError(f"lap_times: envelope = {a['envelope']!r} must be one of {ENVELOPES}")
     key = (int(a["n_loads"]), int(a["n_fixed"]), float(a["v_max"]), str(a["envelope"]))
-    fn = _jitted_fleet(*key, options_key(compiler_options))
+    fn = _jitted_fleet(*key, tuple(sorted((compiler_options or {}).items())))
     return fn(params, line, ends)
 
 
@@ -502,98 +500,8 @@ def _jitted_fleet(n_loads: int, n_fixed: int, v_max: float, envelope: str, optio
     return jax.jit(run, compiler_options=dict(options) or None)
 
 
-def transient_lap(
-    params: VehicleParams,
-    line,
-    centre,
-    *,
-    grip=0.95,
-    margin=1.0,
-    envelope: str = "tire",
-    model="double_track",
-    dt: float = 0.005,
-    qss: LapResult | None = None,
-    **run_kw,
-):
-    """The transient lap (:class:`sims.scenarios.lap.TransientLap`) of the fleet ``params`` on ``line`` (the
-    race line; ``centre`` the circuit's centreline with its widths); ``(metrics, qss)`` with the scenario's
-    per-vehicle metrics from :func:`sims.scenarios.base.run_scenario` (``run_kw`` go to it) and each vehicle's
-    QSS lap (:func:`lap_times` with ``envelope``, or ``qss`` when given): the bound the lap is judged against.
-
-    The driver's speed profile is the QSS lap of the same vehicle with its tires' friction (``TireScale.mu_x``,
-    ``mu_y``) scaled by ``grip`` [-] (a driver using that share of the grip: corners and braking zones slower,
-    the straights at full power), times ``margin`` [-] (a speed factor on all of it); both scalars or one per
-    vehicle.  ``grip = 1`` drives the bound's own profile.
-
-    ``line`` and ``centre`` may also be sequences, one circuit per vehicle (equal point counts:
-    :func:`sims.roads.circuits.resample`), or one of them a sequence and the other one
-    :class:`~sims.roads.circuits.Track` for every vehicle: vehicle ``i`` laps ``line[i]``, all in one compiled
-    program; the QSS laps then come one vehicle at a time (one compile: equal shapes) and ``qss`` has their
-    leaves stacked."""
-    n = fleet_size(params)
-    grip = jnp.broadcast_to(jnp.asarray(grip, jnp.asarray(params.chassis.mass).dtype), (n,))
-    check_range("grip", grip, 0.1, 1.0, source="transient_lap")
-    ch = params.chassis
-    driven = at_grip(params, grip)
-    same = bool(np.all(np.asarray(grip) == 1.0))
-    if not (isinstance(line, Track) and isinstance(centre, Track)):  # (a Track is a tuple: test the type)
-        line = [line] * n if isinstance(line, Track) else list(line)
-        centre = [centre] * n if isinstance(centre, Track) else list(centre)
-        if len(line) != n or len(centre) != n:
-            raise ValidationError(f"transient_lap: {len(line)} lines and {len(centre)} centrelines for {n} vehicles")
-
-        def laps(p):
-            one = lambda i: p._replace(chassis=jax.tree.map(lambda a: a[i : i + 1], p.chassis))  # noqa: E731
-            return jax.tree.map(
-                lambda *a: jnp.concatenate(a), *[lap_times(one(i), ln, envelope=envelope) for i, ln in enumerate(line)]
-            )
-
-        paths = [path_from_line(ln, dtype=jnp.asarray(ch.mass).dtype) for ln in line]
-        geom = jax.tree.map(lambda *a: jnp.stack(a), *paths)
-        track = stack(list(centre))
-    else:
-        laps = lambda p: lap_times(p, line, envelope=envelope)  # noqa: E731
-        geom = path_from_line(line, dtype=jnp.asarray(ch.mass).dtype)
-        track = centre
-    if qss is None:
-        qss = laps(params)
-    ref = qss if same else laps(driven)
-    sc = TransientLap(
-        line=geom._replace(speed=_closed(ref.v)),
-        track=track,
-        model=model,
-        dt=dt,
-        max_time=float(1.5 * jnp.max(ref.lap_time) / np.min(margin)),
-    )
-    metrics, _ = run_scenario(sc, params, {"margin": margin}, **run_kw)
-    return metrics, qss
-
-
 def at_grip(params: VehicleParams, grip) -> VehicleParams:
     """``params`` with both axles' tire friction (``mu_x``, ``mu_y``) times ``grip`` [-] (per vehicle or one)."""
     ch = params.chassis
     fr, rr = ch.tire_scale_front.with_friction(grip), ch.tire_scale_rear.with_friction(grip)
     return params._replace(chassis=ch._replace(tire_scale_front=fr, tire_scale_rear=rr))
-
-
-def with_profiles(scenario, params: VehicleParams, settings):
-    """``scenario`` with each vehicle's speed profile when it is a lap on a circuit (a
-    :class:`~sims.scenarios.lap.TransientLap` with a ``qss_line``, or a study's wrapper of one): the QSS lap
-    (:func:`lap_times`, tire envelope) of the vehicle with its tires' friction times ``settings["grip"]`` on the
-    scenario's line; any other scenario unchanged.  :mod:`sims.studies.study` calls it on every fleet it runs."""
-    inner = getattr(scenario, "scenario", None)  # a study's wrappers (Varied, WithChannels): a dataclass each
-    if inner is not None:
-        new = with_profiles(inner, params, settings)
-        return scenario if new is inner else dataclasses.replace(scenario, scenario=new)
-    if not isinstance(scenario, TransientLap) or scenario.qss_line is None:
-        return scenario
-    dtype = jnp.asarray(params.chassis.mass).dtype
-    grip = jnp.asarray(settings.get("grip", scenario.settings["grip"]), dtype)  # (n,) or one
-    v = lap_times(at_grip(params, grip), astype(scenario.qss_line, dtype), envelope="tire").v
-    return dataclasses.replace(scenario, line=scenario.line._replace(speed=_closed(v)))
-
-
-def _closed(v):
-    """Speed profiles ``(n, N)`` on a closed path's ``N + 1`` points (the path repeats its first point)."""
-    v = jnp.asarray(v)
-    return jnp.concatenate([v, v[:, :1]], axis=1)
