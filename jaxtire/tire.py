@@ -65,6 +65,7 @@ __all__ = [
     "get_coefficient",
     "is_tire",
     "linear_stiffness",
+    "low_speed",
     "model_label",
     "model_name",
     "model_of",
@@ -118,7 +119,8 @@ class TireModel(NamedTuple):
     file's validity ranges, or ``None``: the model states no ranges (:func:`out_of_range` gives all False).
     ``vertical`` ``(force(tire, rho, omega), deflection(tire, fz, omega), free_radius(tire, omega), has(tire))``
     the vertical model (load from deflection, its inverse, the free radius, whether the file has one), or
-    ``None`` (:func:`vertical_force` uses the linear spring it is given).
+    ``None`` (:func:`vertical_force` uses the linear spring it is given).  ``low_speed(tire)`` [m/s] the speed
+    below which the model's low-speed terms act (:func:`low_speed`).
     """
 
     name: str
@@ -136,6 +138,7 @@ class TireModel(NamedTuple):
     rolling_radius: Callable[..., Any] | None = None
     limit_flags: Callable[..., LimitFlags] | None = None
     vertical: tuple[Callable[..., Any], ...] | None = None
+    low_speed: Callable[[Any], Any] | None = None
 
     @property
     def options(self) -> frozenset:
@@ -195,6 +198,7 @@ _MF = TireModel(
         _mf_free_radius,
         lambda t: (t.VERTICAL_STIFFNESS > 0.0) & (t.Q_RE0 > 0.0),
     ),
+    low_speed=lambda t: t.VXLOW,
 )
 
 
@@ -221,6 +225,7 @@ _SIMPLE = TireModel(
     replace=lambda t, changes: t.replace(**changes),
     label=lambda t: "simple model",
     nominal_fields=("fz0", "radius"),
+    low_speed=lambda t: t.v_low,
 )
 
 #: Params type -> its :class:`TireModel` (read-only: the one table of tire models).
@@ -418,6 +423,16 @@ def tire_free_radius(tire, omega=0.0):
         return jnp.broadcast_to(r0, jnp.broadcast_shapes(jnp.shape(r0), jnp.shape(omega)))
     _, _, free, has = model.vertical
     return jnp.where(has(tire), free(tire, omega), r0)
+
+
+def low_speed(tire):
+    """The tire's low-speed threshold [m/s] (MF ``VXLOW``, simple ``v_low``), as stored: below it the vehicle
+    fades the rolling-resistance moment and damps the slips (:mod:`sims.vehicles.core`).  ``TypeError`` for a
+    model that states none."""
+    model = model_of(tire)
+    if model.low_speed is None:
+        raise TypeError(f"jaxtire.tire: the {model.name} tire model states no low-speed threshold")
+    return model.low_speed(tire)
 
 
 def nominal_load(tire):

@@ -58,7 +58,7 @@ sigma_y`` settle at speed on the steady slips ``(omega Re - u_x) / |u_x|``, ``u_
 tire's, exactly), with the time constant ``sigma / |u_x|`` (~20 ms at 20 m/s); at standstill the
 deflection integrates the slip velocity, so a held car rests on its carcass springs (``m g sin(theta) /
 sum C_i``, 1.8 mm on a 20 % grade) instead of creeping on a slip damper.  Below the tire's low speed
-``VXLOW`` (:func:`low_speed`) the low-speed damping of MF-Tyre (Pacejka 2012 §7.2) is added to the slips::
+``VXLOW`` (:func:`jaxtire.tire.low_speed`) the low-speed damping of MF-Tyre (Pacejka 2012 §7.2) is added to the slips::
 
     kappa' = (d_x + tau_x (omega Re - u_x)) / sigma_x,   tan(alpha') = (d_y + tau_y u_y) / sigma_y,
     tau = w(u_x) 2 zeta sqrt(Fz / (g C)),   w = 1/2 (1 + cos(pi |u_x| / VXLOW)) (0 above VXLOW)
@@ -126,9 +126,8 @@ from jaxtire.numerics import (  # vectorisable float32 sin/cos (XLA:CPU's are sc
 )
 from jaxtire.surfaces import Surface, ploughing_force
 from jaxtire.tire import (
-    get_coefficient,
     linear_stiffness,
-    model_name,
+    low_speed,
     model_options,
     out_of_range_code,
     rolling_radius,
@@ -373,16 +372,10 @@ def secant_stiffness(force, slip, k_lin, slip0):
     return jnp.maximum((k_lin * slip0 * slip0 + force * slip) / (slip * slip + slip0 * slip0), 0.0)
 
 
-def low_speed(tire):
-    """The tire's low-speed threshold [m/s] below which its rolling-resistance moment ``My`` fades linearly
-    to zero (MF ``VXLOW``, simple model ``v_low``): ``My = My_rolling clip(vx / v_low, -1, 1)``."""
-    return get_coefficient(tire, "VXLOW" if model_name(tire) == "mf" else "v_low")
-
-
 def rolling_torque(tire, my, vx):
     """Rolling-resistance torque capacity ``T_rr = |My| / clip(|vx| / v_low, 1e-3, 1)`` [N m] (>= 0).
 
-    The tire's ``My`` (:func:`jaxtire.tire.tire_forces`) fades linearly below :func:`low_speed`, which
+    The tire's ``My`` (:func:`jaxtire.tire.tire_forces`) fades linearly below :func:`jaxtire.tire.low_speed`, which
     makes the stop a viscous one (time constant ``v_low / (f_r g)``, ~10 s: a car nudged to 0.05 m/s
     rolls ~0.5 m).  Dividing the fade out gives the rolling moment of the rolling tire, which the wheel
     row applies as a Coulomb friction torque (:func:`coulomb_spin_update`): it opposes the spin and can
@@ -536,7 +529,7 @@ def contact_step(tire, fz, k_x, k_y, defl_x, defl_y, vsx, vsy, speed, h) -> Cont
     ``sigma = K / C`` (carcass stiffness ``C``: :func:`jaxtire.transient.contact_stiffness`, floored at
     :data:`jaxtire.transient.SIGMA_MIN`); exact step (:func:`jaxtire.transient.relax_factors`)
     ``d = e defl + G vs``; low-speed damping time ``tau = w(|u_x|) 2 zeta sqrt(Fz / (g C))``,
-    ``w = 1/2 (1 + cos(pi |u_x| / VXLOW))`` below the tire's :func:`low_speed`, 0 above; lagged slips
+    ``w = 1/2 (1 + cos(pi |u_x| / VXLOW))`` below the tire's :func:`jaxtire.tire.low_speed`, 0 above; lagged slips
     ``kappa' = (d_x + tau_x vsx) / sigma_x``, ``tan(alpha') = (d_y + tau_y vsy) / sigma_y``."""
     cx, cy = (jnp.maximum(c, 1.0) for c in contact_stiffness(tire, fz))  # >= 1 N/m whatever the file says
     sx = jnp.maximum(k_x / cx, SIGMA_MIN)

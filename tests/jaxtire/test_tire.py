@@ -149,6 +149,8 @@ def test_accessors(tnop, simple):
     assert float(T.nominal_load(simple)) == DEFAULTS["fz0"]
     assert float(T.unloaded_radius(tnop)) == float(tnop.UNLOADED_RADIUS)
     assert float(T.unloaded_radius(simple)) == pytest.approx(DEFAULTS["radius"])
+    # the low-speed threshold is the tire's own fact, read through the interface (the vehicle never names it)
+    assert float(T.low_speed(tnop)) == float(tnop.VXLOW) and float(T.low_speed(simple)) == pytest.approx(DEFAULTS["v_low"])
     assert T.coefficient_names(simple) == FIELDS
     assert "PDY1" in T.coefficient_names(tnop) and "FITTYP" not in T.coefficient_names(tnop)
     assert float(T.get_coefficient(tnop, "PDY1")) == float(tnop.PDY1)
