@@ -1,8 +1,5 @@
-import atexit
 import functools
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -11,15 +8,6 @@ import pytest
 os.environ.setdefault("MPLBACKEND", "Agg")
 # one CPU device: the tests pin their own device counts (importing sims.run would give one per core)
 os.environ.setdefault("JAXTIRE_HOST_DEVICES", "1")
-# One JAX persistent compilation cache for the run: the main process makes it, the pytest-xdist workers and every
-# subprocess a test starts (CLI runs, the docs' pages) inherit it, so a program compiled by one is read back by
-# the others (the tests compile the same vehicle steps in many processes).  Keys are the programs' HLO and the
-# XLA flags: a hit is the same program.  Removed when the main process exits; a user's own cache dir is kept.
-if "JAX_COMPILATION_CACHE_DIR" not in os.environ and "PYTEST_XDIST_WORKER" not in os.environ:
-    _cache = tempfile.mkdtemp(prefix="jaxtire-tests-jax-cache-")
-    atexit.register(shutil.rmtree, _cache, ignore_errors=True)
-    os.environ["JAX_COMPILATION_CACHE_DIR"] = _cache
-    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_TIR = REPO.parent / "shared" / "tir"

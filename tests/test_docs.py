@@ -235,7 +235,7 @@ print(f"page {time.perf_counter() - t_page:.1f} s", flush=True)
 
 def run_page(blocks: list[Block], folder: Path, jax_cache: Path | None = None) -> subprocess.CompletedProcess:
     """Run a page's plan in a fresh Python in ``folder``; ``jax_cache``: JAX's persistent compilation cache,
-    shared by the pages (the docs repeat programs: ``python -m sims`` twice, ``tune`` and
+    shared by the pages of one test worker (the docs repeat programs: ``python -m sims`` twice, ``tune`` and
     ``tune --lateral``, a training from the CLI and from Python; a hit reads the compiled program back)."""
     plan = folder / ".docs_test_plan.json"
     plan.write_text(json.dumps(steps(blocks)))
@@ -262,9 +262,7 @@ RUN_PAGES = sorted({b.page for b in BLOCKS if b.skip_reason is None and b.kind i
 
 @pytest.fixture(scope="module")
 def jax_cache(tmp_path_factory):
-    """The run's cache (``tests/conftest.py``: shared by the workers and their subprocesses), else this module's."""
-    shared = os.environ.get("JAX_COMPILATION_CACHE_DIR")
-    return Path(shared) if shared else tmp_path_factory.mktemp("jax-cache")
+    return tmp_path_factory.mktemp("jax-cache")
 
 
 @pytest.mark.parametrize("page", RUN_PAGES)
