@@ -142,6 +142,7 @@ SLOW_MODULES = {
     # every code block of the README and docs/ (issue 37): 7.8 min wall with -n 2 on the loaded VM
     "tests/test_docs.py": 770,
     "tests/sims/studies/test_event_studies.py": 260,
+    "tests/benchmarks/test_xla.py": 45,  # the lap CLI twice against the library's lap
     "tests/sims/studies/test_replay.py": 30,
     "tests/sims/studies/test_channels.py": 30,
     "tests/sims/studies/test_limit_study.py": 25,
@@ -194,3 +195,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid.split("::")[0] in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+    # the longest modules first (their measured seconds; a stable sort keeps each module's own order and the
+    # fast tier's): pytest-xdist hands out tests in this order, so the last minutes are short tests on both
+    # workers, not one docs page on one worker while the other idles
+    items.sort(key=lambda item: -SLOW_MODULES.get(item.nodeid.split("::")[0], 0))
