@@ -3,8 +3,8 @@
 Loads the circuit (``--track``: a shipped name, :data:`sims.roads.circuits.CIRCUITS`, or the path of a
 centreline file in the racetrack-database format), takes its race line (a shipped circuit's own; for a
 file, the minimum-curvature line of :mod:`sims.roads.raceline`), solves the lap
-(:func:`sims.vehicles.qss.solve_lap`; ``--envelope ellipse|tire``), prints the lap and sector times, and writes ``lap_profile.csv``
-(``s, x, y, v, ax, ay, t`` along the line) and ``lap.png`` (track map coloured by speed, speed and
+(:func:`sims.vehicles.qss.solve_lap`; ``--envelope ellipse|tire``), prints the lap and sector times, and writes
+``lap_profile.csv`` (``s, x, y, v, ax, ay, t`` along the line) and ``lap.png`` (track map coloured by speed, speed and
 accelerations over distance, g-g diagram) into ``--out``.
 """
 
@@ -81,10 +81,10 @@ def run_lap(args, out: Path) -> dict:
     lap = float(res.lap_time)
     if not np.isfinite(lap):  # never a NaN printed as a lap: say where the profile broke
         bad = np.flatnonzero(~np.isfinite(np.asarray(res.v)))
+        first = float(np.asarray(res.s)[bad[0]]) if bad.size else float("nan")
         raise SystemExit(
             f"lap: the solver returned lap_time = {lap} for {args.preset} on {args.track} ({bad.size} of "
-            f"{np.size(res.v)} points without a finite speed, first at s = "
-            f"{float(np.asarray(res.s)[bad[0]]) if bad.size else float('nan'):.1f} m); check the line and XLA_FLAGS"
+            f"{np.size(res.v)} points without a finite speed, first at s = {first:.1f} m); check the line and XLA_FLAGS"
         )
     sectors = [float(t) for t in np.asarray(res.sector_times)]
     v = np.asarray(res.v)

@@ -42,8 +42,8 @@ from sims.roads.raceline import min_curvature_line
 from sims.run.fleet import fleet_size, fleet_start
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, run_scenario
 from sims.scenarios.sine_dwell import understeer_gradient
-from sims.vehicles.params import VehicleParams, fleet_axes, wheel_layout
-from sims.vehicles.qss import LapResult, at_grip, lap_times, solve_lap
+from sims.vehicles.params import VehicleParams, wheel_layout
+from sims.vehicles.qss import LapResult, at_grip, fleet_laps, lap_times
 
 
 class LapAcc(NamedTuple):
@@ -226,10 +226,8 @@ def qss_profile(params: VehicleParams, qss_line: Track, grip):
     """Each vehicle's speed profile ``(n, N + 1)`` [m/s] on the closed path of ``qss_line`` (``N`` points; the
     path repeats its first): the quasi-steady lap (:func:`sims.vehicles.qss.solve_lap`, tire envelope) of the
     vehicle with its tires' friction times ``grip`` [-] (one or per vehicle).  Traceable; differentiable."""
-    driven = at_grip(params, grip)
     line = astype(qss_line, jnp.asarray(params.chassis.mass).dtype)
-    v = jax.vmap(lambda p: solve_lap(p, line, envelope="tire").v, in_axes=(fleet_axes(driven),))(driven)
-    return _closed(v)
+    return _closed(fleet_laps(at_grip(params, grip), line, envelope="tire").v)
 
 
 def transient_lap(
@@ -245,10 +243,11 @@ def transient_lap(
     qss: LapResult | None = None,
     **run_kw,
 ):
-    """The transient lap (:class:`TransientLap`) of the fleet ``params`` on ``line`` (the
-    race line; ``centre`` the circuit's centreline with its widths); ``(metrics, qss)`` with the scenario's
-    per-vehicle metrics from :func:`sims.scenarios.base.run_scenario` (``run_kw`` go to it) and each vehicle's
-    QSS lap (:func:`sims.vehicles.qss.lap_times` with ``envelope``, or ``qss`` when given): the bound the lap is judged against.
+    """The transient lap (:class:`TransientLap`) of the fleet ``params`` on ``line`` (the race line;
+    ``centre`` the circuit's centreline with its widths); ``(metrics, qss)`` with the scenario's per-vehicle
+    metrics from :func:`sims.scenarios.base.run_scenario` (``run_kw`` go to it) and each vehicle's QSS lap
+    (:func:`sims.vehicles.qss.lap_times` with ``envelope``, or ``qss`` when given): the bound the lap is judged
+    against.
 
     The driver's speed profile is the QSS lap of the same vehicle with its tires' friction (``TireScale.mu_x``,
     ``mu_y``) scaled by ``grip`` [-] (a driver using that share of the grip: corners and braking zones slower,

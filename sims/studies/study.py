@@ -639,7 +639,8 @@ def run(
     limit = _limit(study, scenario)
 
     def fleet(cols, n):
-        """The metrics of the ``n`` vehicles of the factor columns ``cols`` (timed: set-up, compile, run; with the :class:`~sims.studies._progress.FleetBar` bars)."""
+        """The metrics of the ``n`` vehicles of the factor columns ``cols`` (timed: set-up, compile, run; with
+        the :class:`~sims.studies._progress.FleetBar` bars)."""
         with phases.phase("setup", show=False):
             bar = progress if own_steps else FleetBar(phases, n)
             params, settings = _inputs(study, scenario, base, cols, n)

@@ -489,13 +489,18 @@ def lap_times(params: VehicleParams, line: Track, *, compiler_options=None, **so
     return fn(params, line, ends)
 
 
+def fleet_laps(params: VehicleParams, line: Track, **solve_kw) -> LapResult:
+    """:func:`solve_lap` (``solve_kw`` its keywords) ``vmap``-ped over a fleet's setups (chassis leaves batched on
+    axis 0, tires shared: :func:`sims.vehicles.params.fleet_axes`): traceable, no checks (:func:`lap_times`
+    checks and compiles it; :func:`sims.scenarios.lap.qss_profile` calls it inside a scenario's set-up)."""
+    return jax.vmap(lambda p: solve_lap(p, line, **solve_kw), in_axes=(fleet_axes(params),))(params)
+
+
 @functools.cache
 def _jitted_fleet(n_loads: int, n_fixed: int, v_max: float, envelope: str, options: tuple):
     def run(params, line, ends):
-        def one(p):
-            return solve_lap(p, line, sectors=ends, n_loads=n_loads, n_fixed=n_fixed, v_max=v_max, envelope=envelope)
-
-        return jax.vmap(one, in_axes=(fleet_axes(params),))(params)
+        kw = dict(sectors=ends, n_loads=n_loads, n_fixed=n_fixed, v_max=v_max, envelope=envelope)
+        return fleet_laps(params, line, **kw)
 
     return jax.jit(run, compiler_options=dict(options) or None)
 
