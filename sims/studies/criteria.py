@@ -147,14 +147,16 @@ def describe(study, summary: Mapping[str, Any]) -> str:
     parts = [f"Scenario {study.scenario} with {veh}"]
     if study.settings:
         unit = lambda k: "" if SETTING_UNITS.get(k, "-") == "-" else " " + SETTING_UNITS[k]  # noqa: E731
-        parts.append("settings " + ", ".join(f"{k} = {v:g}{unit(k)}" for k, v in study.settings.items()))
+        kmh = lambda k, v: f" ({v * 3.6:.0f} km/h)" if SETTING_UNITS.get(k) == "m/s" else ""  # noqa: E731
+        parts.append("settings " + ", ".join(f"{k} = {v:g}{unit(k)}{kmh(k, v)}" for k, v in study.settings.items()))
     if study.options:
         parts.append("options " + ", ".join(f"{k} = {v}" for k, v in study.options.items()))
     text = "; ".join(parts) + "."
     vary = []
     for v in study.vary:
         how = _distribution(v)
-        vary.append(f"{v.path} ({how}{', a factor on its nominal value' if v.by == 'factor' else ''})")
+        paths = " and ".join([v.path, *v.also])
+        vary.append(f"{paths} ({how}{', a factor on the nominal value' if v.by == 'factor' else ''})")
     if vary:
         text += " Varied: " + "; ".join(vary) + "."
     text += f" {summary['runs']} runs, design {study.design}, seed {study.seed}."

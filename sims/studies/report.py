@@ -101,8 +101,18 @@ def plots(result: StudyResult, folder: Path) -> list[Path]:
         for i, m in enumerate(flags):
             r = st[m]
             ax.errorbar(r["rate"], i, xerr=[[r["rate"] - r["low"]], [r["high"] - r["rate"]]], fmt="o", capsize=4)
+            text = f"{r['rate']:.3g} [{r['low']:.3g}, {r['high']:.3g}]"
+            ax.annotate(
+                text,
+                (r["rate"], i),
+                xytext=(0, 7),
+                textcoords="offset points",
+                fontsize=8,
+                ha="left" if r["rate"] < 0.5 else "right",
+            )
         ax.set_yticks(range(len(flags)), flags)
-        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.6, len(flags) - 0.3)
+        ax.set_xlim(-0.06, 1.06)
         ax.set_xlabel("rate (Clopper-Pearson 95 % interval)")
         paths.append(_save(fig, folder / "rates.png", plt))
     ev = s.get("event")
@@ -219,7 +229,7 @@ def caption(path: Path) -> str:
 
 def _save(fig, path: Path, plt) -> Path:
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    fig.savefig(path, dpi=150)  # shown up to 900 px wide (the page style): sharp text
     plt.close(fig)
     return path
 
@@ -237,22 +247,28 @@ REPLAY_ROWS = 5
 
 
 def _replay_rows(result: StudyResult) -> list[tuple[str, int, str]]:
-    """``[(why, row, value)]``: the failed rows (the event's, else ``passed`` = 0; up to :data:`REPLAY_ROWS`)
-    and each value metric's most extreme rows (largest, smallest), for the report's replay list."""
+    """``[(why, row, value)]``: the failed rows (the event's, the furthest past its threshold first, else
+    ``passed`` = 0; up to :data:`REPLAY_ROWS`, ``why`` saying how many failed) and each value metric's most
+    extreme rows (largest, smallest), for the report's replay list."""
     cols = result.columns
     out: list[tuple[str, int, str]] = []
     if "run" not in cols or result.study.limit:
         return out
     run = np.asarray(cols["run"])
     ev = result.summary.get("event")
-    if "failed" in cols and ev:  # the event's rows, with the event's metric
-        rows = np.flatnonzero(np.asarray(cols["failed"], bool))[:REPLAY_ROWS]
+    if "failed" in cols and ev:  # the event's rows, the furthest past the threshold first
+        rows = np.flatnonzero(np.asarray(cols["failed"], bool))
         m = ev.get("metric")
         fmt = lambda i: "" if m not in cols else f"{float(cols[m][i]):.4g}"  # noqa: E731
-        out += [(f"event: {ev['when']}", int(run[i]), fmt(i)) for i in rows]
+        if m in cols and ("<" in ev["when"] or ">" in ev["when"]):
+            x = np.asarray(cols[m], np.float64)[rows]
+            rows = rows[np.argsort(-x if ">" in ev["when"] else x, kind="stable")]
+        why = f"event: {ev['when']}" + (f" ({REPLAY_ROWS} of {rows.size})" if rows.size > REPLAY_ROWS else "")
+        out += [(why, int(run[i]), fmt(i)) for i in rows[:REPLAY_ROWS]]
     elif "passed" in cols:
-        rows = np.flatnonzero(np.asarray(cols["passed"], np.float64) < 0.5)[:REPLAY_ROWS]
-        out += [("not passed", int(run[i]), "") for i in rows]
+        rows = np.flatnonzero(np.asarray(cols["passed"], np.float64) < 0.5)
+        why = "not passed" + (f" ({REPLAY_ROWS} of {rows.size})" if rows.size > REPLAY_ROWS else "")
+        out += [(why, int(run[i]), "") for i in rows[:REPLAY_ROWS]]
     for m, kind in result.kinds.items():
         if kind != "value" or m not in cols:
             continue
@@ -381,7 +397,7 @@ def html_page(result: StudyResult, images: list[Path]) -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{esc(result.study.name)}: Monte Carlo study</title>
 <style>body{{font-family:sans-serif;max-width:70em;margin:1em auto}}table{{border-collapse:collapse}}
-td,th{{border:1px solid #ccc;padding:3px 6px;font-size:90%}}img{{max-width:100%}}pre{{background:#f4f4f4;padding:6px}}</style>
+td,th{{border:1px solid #ccc;padding:3px 6px;font-size:90%}}figure{{margin:1.5em 0}}figure img{{display:block;width:100%;max-width:900px;height:auto}}figcaption{{font-style:italic}}pre{{background:#f4f4f4;padding:6px}}</style>
 </head><body>
 <h1>{esc(result.study.name)}</h1>
 {_opening(result)}

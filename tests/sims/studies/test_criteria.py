@@ -74,7 +74,7 @@ def test_description_says_what_ran():
              vary=[{"path": "vehicle.tire_scale.mu_x", "dist": "normal", "by": "factor", "mean": 0.95, "sd": 0.08}])
     )  # fmt: skip
     text = C.describe(st, {"runs": 64})
-    for part in ("Scenario braking", "hatchback preset", "asphalt wet", "speed = 22.22",
+    for part in ("Scenario braking", "hatchback preset", "asphalt wet", "speed = 22.22 m/s (80 km/h)",
                  "vehicle.tire_scale.mu_x (normal mean 0.95 sd 0.08, a factor", "64 runs, design sobol",
                  "Failure event: distance > 60"):  # fmt: skip
         assert part in text, (part, text)

@@ -97,9 +97,12 @@ def test_the_report_opens_with_the_description_verdicts_and_rows_to_replay(run):
     assert s["criteria"]["verdict"] == "fail"
     page = (run.folder / "report.html").read_text()
     assert page.index("Verdict") < page.index("Statistics")
-    i = np.flatnonzero(run.columns["failed"])[0]
+    failed = np.flatnonzero(run.columns["failed"])
+    i = failed[np.argmax(np.asarray(run.columns["distance"])[failed])]  # the furthest past the threshold
     row = int(run.columns["run"][i])
     assert f"python -m sims study replay {run.folder} --row {row}" in page
-    # the row is listed as the event's, with the value of the event's metric
-    assert f"<td>event: distance &gt; 15</td><td>{row}</td><td>{float(run.columns['distance'][i]):.4g}</td>" in page
+    # the row is listed first as the event's, with the value of the event's metric and how many failed
+    why = "event: distance &gt; 15" + (f" (5 of {failed.size})" if failed.size > 5 else "")
+    first = page[page.index("<td>event: ") :]
+    assert first.startswith(f"<td>{why}</td><td>{row}</td><td>{float(run.columns['distance'][i]):.4g}</td>")
     assert "settings speed = 12 m/s" in s["description"] and "no target: the whole budget" in page
