@@ -364,8 +364,10 @@ def html_page(result: StudyResult, images: list[Path]) -> str:
         + _factors_html(result)
     )
     sob_html = _sobol_html(s) + _morris_html(s)
+    units = s.get("units", {})
     grad_rows = [
-        f"<tr><td>{esc(m)}</td><td>{esc(p)}</td><td>{v['n']}</td><td>{_fmt(v['mean'])}</td><td>{_fmt(v['std'])}</td>"
+        f"<tr><td>{esc(m)}</td><td>{esc(p)}</td><td>{esc(_gradient_unit(units, m, p))}</td><td>{v['n']}</td>"
+        f"<td>{_fmt(v['mean'])}</td><td>{_fmt(v['std'])}</td>"
         f"<td>{_fmt(v['p5'])} / {_fmt(v['p50'])} / {_fmt(v['p95'])}</td></tr>"
         for m, per in s["sensitivity"].get("gradients", {}).items()
         for p, v in per.items()
@@ -373,7 +375,7 @@ def html_page(result: StudyResult, images: list[Path]) -> str:
     if grad_rows:
         sob_html += (
             "<h2>Pathwise gradients (d metric / d parameter per vehicle, jax.vjp)</h2><table><tr><th>metric</th>"
-            "<th>parameter</th><th>vehicles</th><th>mean</th><th>std</th><th>p5 / p50 / p95</th></tr>"
+            "<th>parameter</th><th>unit</th><th>vehicles</th><th>mean</th><th>std</th><th>p5 / p50 / p95</th></tr>"
             + "".join(grad_rows)
             + "</table>"
         )
@@ -412,6 +414,15 @@ td,th{{border:1px solid #ccc;padding:3px 6px;font-size:90%}}figure{{margin:1.5em
 <h2>Study file</h2><pre>{study_file}</pre>
 </body></html>
 """
+
+
+def _gradient_unit(units: dict, metric: str, param: str) -> str:
+    """The unit of ``d metric / d param`` from the table's column units (a factor column is unitless)."""
+    mu, pu = units.get(metric, "-"), units.get(param, "-")
+    if pu == "-":
+        return mu if mu != "-" else "-"
+    num = "1" if mu == "-" else mu
+    return f"{num} / ({pu})" if (" " in pu or "/" in pu) else f"{num} / {pu}"
 
 
 def _population_html(s: dict) -> str:

@@ -96,3 +96,16 @@ def test_plot_captions_and_unitless_gradients():
     x = np.array([1.0, 2.0, 3.0, 4.0])
     res = SimpleNamespace(columns={"x": x, "m": 2 * x * x})
     np.testing.assert_allclose(report.elasticity(res, "m", "x", 4 * x[:3]), [2.0, 2.0, 2.0])
+
+
+def test_gradient_table_units():
+    """The report's gradient table names each derivative's unit from the table's column units: a factor column
+    is unitless, so d distance / d factor is in metres; a value column divides."""
+    from sims.studies.report import _gradient_unit
+
+    units = {"distance": "m", "spun": "-", "mass": "-", "scenario.yaw_rate0": "rad/s", "speed": "m/s", "k": "N m"}
+    assert _gradient_unit(units, "distance", "mass") == "m"
+    assert _gradient_unit(units, "distance", "scenario.yaw_rate0") == "m / (rad/s)"
+    assert _gradient_unit(units, "spun", "k") == "1 / (N m)"
+    assert _gradient_unit(units, "spun", "mass") == "-"
+    assert _gradient_unit({}, "distance", "mass") == "-"
