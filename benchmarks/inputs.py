@@ -104,7 +104,7 @@ def jax_fleet(n: int, seed: int = 0, dtype=None):
 
 
 def fleet_step_fn(dt: float):
-    """``step(params, state, controls) -> state`` for a fleet: :func:`sims.integrators.make_step` of the
+    """``step(params, state, controls) -> state`` for a fleet: :func:`sims.vehicles.integrators.make_step` of the
     double track, vmapped over the vehicles (chassis batched, tires and surface table shared)."""
     import jax
 

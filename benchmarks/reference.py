@@ -14,7 +14,7 @@ Equations (identical to the JAX code they are timed against, checked by ``tests/
 * :func:`vehicle_step`: one semi-implicit Euler step of the 4-wheel double-track model of
   :mod:`sims.vehicles.double_track` / :mod:`sims.vehicles.core` (load transfer, Ackermann steer,
   drive and brake torques, MF tires with linearly implicit wheel spin and tire damping, ploughing and
-  aero drag) and :func:`sims.integrators.semi_implicit_euler`.
+  aero drag) and :func:`sims.vehicles.integrators.semi_implicit_euler`.
 
 Parameters are plain attribute namespaces of floats (:func:`tire_coefs`, :func:`chassis_values`),
 chassis values may be NumPy arrays over the vehicles.

@@ -316,7 +316,7 @@ def markdown(results: dict, s: dict) -> str:
         )
     L.append(
         "\n*scan*: `steps` semi-implicit Euler steps of the vmapped fleet inside one `lax.scan` per call; "
-        f"*chunked*: the same scan run per block of {cfg['chunk']:,} vehicles (`sims.chunked.chunked`), so a "
+        f"*chunked*: the same scan run per block of {cfg['chunk']:,} vehicles (`sims.run.chunked.chunked`), so a "
         "block's state and intermediates stay in cache for all its steps. Memory: params + state + controls "
         "bytes per vehicle, and XLA's buffer assignment (arguments + outputs + temporaries) divided by the fleet "
         "size.\n"
@@ -387,7 +387,7 @@ evaluation, 131 072-wide batch, on the AVX-512 (Zen 5) EPYC of the first session
   halves the time of every fused loop; `python -m benchmarks` set the flag where `avx512f` is present until
   2026-12-06, when it was found to give wrong, run-to-run different lap solves (`sims/run/_xla.py`).
 * Fleets: beyond ~100 k vehicles every step streams all intermediates through DRAM; the chunked
-  scan (`sims.chunked`) keeps a block's state and intermediates in L2 for all its steps (about 2x at
+  scan (`sims.run.chunked`) keeps a block's state and intermediates in L2 for all its steps (about 2x at
   1 M vehicles). For the stand-alone tire (one pass, no scan) chunking does not pay.
 * Fixed since (session 2, A/B on a 2-core AVX2 EPYC VM, 10 000 cars x 200 steps, median of 3
   alternating runs, process CPU time per vehicle-step): `jaxtire.slip.slip_angle` is now
@@ -410,7 +410,7 @@ evaluation, 131 072-wide batch, on the AVX-512 (Zen 5) EPYC of the first session
   per core); on the AVX2 VM (Zen 3, family 25, 512 KiB L2 per core) 8,192-16,384 measured better in
   one A/B (`--chunk`).
 * On 2 cores a fleet can also be split over two host devices (`XLA_FLAGS=--xla_force_host_platform_
-  device_count=2`, `sims.sharding.sharded` around the chunked scan): 4.8e6 vehicle-steps/s at 131 072
+  device_count=2`, `sims.run.sharding.sharded` around the chunked scan): 4.8e6 vehicle-steps/s at 131 072
   cars in one A/B on the AVX-512 machine, within the noise of the single-device chunked scan there.
 
 ## GPU

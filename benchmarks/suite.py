@@ -11,7 +11,7 @@ Cases (``items`` is what one "eval" or "step" counts):
   Euler, 4 MF 6.2 tires) for a fleet of ``n`` cars; one item = one vehicle-step.  ``mode = "call"``
   is one jitted call per step (the latency a game loop sees); ``mode = "scan"`` runs ``steps`` steps
   inside one ``lax.scan`` (how a simulation runs); ``mode = "chunked"`` additionally splits the fleet
-  into cache-sized blocks (:func:`sims.chunked.chunked`), each running the whole scan.
+  into cache-sized blocks (:func:`sims.run.chunked.chunked`), each running the whole scan.
 * NumPy runs the same arithmetic vectorised over the batch (a Python loop over the steps); pure
   Python loops over elements / vehicles one at a time (timed on a subset, reported per item).
 """

@@ -7,7 +7,6 @@ from sims.vehicles.params import (
     WHEELS,
     Chassis,
     Controls,
-    G,
     TireScale,
     VehicleParams,
     VehicleState,
@@ -36,7 +35,6 @@ def get_model(name) -> Model:
 
 
 __all__ = [
-    "G",
     "WHEELS",
     "Chassis",
     "Controls",

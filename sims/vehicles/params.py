@@ -30,14 +30,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtire.constants import GRAVITY
 from jaxtire.surfaces import SurfaceTable, preset_table
 from jaxtire.validation import ValidationError, check_choice, check_range, is_concrete
 from sims.vehicles.driveline import fleet_axis, validate_driveline
 from sims.vehicles.road import check_road
-
-#: Deprecated alias of :data:`jaxtire.constants.GRAVITY` (standard gravity [m/s^2]); use that.
-G = GRAVITY
 
 #: Wheel order of the double-track model.
 WHEELS = ("FL", "FR", "RL", "RR")

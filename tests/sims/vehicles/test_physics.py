@@ -5,9 +5,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxtire.constants import GRAVITY as G
 from jaxtire.tire import scale_tire, tire_forces
 from sims.drivers import Constant, StraightBraking
-from sims.vehicles import DOUBLE_TRACK, SINGLE_TRACK, Controls, G, presets
+from sims.vehicles import DOUBLE_TRACK, SINGLE_TRACK, Controls, presets
 from sims.vehicles.double_track import wheel_loads
 from sims.vehicles.integrators import make_step_with_telemetry
 from sims.vehicles.params import astype
