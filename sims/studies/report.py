@@ -398,7 +398,7 @@ def html_page(result: StudyResult, images: list[Path]) -> str:
     study_file = esc(dumps(result.study))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{esc(result.study.name)}: Monte Carlo study</title>
-<style>body{{font-family:sans-serif;max-width:70em;margin:1em auto}}table{{border-collapse:collapse}}
+<style>body{{font-family:sans-serif;max-width:70em;margin:1em auto;padding:0 1em}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:3px 6px;font-size:90%}}figure{{margin:1.5em 0}}figure img{{display:block;width:100%;max-width:900px;height:auto}}figcaption{{font-style:italic}}pre{{background:#f4f4f4;padding:6px}}</style>
 </head><body>
 <h1>{esc(result.study.name)}</h1>
