@@ -68,6 +68,7 @@ DRIVER_RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "frequency": (0.0, 100.0, True, True),
     "target_speed": _SPEED,
     "speed_gain": _GAIN,
+    "accel_gain": _GAIN,
     "dt": _POSITIVE,
     "radius": (-1e5, 1e5, True, True),
     "center_x": _ANY,
@@ -665,7 +666,7 @@ def brake_force(ch):
 
 
 @pytree_dataclass
-class LapFollower(PathFollower):
+class LapFollower(Driver):
     """A driver at the limit on a closed line with a speed profile (the transient lap, :mod:`sims.scenarios.lap`).
 
     Steering: curvature feed-forward (kinematic plus understeer gradient), look-ahead feedback whose gains are
@@ -688,7 +689,7 @@ class LapFollower(PathFollower):
 
         v_t  = speed(s + t_speed V)                              the profile a little ahead (pedal lag)
         a_t  = (speed(s2)^2 - v_t^2) / (2 (s2 - s1)),  s1 = s + t_speed V,  s2 = s1 + t_ff V + 1 m
-        F    = m (a_t + speed_gain (v_t - V)) + 1/2 rho CdA V^2 - m g_x
+        F    = m (a_t + accel_gain (v_t - V)) + 1/2 rho CdA V^2 - m g_x
         throttle = clip(F / F_engine(omega), 0, 1) c(max_i kappa_i),   brake = clip(-F / F_brake, 0, 1) c(max_i -kappa_i)
         c(k) = clip((2 slip_limit - k) / slip_limit, 0, 1)
 
@@ -698,15 +699,24 @@ class LapFollower(PathFollower):
     below ``slip_limit`` [-], none at twice it.  Without it the open differential's unloaded inner rear wheel
     spun up on the exit of a hairpin and the car spun at 0.95 of the profile.
 
-    ``speed_gain`` [1/s] here (an acceleration per speed error, unlike :class:`PathFollower`'s pedal per m/s)."""
+    Fields: ``path`` (:class:`sims.roads.path.Path` with its speed profile; one per vehicle in a fleet),
+    ``understeer`` [rad/(m/s^2)], ``t_ff`` [s] the feed-forward's look-ahead, ``accel_gain`` [1/s] the speed
+    feedback (an acceleration per speed error; :class:`PathFollower`'s ``speed_gain`` is a pedal per m/s, so the
+    two carry different names), ``bandwidth`` [rad/s], ``zeta`` [-], ``k_r`` [s], ``t_speed`` [s], ``course``
+    [-] (1: the course error from the velocity's direction), ``slip_limit`` [-]."""
 
-    speed_gain: Any = 2.0
+    path: Any
+    understeer: Any = 0.0
+    t_ff: Any = 0.1
+    accel_gain: Any = 2.0
     bandwidth: Any = 3.0
     zeta: Any = 0.9
     k_r: Any = 0.4
     t_speed: Any = 0.1
     course: Any = 1.0
     slip_limit: Any = 0.1
+
+    init = PathFollower.init  # the station of the start: the nearest point over the whole path
 
     def __call__(self, t, state, params, dstate, dt):
         ch = params.chassis
@@ -728,7 +738,7 @@ class LapFollower(PathFollower):
         v1, v2 = sample(self.path, s1).speed, sample(self.path, s2).speed
         a_t = (v2 * v2 - v1 * v1) / (2.0 * (s2 - s1))
         gx = gravity(ch)[0]
-        force = ch.mass * (a_t + self.speed_gain * (v1 - v) - gx) + 0.5 * ch.air_density * ch.drag_area * v * v
+        force = ch.mass * (a_t + self.accel_gain * (v1 - v) - gx) + 0.5 * ch.air_density * ch.drag_area * v * v
         n = state.omega.shape[-1]
         y = brake_shares(ch, n)[2]
         u = state.vx[..., None] - state.yaw_rate[..., None] * y

@@ -194,7 +194,7 @@ class TransientLap(ScenarioBase):
         )
         base = self.driver if self.driver is not None else LapFollower(paths, understeer=understeer_gradient(params)[0])
         one = dataclasses.replace(base, path=Path(*(a[0] for a in paths)))
-        m, state0, drv = fleet_start(params, self.model, one, speed=speed[:, 0], profile=1.0)
+        m, state0, drv = fleet_start(params, self.model, one, speed=speed[:, 0])
         drv = dataclasses.replace(drv, path=paths)
         state0 = state0._replace(
             x=state0.x * 0 + paths.x[:, 0], y=state0.y * 0 + paths.y[:, 0], yaw=state0.yaw * 0 + paths.heading[:, 0]

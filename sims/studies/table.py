@@ -86,7 +86,8 @@ SETTING_UNITS = dict(
     yaw_limit="rad",
 )
 #: SI units of the driver fields (``driver.<field>``; :mod:`sims.drivers`) whose unit is the same in every
-#: driver (``speed_gain`` is not: per m/s in one, per s in another).
+#: driver (a name means one quantity: ``speed_gain`` is a pedal per m/s, :class:`~sims.drivers.LapFollower`'s
+#: acceleration per speed error is ``accel_gain``).
 DRIVER_UNITS = dict(
     steer="rad",
     throttle="-",
@@ -124,6 +125,13 @@ DRIVER_UNITS = dict(
     t_ff="s",
     understeer="rad/(m/s^2)",
     dwell="s",
+    speed_gain="1/(m/s)",
+    accel_gain="1/s",
+    brake_gain="1/(m/s)",
+    t_speed="s",
+    slip_limit="-",
+    course="-",
+    profile="-",
 )
 
 

@@ -147,3 +147,19 @@ def test_property_out_of_range_values_are_refused_naming_the_field(data):
 
 def test_module_documents_the_table():
     assert "DRIVER_RANGES" in (drivers.validate_driver.__doc__ or "")
+
+
+def test_one_driver_field_name_one_quantity():
+    """Issue 35 item 4: a field name means one quantity in every driver, with one range and one unit;
+    LapFollower's speed feedback (an acceleration per speed error, [1/s]) is ``accel_gain``, not the pedal per
+    m/s ``speed_gain`` of PathFollower (it no longer inherits PathFollower's unused gains either)."""
+    import dataclasses
+
+    from sims.drivers import DRIVER_RANGES, PathFollower
+    from sims.studies.table import DRIVER_UNITS
+
+    assert set(DRIVER_UNITS) == set(DRIVER_RANGES)
+    lap = {f.name for f in dataclasses.fields(LapFollower)}
+    assert "accel_gain" in lap and not lap & {"speed_gain", "k_y", "k_psi", "x_preview", "target_speed"}
+    assert not issubclass(LapFollower, PathFollower)
+    assert DRIVER_UNITS["speed_gain"] == "1/(m/s)" and DRIVER_UNITS["accel_gain"] == "1/s"
