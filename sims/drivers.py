@@ -53,54 +53,60 @@ _POSITIVE = (0.0, _INF, False, False)
 _ANY = (-_INF, _INF, True, True)
 _SPEED = (0.0, 200.0, True, True)
 _GAIN = (0.0, 100.0, True, True)
-#: Allowed range of each driver field, by name (the same name means the same quantity in every driver):
-#: field -> ``(low, high, low inclusive, high inclusive)``; every value must also be finite in float32.
-#: ``radius`` (:class:`CircleFollower`) must in addition be nonzero (its sign is the direction).
-DRIVER_RANGES: dict[str, tuple[float, float, bool, bool]] = {
-    "steer": _STEER,
-    "throttle": _UNIT,
-    "brake": _UNIT,
-    "amplitude": _STEER,
-    "t_step": _TIME,
-    "t_start": _ANY,
-    "t_brake": _TIME,
-    "ramp": (0.0, 100.0, True, True),
-    "frequency": (0.0, 100.0, True, True),
-    "target_speed": _SPEED,
-    "speed_gain": _GAIN,
-    "accel_gain": _GAIN,
-    "dt": _POSITIVE,
-    "radius": (-1e5, 1e5, True, True),
-    "center_x": _ANY,
-    "center_y": _ANY,
-    "bandwidth": (0.0, 1e3, False, True),
-    "zeta": (0.0, 10.0, False, True),
-    "t_integral": (0.0, 1e4, False, True),
-    "throttle_ff": (-1.0, 1.0, True, True),
-    "abs_on": _UNIT,
-    "target_slip": (0.0, 1.0, False, True),
-    "min_slip": (0.0, 1.0, False, True),
-    "select_low_rear": _UNIT,
-    "yaw_rate_ref": (0.0, 100.0, False, True),
-    "slip_offset": (0.0, 10.0, True, True),
-    "abs_off_speed": (0.0, 100.0, False, True),
-    "k_y": _ANY,
-    "k_psi": _ANY,
-    "k_r": _ANY,
-    "t_preview": (0.0, 10.0, True, True),
-    "x0": _ANY,
-    "length": (0.0, 1e5, False, True),
-    "width": (-100.0, 100.0, True, True),
-    "x_preview": (0.0, 1000.0, True, True),
-    "t_ff": (0.0, 5.0, True, True),
-    "understeer": (-1.0, 1.0, True, True),
-    "brake_gain": _GAIN,
-    "profile": _UNIT,
-    "course": _UNIT,
-    "dwell": (0.0, 10.0, True, True),
-    "t_speed": (0.0, 5.0, True, True),
-    "slip_limit": (0.0, 1.0, False, True),
+#: The one table of the driver fields, by name (the same name means the same quantity in every driver):
+#: field -> ``((low, high, low inclusive, high inclusive), SI unit)``; every value must also be finite in
+#: float32.  ``radius`` (:class:`CircleFollower`) must in addition be nonzero (its sign is the direction).
+#: :data:`DRIVER_RANGES` (validation) and :data:`DRIVER_UNITS` (the study table's units) are read from it.
+DRIVER_FIELDS: dict[str, tuple[tuple[float, float, bool, bool], str]] = {
+    "steer": (_STEER, "rad"),
+    "throttle": (_UNIT, "-"),
+    "brake": (_UNIT, "-"),
+    "amplitude": (_STEER, "rad"),
+    "t_step": (_TIME, "s"),
+    "t_start": (_ANY, "s"),
+    "t_brake": (_TIME, "s"),
+    "ramp": ((0.0, 100.0, True, True), "s"),
+    "frequency": ((0.0, 100.0, True, True), "Hz"),
+    "target_speed": (_SPEED, "m/s"),
+    "speed_gain": (_GAIN, "1/(m/s)"),
+    "accel_gain": (_GAIN, "1/s"),
+    "dt": (_POSITIVE, "s"),
+    "radius": ((-1e5, 1e5, True, True), "m"),
+    "center_x": (_ANY, "m"),
+    "center_y": (_ANY, "m"),
+    "bandwidth": ((0.0, 1e3, False, True), "rad/s"),
+    "zeta": ((0.0, 10.0, False, True), "-"),
+    "t_integral": ((0.0, 1e4, False, True), "s"),
+    "throttle_ff": ((-1.0, 1.0, True, True), "-"),
+    "abs_on": (_UNIT, "-"),
+    "target_slip": ((0.0, 1.0, False, True), "-"),
+    "min_slip": ((0.0, 1.0, False, True), "-"),
+    "select_low_rear": (_UNIT, "-"),
+    "yaw_rate_ref": ((0.0, 100.0, False, True), "rad/s"),
+    "slip_offset": ((0.0, 10.0, True, True), "m/s"),
+    "abs_off_speed": ((0.0, 100.0, False, True), "m/s"),
+    "k_y": (_ANY, "rad/m"),
+    "k_psi": (_ANY, "-"),
+    "k_r": (_ANY, "s"),
+    "t_preview": ((0.0, 10.0, True, True), "s"),
+    "x0": (_ANY, "m"),
+    "length": ((0.0, 1e5, False, True), "m"),
+    "width": ((-100.0, 100.0, True, True), "m"),
+    "x_preview": ((0.0, 1000.0, True, True), "m"),
+    "t_ff": ((0.0, 5.0, True, True), "s"),
+    "understeer": ((-1.0, 1.0, True, True), "rad/(m/s^2)"),
+    "brake_gain": (_GAIN, "1/(m/s)"),
+    "profile": (_UNIT, "-"),
+    "course": (_UNIT, "-"),
+    "dwell": ((0.0, 10.0, True, True), "s"),
+    "rate": (_ANY, "rad/s"),
+    "t_speed": ((0.0, 5.0, True, True), "s"),
+    "slip_limit": ((0.0, 1.0, False, True), "-"),
 }
+#: Allowed range of each driver field (from :data:`DRIVER_FIELDS`).
+DRIVER_RANGES: dict[str, tuple[float, float, bool, bool]] = {k: r for k, (r, _) in DRIVER_FIELDS.items()}
+#: SI unit of each driver field (from :data:`DRIVER_FIELDS`).
+DRIVER_UNITS: dict[str, str] = {k: u for k, (_, u) in DRIVER_FIELDS.items()}
 
 
 def validate_driver(drv) -> None:

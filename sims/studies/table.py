@@ -30,42 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from sims.drivers import DRIVER_UNITS  # the driver table's units (drivers.DRIVER_FIELDS)
 from sims.run.longrun import atomic_write
 from sims.studies.variation import resolve
+from sims.vehicles.params import CHASSIS_UNITS  # the chassis table's units (params.CHASSIS_FIELDS)
 
-#: SI units of the chassis fields (:class:`sims.vehicles.params.Chassis`).
-CHASSIS_UNITS = dict(
-    mass="kg",
-    yaw_inertia="kg m^2",
-    cg_to_front="m",
-    cg_to_rear="m",
-    cg_height="m",
-    track_front="m",
-    track_rear="m",
-    roll_stiffness_front="-",
-    wheel_radius_front="m",
-    wheel_radius_rear="m",
-    wheel_inertia_front="kg m^2",
-    wheel_inertia_rear="kg m^2",
-    max_drive_torque="N m",
-    max_power="W",
-    drive_split_front="-",
-    max_brake_torque="N m",
-    brake_bias_front="-",
-    brake_omega_smooth="rad/s",
-    max_steer="rad",
-    ackermann="-",
-    drag_area="m^2",
-    lift_area="m^2",
-    aero_balance_front="-",
-    air_density="kg/m^3",
-    load_transfer_tau="s",
-    road_grade="rad",
-    road_bank="rad",
-    body_width="m",
-    overhang_front="m",
-    overhang_rear="m",
-)
 #: SI units of the catalogue scenarios' settings (``scenario.<key>``).
 SETTING_UNITS = dict(
     speed="m/s",
@@ -85,60 +54,12 @@ SETTING_UNITS = dict(
     ay_target="m/s^2",
     yaw_limit="rad",
 )
-#: SI units of the driver fields (``driver.<field>``; :mod:`sims.drivers`) whose unit is the same in every
-#: driver (a name means one quantity: ``speed_gain`` is a pedal per m/s, :class:`~sims.drivers.LapFollower`'s
-#: acceleration per speed error is ``accel_gain``).
-DRIVER_UNITS = dict(
-    steer="rad",
-    throttle="-",
-    brake="-",
-    amplitude="rad",
-    t_step="s",
-    t_start="s",
-    t_brake="s",
-    ramp="s",
-    frequency="Hz",
-    target_speed="m/s",
-    dt="s",
-    radius="m",
-    center_x="m",
-    center_y="m",
-    bandwidth="rad/s",
-    zeta="-",
-    t_integral="s",
-    throttle_ff="-",
-    abs_on="-",
-    target_slip="-",
-    min_slip="-",
-    select_low_rear="-",
-    yaw_rate_ref="rad/s",
-    slip_offset="m/s",
-    abs_off_speed="m/s",
-    k_y="rad/m",
-    k_psi="-",
-    k_r="s",
-    t_preview="s",
-    x0="m",
-    length="m",
-    width="m",
-    x_preview="m",
-    t_ff="s",
-    understeer="rad/(m/s^2)",
-    dwell="s",
-    speed_gain="1/(m/s)",
-    accel_gain="1/s",
-    brake_gain="1/(m/s)",
-    t_speed="s",
-    slip_limit="-",
-    course="-",
-    profile="-",
-)
 
 
 def unit(path: str) -> str:
     """The SI unit of the values of a varied ``path`` (:func:`sims.studies.variation.resolve`): ``-`` for tire
-    scales and surface ids, :data:`CHASSIS_UNITS`, :data:`SETTING_UNITS`, :data:`DRIVER_UNITS`; ``?`` where
-    none is recorded (a custom scenario's setting)."""
+    scales and surface ids, :data:`sims.vehicles.params.CHASSIS_UNITS`, :data:`SETTING_UNITS`,
+    :data:`sims.drivers.DRIVER_UNITS`; ``?`` where none is recorded (a custom scenario's setting)."""
     tgt = resolve(path)
     if tgt.kind in ("tire_scale", "surface"):
         return "-"
@@ -261,8 +182,6 @@ def read(path) -> dict[str, np.ndarray]:
 
 
 __all__ = [
-    "CHASSIS_UNITS",
-    "DRIVER_UNITS",
     "SETTING_UNITS",
     "absolute_name",
     "concat",

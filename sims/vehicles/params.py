@@ -214,74 +214,61 @@ class Controls(NamedTuple):
     brake: Any = 0.0
 
 
-#: Defaults of :func:`make_chassis` (a compact hatchback; see :mod:`sims.vehicles.presets`).
-CHASSIS_DEFAULTS: dict[str, Any] = dict(
-    mass=1350.0,
-    yaw_inertia=2250.0,
-    cg_to_front=1.03,
-    cg_to_rear=1.61,
-    cg_height=0.55,
-    track_front=1.55,
-    track_rear=1.52,
-    roll_stiffness_front=0.6,
-    wheel_radius_front=0.31,
-    wheel_radius_rear=0.31,
-    wheel_inertia_front=1.2,
-    wheel_inertia_rear=1.0,
-    max_drive_torque=2500.0,
-    max_power=92e3,
-    drive_split_front=1.0,
-    max_brake_torque=6000.0,
-    brake_bias_front=0.7,
-    brake_omega_smooth=0.02,
-    max_steer=0.6,
-    ackermann=1.0,
-    drag_area=0.64,
-    lift_area=0.0,
-    aero_balance_front=0.5,
-    air_density=1.2,
-    load_transfer_tau=0.05,
-    road_grade=0.0,
-    road_bank=0.0,
-    body_width=1.80,
-    overhang_front=0.88,
-    overhang_rear=0.74,
-)
+class ChassisField(NamedTuple):
+    """One scalar field of :class:`Chassis`: its ``default`` (:func:`make_chassis`), SI ``unit``, and allowed
+    range ``[low, high]`` (``low_incl`` / ``high_incl``: whether the bound itself is allowed)."""
 
-_INF = math.inf
-#: Allowed ranges: field -> (low, high, low inclusive, high inclusive).
-CHASSIS_RANGES: dict[str, tuple[float, float, bool, bool]] = {
-    "mass": (0.0, 1e6, False, True),
-    "yaw_inertia": (0.0, 1e8, False, True),
-    "cg_to_front": (0.0, 20.0, False, True),
-    "cg_to_rear": (0.0, 20.0, False, True),
-    "cg_height": (0.0, 10.0, True, True),
-    "track_front": (0.0, 10.0, False, True),
-    "track_rear": (0.0, 10.0, False, True),
-    "roll_stiffness_front": (0.0, 1.0, True, True),
-    "wheel_radius_front": (0.0, 5.0, False, True),
-    "wheel_radius_rear": (0.0, 5.0, False, True),
-    "wheel_inertia_front": (0.0, 1e4, False, True),
-    "wheel_inertia_rear": (0.0, 1e4, False, True),
-    "max_drive_torque": (0.0, 1e7, True, True),
-    "max_power": (0.0, _INF, False, True),
-    "drive_split_front": (0.0, 1.0, True, True),
-    "max_brake_torque": (0.0, 1e7, True, True),
-    "brake_bias_front": (0.0, 1.0, True, True),
-    "brake_omega_smooth": (0.0, 100.0, False, True),
-    "max_steer": (0.0, 1.2, False, True),
-    "ackermann": (0.0, 1.0, True, True),
-    "drag_area": (0.0, 100.0, True, True),
-    "lift_area": (-100.0, 100.0, True, True),
-    "aero_balance_front": (0.0, 1.0, True, True),
-    "air_density": (0.0, 10.0, True, True),
-    "load_transfer_tau": (0.0, 10.0, True, True),
-    "road_grade": (-0.8, 0.8, True, True),
-    "road_bank": (-0.8, 0.8, True, True),
-    "body_width": (0.0, 10.0, False, True),
-    "overhang_front": (0.0, 10.0, True, True),
-    "overhang_rear": (0.0, 10.0, True, True),
+    default: float
+    unit: str
+    low: float
+    high: float
+    low_incl: bool
+    high_incl: bool
+
+
+#: The one table of the chassis's scalar fields (defaults: a compact hatchback, see :mod:`sims.vehicles.presets`):
+#: field -> :class:`ChassisField`.  :data:`CHASSIS_DEFAULTS`, :data:`CHASSIS_RANGES` and :data:`CHASSIS_UNITS`
+#: (construction, validation, the study table's units and the docs) are read from it.
+CHASSIS_FIELDS: dict[str, ChassisField] = {
+    "mass": ChassisField(1350.0, "kg", 0.0, 1e6, False, True),
+    "yaw_inertia": ChassisField(2250.0, "kg m^2", 0.0, 1e8, False, True),
+    "cg_to_front": ChassisField(1.03, "m", 0.0, 20.0, False, True),
+    "cg_to_rear": ChassisField(1.61, "m", 0.0, 20.0, False, True),
+    "cg_height": ChassisField(0.55, "m", 0.0, 10.0, True, True),
+    "track_front": ChassisField(1.55, "m", 0.0, 10.0, False, True),
+    "track_rear": ChassisField(1.52, "m", 0.0, 10.0, False, True),
+    "roll_stiffness_front": ChassisField(0.6, "-", 0.0, 1.0, True, True),
+    "wheel_radius_front": ChassisField(0.31, "m", 0.0, 5.0, False, True),
+    "wheel_radius_rear": ChassisField(0.31, "m", 0.0, 5.0, False, True),
+    "wheel_inertia_front": ChassisField(1.2, "kg m^2", 0.0, 1e4, False, True),
+    "wheel_inertia_rear": ChassisField(1.0, "kg m^2", 0.0, 1e4, False, True),
+    "max_drive_torque": ChassisField(2500.0, "N m", 0.0, 1e7, True, True),
+    "max_power": ChassisField(92e3, "W", 0.0, math.inf, False, True),
+    "drive_split_front": ChassisField(1.0, "-", 0.0, 1.0, True, True),
+    "max_brake_torque": ChassisField(6000.0, "N m", 0.0, 1e7, True, True),
+    "brake_bias_front": ChassisField(0.7, "-", 0.0, 1.0, True, True),
+    "brake_omega_smooth": ChassisField(0.02, "rad/s", 0.0, 100.0, False, True),
+    "max_steer": ChassisField(0.6, "rad", 0.0, 1.2, False, True),
+    "ackermann": ChassisField(1.0, "-", 0.0, 1.0, True, True),
+    "drag_area": ChassisField(0.64, "m^2", 0.0, 100.0, True, True),
+    "lift_area": ChassisField(0.0, "m^2", -100.0, 100.0, True, True),
+    "aero_balance_front": ChassisField(0.5, "-", 0.0, 1.0, True, True),
+    "air_density": ChassisField(1.2, "kg/m^3", 0.0, 10.0, True, True),
+    "load_transfer_tau": ChassisField(0.05, "s", 0.0, 10.0, True, True),
+    "road_grade": ChassisField(0.0, "rad", -0.8, 0.8, True, True),
+    "road_bank": ChassisField(0.0, "rad", -0.8, 0.8, True, True),
+    "body_width": ChassisField(1.80, "m", 0.0, 10.0, False, True),
+    "overhang_front": ChassisField(0.88, "m", 0.0, 10.0, True, True),
+    "overhang_rear": ChassisField(0.74, "m", 0.0, 10.0, True, True),
 }
+#: Defaults of :func:`make_chassis` (from :data:`CHASSIS_FIELDS`).
+CHASSIS_DEFAULTS: dict[str, Any] = {k: f.default for k, f in CHASSIS_FIELDS.items()}
+#: Allowed ranges: field -> (low, high, low inclusive, high inclusive) (from :data:`CHASSIS_FIELDS`).
+CHASSIS_RANGES: dict[str, tuple[float, float, bool, bool]] = {
+    k: (f.low, f.high, f.low_incl, f.high_incl) for k, f in CHASSIS_FIELDS.items()
+}
+#: SI units of the chassis's scalar fields (from :data:`CHASSIS_FIELDS`).
+CHASSIS_UNITS: dict[str, str] = {k: f.unit for k, f in CHASSIS_FIELDS.items()}
 TIRE_SCALE_RANGE = (0.0, 10.0, False, True)
 
 

@@ -155,10 +155,13 @@ def test_one_driver_field_name_one_quantity():
     m/s ``speed_gain`` of PathFollower (it no longer inherits PathFollower's unused gains either)."""
     import dataclasses
 
-    from sims.drivers import DRIVER_RANGES, PathFollower
-    from sims.studies.table import DRIVER_UNITS
+    import sims.drivers as D
 
-    assert set(DRIVER_UNITS) == set(DRIVER_RANGES)
+    classes = [c for c in vars(D).values() if isinstance(c, type) and issubclass(c, D.Driver) and c is not D.Driver]
+    fields = {f.name for c in classes for f in dataclasses.fields(c)}
+    # every scalar field of every driver has its one range and unit (DRIVER_FIELDS); the rest are pytrees
+    assert fields - set(D.DRIVER_FIELDS) == {"path", "controls_seq"}, fields - set(D.DRIVER_FIELDS)
+    DRIVER_UNITS, PathFollower = D.DRIVER_UNITS, D.PathFollower
     lap = {f.name for f in dataclasses.fields(LapFollower)}
     assert "accel_gain" in lap and not lap & {"speed_gain", "k_y", "k_psi", "x_preview", "target_speed"}
     assert not issubclass(LapFollower, PathFollower)

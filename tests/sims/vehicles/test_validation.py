@@ -68,3 +68,19 @@ def test_surface_id_out_of_range_for_a_table_of_16():
     assert np.asarray(p.chassis.surface_ids).tolist() == [15, 15, 0, 3]
     with pytest.raises(ValueError, match="surface id 11"):  # the 11-entry preset table
         make_vehicle(make_chassis(surface_ids=11, n_surfaces=16), presets.base_tire())
+
+
+def test_one_table_of_chassis_fields():
+    """Issue 35 item 4: every scalar field of Chassis has one row in CHASSIS_FIELDS (default, unit, range), from
+    which construction (CHASSIS_DEFAULTS), validation (CHASSIS_RANGES) and the study table's units
+    (CHASSIS_UNITS) are read; every default lies in its own range and builds a valid chassis."""
+    from sims.vehicles import params as P
+
+    pytree_fields = {"tire_scale_front", "tire_scale_rear", "surface_ids", "tire_sides"}
+    assert list(P.CHASSIS_FIELDS) == [f for f in P.Chassis._fields if f not in pytree_fields]
+    for name, f in P.CHASSIS_FIELDS.items():
+        assert f.low < f.high and f.unit, name
+        assert (f.low < f.default or (f.low_incl and f.low == f.default)) and f.default <= f.high, name
+        assert P.CHASSIS_RANGES[name] == (f.low, f.high, f.low_incl, f.high_incl) and P.CHASSIS_UNITS[name] == f.unit
+    ch = P.make_chassis()
+    assert float(ch.mass) == P.CHASSIS_FIELDS["mass"].default == 1350.0 and P.CHASSIS_UNITS["max_power"] == "W"
