@@ -404,6 +404,7 @@ td,th{{border:1px solid #ccc;padding:3px 6px;font-size:90%}}figure{{margin:1.5em
 <h1>{esc(result.study.name)}</h1>
 {_opening(result)}
 {head}
+{_limit_html(result)}{_lap_html(result)}
 <h2>Statistics (95 % intervals; percentile intervals from order statistics, distribution-free)</h2>
 <table><tr><th>metric</th><th>kind</th><th>n</th><th>estimate</th><th>percentiles [interval]</th></tr>
 {"".join(rows)}</table>
@@ -414,6 +415,61 @@ td,th{{border:1px solid #ccc;padding:3px 6px;font-size:90%}}figure{{margin:1.5em
 <h2>Study file</h2><pre>{study_file}</pre>
 </body></html>
 """
+
+
+def _percentiles_text(stat: dict, unit: str, kmh: bool = False) -> str:
+    """``p5 a [lo, hi]; p50 ...`` of a metric's statistics (with km/h beside m/s when ``kmh``)."""
+    out = []
+    for k, v in (stat.get("percentiles") or {}).items():
+        extra = (
+            f" ({v['value'] * 3.6:.1f} km/h)" if kmh and v["value"] is not None and math.isfinite(v["value"]) else ""
+        )
+        out.append(f"{k} {_fmt(v['value'])} {unit}{extra} [{_fmt(v['low'])}, {_fmt(v['high'])}]")
+    return "; ".join(out)
+
+
+def _limit_html(result: StudyResult) -> str:
+    """The limit search's section (issue 37 item 2): what was searched, the limit's percentiles with their
+    intervals, and the vehicles whose limit lies outside the searched range."""
+    lim = result.summary.get("limit")  # the [limit] table with its defaults
+    if not lim or "limit" not in result.columns:
+        return ""
+    s, st = result.summary, result.summary["statistics"]
+    unit = s.get("units", {}).get("limit", "")
+    kmh = unit == "m/s"
+    x = np.asarray(result.columns["limit"], np.float64)
+    xf = np.asarray(result.columns.get("limit_fail", np.full_like(x, np.nan)), np.float64)
+    none = int(np.sum(np.isnan(x)))  # failed already at the lowest value
+    all_ = int(np.sum(np.isinf(xf)))  # passed up to the highest value
+    rng = f"{_fmt(lim['low'])} to {_fmt(lim['high'])} {unit}"
+    if kmh:
+        rng += f" ({lim['low'] * 3.6:.0f} to {lim['high'] * 3.6:.0f} km/h)"
+    return (
+        f"<h2>Limit search: the highest {html.escape(lim['setting'])} each vehicle passed</h2>"
+        f"<p>Searched {rng} by bisection to {_fmt(lim['tol'])} {unit} (at most {lim['max_iter']} steps) for each of "
+        f"{x.size} vehicles. Limit: {_percentiles_text(st.get('limit', {}), unit, kmh) or 'no percentiles'}. "
+        f"{none} vehicle(s) failed already at {_fmt(lim['low'])} {unit} (limit nan), {all_} passed up to "
+        f"{_fmt(lim['high'])} {unit} (limit_fail inf): widen the range if either matters.</p>"
+    )
+
+
+def _lap_html(result: StudyResult) -> str:
+    """The transient lap's section (issue 37 item 2): laps completed, spins, time off track, lap time."""
+    if result.summary.get("scenario") != "lap" or "lap_time" not in result.columns:
+        return ""
+    st = result.summary["statistics"]
+    rate = lambda m: (  # noqa: E731
+        f"{_fmt(st[m]['rate'])} [{_fmt(st[m]['low'])}, {_fmt(st[m]['high'])}]" if m in st and "rate" in st[m] else "-"
+    )
+    off = np.asarray(result.columns.get("time_off", []), np.float64)
+    circuit = (result.study.options or {}).get("circuit", "the built-in oval")
+    return (
+        f"<h2>Lap: {html.escape(str(circuit))}</h2><p>Laps completed {rate('finished')}, spins {rate('spun')}, "
+        f"passed (completed, no wheel off, no spin) {rate('passed')}; {int(np.sum(off > 0))} of {off.size} "
+        f"vehicles had a wheel beyond an edge (longest {_fmt(float(np.max(off)) if off.size else None)} s). Lap "
+        f"time: {_percentiles_text(st.get('lap_time', {}), 's') or 'no percentiles'}. Each vehicle drives its own "
+        "QSS profile at the scenario's grip (sims.scenarios.lap).</p>"
+    )
 
 
 def _gradient_unit(units: dict, metric: str, param: str) -> str:

@@ -725,6 +725,8 @@ def run(
             )
         summary["sensitivity"]["gradients"] = sensitivity.summarise_gradients(grads)
     summary["timing"] = dict(phases.timing(PHASES), vehicles_per_s=n / max(phases.seconds.get("run", 0.0), 1e-9))
+    if limit is not None:
+        summary["limit"] = dict(limit)  # the [limit] table with its defaults (the report's section)
     summary["description"] = describe(study, summary)
     summary["criteria"] = verdicts(
         [check_criterion(c, metrics, study.percentiles, event is not None) for c in study.criteria], summary

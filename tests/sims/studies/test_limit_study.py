@@ -37,6 +37,13 @@ def test_limit_study_equals_the_limit_search(tmp_path):
     s = res.summary
     assert s["metrics"]["limit"]["unit"] == "m/s" and "p50" in s["statistics"]["limit"]["percentiles"]
     assert "limit" in (tmp_path / "lim" / "study.toml").read_text()
+    # the report's limit-search section: the range searched and the limit's median with its interval
+    page = (tmp_path / "lim" / "report.html").read_text()
+    assert "<h2>Limit search: the highest speed each vehicle passed</h2>" in page
+    assert "Searched 12 to 22 m/s (43 to 79 km/h) by bisection to 0.2 m/s" in page
+    p50 = s["statistics"]["limit"]["percentiles"]["p50"]["value"]
+    assert f"p50 {p50:.4g} m/s ({p50 * 3.6:.1f} km/h)" in page
+    assert "0 vehicle(s) failed already at 12 m/s" in page
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from sims import studies
 from sims.run.rollout import fast_compile_options
 from sims.studies import study as sm
 from sims.studies.variation import Variation
@@ -10,7 +11,7 @@ from sims.vehicles.qss import at_grip, lap_times
 MU, MU_Y = "vehicle.tire_scale.mu_x", "vehicle.tire_scale.mu_y"
 
 
-def test_lap_time_study_over_surface_and_tire_friction_on_norisring():
+def test_lap_time_study_over_surface_and_tire_friction_on_norisring(tmp_path):
     """No JAX written: ``Study(scenario="lap", options={"circuit": "Norisring"})`` with the surface (dry / wet,
     the surface table) and the tires' friction (x0.9 / x1.0, both directions) on a grid: every vehicle driven at
     the QSS profile of its own car at 0.95 of its grip (``sims.scenarios.lap.qss_profile``) completes the lap
@@ -27,7 +28,7 @@ def test_lap_time_study_over_surface_and_tire_friction_on_norisring():
             Variation(MU, "grid", "factor", values=(0.9, 1.0), also=(MU_Y,)),
         ),
     )
-    res = sm.run(st, compiler_options=fast_compile_options())
+    res = studies.run(st, folder=tmp_path / "lap", compiler_options=fast_compile_options())
     c = res.columns
     lap = np.asarray(c["lap_time"])
     assert np.all(c["passed"] == 1) and np.all(c["time_off"] == 0) and np.all(c["spun"] == 0), c
@@ -42,3 +43,7 @@ def test_lap_time_study_over_surface_and_tire_friction_on_norisring():
     params, _ = sm._inputs(st, scenario, sm._vehicle(st), sm._rows(draws, 0, 4), 4)
     q = np.asarray(lap_times(at_grip(params, 1.0), scenario.scenario.qss_line, envelope="tire").lap_time)
     assert np.all(q <= lap) and np.all(lap <= 1.05 * q), (lap, q, lap / q)
+    # the report's lap section: every lap completed, none off or spun, the median lap with its interval
+    page = (res.folder / "report.html").read_text()
+    assert "<h2>Lap: Norisring</h2>" in page and "0 of 4 vehicles had a wheel beyond an edge" in page
+    assert f"p50 {res.summary['statistics']['lap_time']['percentiles']['p50']['value']:.4g} s" in page
