@@ -1,9 +1,10 @@
-"""The driveline scenarios as fleet-CLI Monte Carlo runs (``python -m sims --scenario acceleration`` etc.).
+"""The catalogue scenarios as fleet-CLI Monte Carlo runs (``python -m sims --scenario iso3888_2`` etc.).
 
 :func:`run_catalogue`: ``--vehicles`` cars of ``--preset`` with the preset's driveline
 (:func:`sims.vehicles.presets.get_driveline`), payload and tire friction / stiffness drawn as in the braking
 Monte Carlo (:func:`sims.run.fleet.sample_fleet`, seed ``--seed``; the first of ``--surfaces`` under every
-wheel, the split-mu launch sets its own), run with :func:`sims.scenarios.base.run_scenario`; prints each
+wheel, the split-mu scenarios set their own), run at the scenario's default settings with
+:func:`sims.scenarios.base.run_scenario`; prints each
 metric's mean and 5 / 50 / 95 % percentiles (a flag's rate) and returns them.
 """
 
@@ -14,15 +15,22 @@ import numpy as np
 
 from jaxtire.surfaces import surface_id
 from sims.run.fleet import Sampling, sample_fleet
+from sims.scenarios import catalog
 from sims.scenarios.base import run_scenario
 from sims.vehicles import presets
 
-#: CLI name -> catalogue name.
-CATALOGUE_RUNS = {
-    "acceleration": "acceleration",
-    "split-mu-launch": "split_mu_launch",
-    "sine-with-dwell": "sine_with_dwell",
-}
+#: Catalogue scenarios whose name the fleet CLI gives another meaning (the braking Monte Carlo, the skidpad and
+#: step-steer tables, the QSS lap); every other catalogue scenario runs under its own name (:func:`catalogue_name`).
+CLI_OWN = ("braking", "skidpad", "step_steer", "lap")
+#: The catalogue scenarios ``--scenario`` runs by :func:`run_catalogue`, by their catalogue names.
+CATALOGUE_RUNS = tuple(n for n in catalog.names() if n not in CLI_OWN)
+
+
+def catalogue_name(scenario: str) -> str | None:
+    """The catalogue name ``--scenario`` names (dashes read as underscores: ``sine-with-dwell`` is
+    ``sine_with_dwell``), or ``None`` for a scenario of the CLI's own."""
+    name = scenario.replace("-", "_")
+    return name if name in CATALOGUE_RUNS else None
 
 
 def run_catalogue(args, name: str, runner: dict) -> dict:
@@ -46,7 +54,7 @@ def run_catalogue(args, name: str, runner: dict) -> dict:
 
 def _run_and_print(name: str, fleet, args, runner: dict) -> dict:
     """:func:`run_scenario` of ``fleet``; prints each metric's mean and 5 / 50 / 95 % percentiles (a flag's
-    rate) and returns them."""
+    rate: the catalogue's flag metrics) and returns them."""
     metrics, stats = run_scenario(
         name,
         fleet,
@@ -54,11 +62,12 @@ def _run_and_print(name: str, fleet, args, runner: dict) -> dict:
         devices=runner["devices"],
         chunk_steps=args.chunk_steps,
     )
+    flags = {m.name for m in catalog.get(name).metrics if m.kind == "flag"}
     summary: dict = {}
     for k, v in metrics.items():
         v = np.asarray(v, float)
         fin = v[np.isfinite(v)]
-        if k in ("passed", "spun"):
+        if k in flags:
             summary[k] = float(v.mean())
             print(f"  {k:22s} rate {v.mean():.3f}")
         elif fin.size:

@@ -12,8 +12,10 @@ Scenarios (``--scenario``): ``braking`` (the Monte Carlo above), ``braking-table
 surface, locked and ABS), ``skidpad`` (lateral-acceleration limit and understeer gradient per preset
 and surface), ``step-steer`` (yaw-rate response time and overshoot per preset), ``throughput``
 (vehicle-steps per second of the chosen model and preset for the fleet sizes of ``--counts``),
-``acceleration``, ``split-mu-launch``, ``sine-with-dwell`` (the driveline scenarios as a Monte Carlo of
-``--vehicles`` cars of ``--preset`` with its driveline, :mod:`sims.cli._drive`).
+and every other scenario of the catalogue by its catalogue name (``acceleration``, ``grade_braking``,
+``iso3888_1``, ``iso3888_2``, ``mu_jump_braking``, ``sine_with_dwell``, ``split_mu_braking``,
+``split_mu_launch``; dashes read as underscores) as a Monte Carlo of ``--vehicles`` cars of ``--preset``
+with its driveline at the scenario's default settings (:mod:`sims.cli._drive`); ``lap`` the QSS lap.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
 from jaxtire.surfaces import surface_id
 from sims.cli._checks import OneLineParser, check_memory, check_out_dir, check_seed
 from sims.cli._common import Progress, rows_to_columns, write_table
-from sims.cli._drive import CATALOGUE_RUNS, run_catalogue
+from sims.cli._drive import CATALOGUE_RUNS, catalogue_name, run_catalogue
 from sims.cli._tire import add_tire_arguments, check_tire_arguments, tire_from_args, tire_label
 from sims.cli.lap import check_track, run_lap
 from sims.drivers import Constant
@@ -124,7 +126,7 @@ def _validate(ap: argparse.ArgumentParser, args) -> None:
     def bad(msg):
         ap.error(msg)
 
-    if args.scenario not in SCENARIOS:
+    if args.scenario not in SCENARIOS and not catalogue_name(args.scenario):
         bad(f"--scenario {args.scenario!r} is unknown; allowed: {', '.join(SCENARIOS)}")
     if args.scenario == "lap":
         check_track(ap, args.track)
@@ -460,8 +462,9 @@ def main(argv=None) -> dict:
             return run_braking(args, out)
         if args.scenario == "throughput":
             return run_throughput(args, out)
-        if args.scenario in CATALOGUE_RUNS:
-            return run_catalogue(args, CATALOGUE_RUNS[args.scenario], _runner(args))
+        name = catalogue_name(args.scenario)
+        if name is not None:
+            return run_catalogue(args, name, _runner(args))
         if args.scenario == "lap":
             return run_lap(args, out)
         return run_tables(args, out)

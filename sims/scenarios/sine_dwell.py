@@ -27,7 +27,7 @@ direction of the first steer).  A car whose yaw rate never reverses (it spun in 
 steer: ``r_peak`` below :data:`MIN_PEAK_YAW_RATE`) has no ratio: both are reported ``inf`` and it fails.
 Passed: all three (the third only for ``scale >= 5``).  The metric ``sis_steer`` reports each vehicle's
 ``A``.  A regulation test reports the vehicle with its ESC and without: the fleet CLI runs both
-(``python -m sims --scenario sine-with-dwell``).
+(``python -m sims --scenario sine_with_dwell``).
 """
 
 from __future__ import annotations
