@@ -37,6 +37,7 @@ Settings are validated once, at the boundary (:func:`resolve_settings`: unknown 
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 from collections.abc import Mapping
@@ -262,6 +263,7 @@ def jitted_setup(scenario, params: VehicleParams, settings: Mapping[str, Any]) -
     key = _data_key(scenario)
     try:
         fn, static = _SETUPS[(scenario, key)]
+        _SETUPS.move_to_end((scenario, key))
     except (KeyError, TypeError):  # TypeError: a scenario with unhashable fields is traced every time
         fn, static = _setup_program(scenario)
         if key is not None:
@@ -269,13 +271,18 @@ def jitted_setup(scenario, params: VehicleParams, settings: Mapping[str, Any]) -
                 _SETUPS[(scenario, key)] = (fn, static)
             except TypeError:
                 pass
+            while len(_SETUPS) > SETUP_CACHE_SIZE:  # the least recently used goes
+                _SETUPS.popitem(last=False)
     p, state0, driver, reducer = fn(params, dict(settings))
     return Setup(p, state0, driver, reducer, static["model"], static["dt"], static["n_steps"])
 
 
+#: How many scenario set-up programs :func:`jitted_setup` keeps (least recently used first out): the cache keys
+#: hold the scenarios' data (circuits, profiles), so an unbounded cache grew with every circuit a session drove.
+SETUP_CACHE_SIZE = 32
 #: The jitted setup of each (hashable) scenario and its data (:func:`_data_key`) and the static values its
-#: trace found.
-_SETUPS: dict[Any, tuple] = {}
+#: trace found, at most :data:`SETUP_CACHE_SIZE` of them.
+_SETUPS: collections.OrderedDict[Any, tuple] = collections.OrderedDict()
 
 
 def _data_key(scenario) -> tuple | None:

@@ -110,3 +110,26 @@ def test_property_out_of_range_arguments_are_refused_naming_the_argument(data):
     with pytest.raises(ValidationError) as e:
         check_config("scenario", **{name: value})
     assert f"scenario: {name} = " in str(e.value)
+
+
+def test_setup_cache_is_bounded_least_recently_used_out(monkeypatch):
+    """Issue 35 item 4 (hidden global state): :func:`sims.scenarios.base.jitted_setup` keeps at most
+    ``SETUP_CACHE_SIZE`` set-up programs (its keys hold the scenarios' data: it grew with every circuit); the
+    least recently used goes first, a hit moves a program to the back."""
+    import collections
+    import dataclasses
+
+    from sims.scenarios import base, catalog
+    from sims.vehicles import presets
+
+    monkeypatch.setattr(base, "SETUP_CACHE_SIZE", 2)
+    monkeypatch.setattr(base, "_SETUPS", collections.OrderedDict())
+    p = presets.get("hatchback", tire="simple")
+    fleet = p._replace(chassis=broadcast(p.chassis, 1))
+    a, b, c = (dataclasses.replace(catalog.get("braking"), dt=dt) for dt in (0.004, 0.005, 0.01))
+    setups = []
+    for sc in (a, b, a, c):  # a is used again before c arrives: b is the least recently used
+        setups.append(base.jitted_setup(sc, fleet, base.resolve_settings(sc, fleet, {})))
+    held = [k[0] for k in base._SETUPS]
+    assert held == [a, c], held
+    assert [s.dt for s in setups] == [0.004, 0.005, 0.004, 0.01]  # each program is its own scenario's
