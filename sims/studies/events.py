@@ -177,12 +177,15 @@ def estimate(event: Event, limit_state, dim: int, runs: int, seed: int) -> rare.
 
 
 def summary(event: Event, est: rare.Estimate, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The ``event`` section of a study's ``summary.json``: the event (``when``, its ``metric``), estimator,
+    """The ``event`` section of a study's ``summary.json``: the event (``when``, its ``metric``, ``op`` and
+    ``threshold``), estimator,
     ``p``, ``se``, the 95 % interval, its relative half-width, runs, effective sample size, levels and the
     history ``[[runs, p, low, high], ...]``."""
     out: dict[str, Any] = dict(
         when=event.when,
         metric=event.metric,
+        op=event.op,
+        threshold=event.threshold,
         estimator=event.estimator,
         method=est.method,
         p=est.p,

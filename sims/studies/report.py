@@ -38,7 +38,7 @@ import numpy as np
 
 from jaxtire.validation import ValidationError
 from sims.run.longrun import atomic_write
-from sims.studies import sensitivity, table
+from sims.studies import events, sensitivity, table
 from sims.studies import statistics as stats
 from sims.studies._progress import PHASES
 from sims.studies.study import Study, StudyResult, dumps
@@ -256,19 +256,19 @@ def _replay_rows(result: StudyResult) -> list[tuple[str, int, str]]:
         return out
     run = np.asarray(cols["run"])
     ev = result.summary.get("event")
+    shown = lambda why, rows: why + (f" ({REPLAY_ROWS} of {rows.size})" if rows.size > REPLAY_ROWS else "")  # noqa: E731
     if "failed" in cols and ev:  # the event's rows, the furthest past the threshold first
         rows = np.flatnonzero(np.asarray(cols["failed"], bool))
         m = ev.get("metric")
         fmt = lambda i: "" if m not in cols else f"{float(cols[m][i]):.4g}"  # noqa: E731
-        if m in cols and ("<" in ev["when"] or ">" in ev["when"]):
-            x = np.asarray(cols[m], np.float64)[rows]
-            rows = rows[np.argsort(-x if ">" in ev["when"] else x, kind="stable")]
-        why = f"event: {ev['when']}" + (f" ({REPLAY_ROWS} of {rows.size})" if rows.size > REPLAY_ROWS else "")
-        out += [(why, int(run[i]), fmt(i)) for i in rows[:REPLAY_ROWS]]
+        if m in cols:  # most negative limit state first (a flag's failures all alike: their order stays)
+            event = events.Event(ev["when"], m, ev["op"], ev["threshold"])
+            g = np.asarray(event.limit_state(np.asarray(cols[m], np.float64)[rows]))
+            rows = rows[np.argsort(g, kind="stable")]
+        out += [(shown(f"event: {ev['when']}", rows), int(run[i]), fmt(i)) for i in rows[:REPLAY_ROWS]]
     elif "passed" in cols:
         rows = np.flatnonzero(np.asarray(cols["passed"], np.float64) < 0.5)
-        why = "not passed" + (f" ({REPLAY_ROWS} of {rows.size})" if rows.size > REPLAY_ROWS else "")
-        out += [(why, int(run[i]), "") for i in rows[:REPLAY_ROWS]]
+        out += [(shown("not passed", rows), int(run[i]), "") for i in rows[:REPLAY_ROWS]]
     for m, kind in result.kinds.items():
         if kind != "value" or m not in cols:
             continue
@@ -332,15 +332,10 @@ def html_page(result: StudyResult, images: list[Path]) -> str:
                 else ""
             )
             rows.append(
-                f"<tr><td>{esc(m)}</td><td>rate</td><td>{d['n']}</td><td>{_fmt(d['rate'])} "
-                f"[{_fmt(d['low'])}, {_fmt(d['high'])}]{extra}</td><td></td></tr>"
+                f"<tr><td>{esc(m)}</td><td>rate</td><td>{d['n']}</td><td>{_rate_text(d)}{extra}</td><td></td></tr>"
             )
             continue
-        pct = "; ".join(
-            f"{esc(k)} {_fmt(p['value'])} [{_fmt(p['low'])}, {_fmt(p['high'])}]"
-            + (" <b>too few runs</b>" if p["flag"] else "")
-            for k, p in d["percentiles"].items()
-        )
+        pct = _percentiles_text(d)
         rows.append(
             f"<tr><td>{esc(m)} [{unit}]</td><td>value</td><td>{d['n']}</td><td>mean {_fmt(d['mean'])} "
             f"&plusmn; {_fmt(d['sem'])} (s.e.)</td><td>{pct}</td></tr>"
@@ -417,14 +412,23 @@ td,th{{border:1px solid #ccc;padding:3px 6px;font-size:90%}}figure{{margin:1.5em
 """
 
 
-def _percentiles_text(stat: dict, unit: str, kmh: bool = False) -> str:
-    """``p5 a [lo, hi]; p50 ...`` of a metric's statistics (with km/h beside m/s when ``kmh``)."""
+def _rate_text(d: dict) -> str:
+    """``rate [low, high]`` of a flag's statistics."""
+    return f"{_fmt(d['rate'])} [{_fmt(d['low'])}, {_fmt(d['high'])}]"
+
+
+def _percentiles_text(stat: dict, unit: str = "", kmh: bool = False) -> str:
+    """``p5 a [lo, hi]; p50 ...`` of a metric's statistics (``unit`` after each value, km/h beside m/s when
+    ``kmh``; a percentile with too few runs for its interval marked)."""
     out = []
     for k, v in (stat.get("percentiles") or {}).items():
-        extra = (
-            f" ({v['value'] * 3.6:.1f} km/h)" if kmh and v["value"] is not None and math.isfinite(v["value"]) else ""
+        label = f" {unit}" if unit else ""
+        if kmh and v["value"] is not None and math.isfinite(v["value"]):
+            label += f" ({v['value'] * 3.6:.1f} km/h)"
+        out.append(
+            f"{html.escape(k)} {_fmt(v['value'])}{label} [{_fmt(v['low'])}, {_fmt(v['high'])}]"
+            + (" <b>too few runs</b>" if v.get("flag") else "")
         )
-        out.append(f"{k} {_fmt(v['value'])} {unit}{extra} [{_fmt(v['low'])}, {_fmt(v['high'])}]")
     return "; ".join(out)
 
 
@@ -458,9 +462,7 @@ def _lap_html(result: StudyResult) -> str:
     if result.summary.get("scenario") != "lap" or "lap_time" not in result.columns:
         return ""
     st = result.summary["statistics"]
-    rate = lambda m: (  # noqa: E731
-        f"{_fmt(st[m]['rate'])} [{_fmt(st[m]['low'])}, {_fmt(st[m]['high'])}]" if m in st and "rate" in st[m] else "-"
-    )
+    rate = lambda m: _rate_text(st[m]) if m in st and "rate" in st[m] else "-"  # noqa: E731
     off = np.asarray(result.columns.get("time_off", []), np.float64)
     circuit = (result.study.options or {}).get("circuit", "the built-in oval")
     return (
