@@ -6,8 +6,9 @@
 
 Rows (each one jitted ``lax.scan`` of ``--steps`` env steps over ``--envs`` environments, best of ``--repeat``):
 
-* ``physics``: only :func:`sims.envs.base.advance` (``--substeps`` semi-implicit Euler steps of the double track
-  over the env's 50 ms with the episode's mass and friction) vmapped over the envs, random held controls;
+* ``physics``: only the env's vehicle physics, :meth:`sims.envs.base.Environment.simulate` (``--substeps``
+  semi-implicit Euler steps of the double track over the env's 50 ms with the episode's mass and friction)
+  vmapped over the envs, random held controls;
 * ``fleet runner``: :func:`sims.run.fleet.fleet_rollout` of the same vehicles for ``steps x substeps`` steps of
   ``dt / substeps`` (a constant brake-free driver), reported per env step;
 * ``env.step``: the whole step (physics with the env's own substeps, track pose, progress, lap timer, preview,
@@ -29,24 +30,24 @@ import jax.numpy as jnp
 import sims.envs as envs
 from benchmarks.envs import gymnax_cartpole, make_runner, measure
 from sims.drivers import Constant
-from sims.envs.base import advance, vehicle_for
+from sims.envs.base import vehicle_for
 from sims.run.fleet import fleet_rollout
 from sims.vehicles.params import Controls
 
 
-def physics_runner(env, params, state, steps: int, substeps: int):
-    """A jitted ``run(key)`` of ``steps`` env steps of the vehicle physics alone (random held controls)."""
+def physics_runner(env, params, state, steps: int):
+    """A jitted ``run(key)`` of ``steps`` env steps of ``env``'s vehicle physics alone (random held controls)."""
     n = jnp.shape(state.t)[0]
 
-    def one(phys, vs, a):
+    def one(st, vs, a):
         c = Controls(steer=0.05 * a[0], throttle=jnp.maximum(a[1], 0.0), brake=jnp.maximum(-a[1], 0.0))
-        return advance(vehicle_for(params, phys), vs, c, params.dt, substeps, env.vehicle_model)[0]
+        return env.simulate(params, st._replace(vehicle=vs), c)[0]
 
     @jax.jit
     def run(key):
         def body(vs, k):
             a = jax.random.uniform(k, (n, 2), minval=-0.3, maxval=0.3)
-            return jax.vmap(one)(state.phys, vs, a), None
+            return jax.vmap(one)(state, vs, a), None
 
         vs, _ = jax.lax.scan(body, state.vehicle, jax.random.split(key, steps))
         return vs.vx
@@ -83,7 +84,9 @@ def main(argv=None) -> dict:
     n, steps = args.envs, args.steps
     _, state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(jax.random.PRNGKey(0), n), params)
     rows = {
-        f"physics ({args.substeps} substeps)": physics_runner(env, params, state, steps, args.substeps),
+        f"physics ({args.substeps} substeps)": physics_runner(
+            envs.make(args.env, substeps=args.substeps), params, state, steps
+        ),
         f"fleet runner ({args.substeps} steps per env step)": fleet_runner(env, params, state, steps, args.substeps),
         f"env.step ({env.substeps} substeps)": make_runner(env, params, n, steps),
     }

@@ -60,10 +60,10 @@ import numpy as np
 from jaxtire.surfaces import preset_table
 from sims.run.chunked import chunked as _chunked
 from sims.run.fleet import scale_chassis
-from sims.vehicles import MODELS, double_track, get_model, presets
+from sims.vehicles import MODELS, get_model, presets
 from sims.vehicles.core import rolling_radii
-from sims.vehicles.integrators import semi_implicit_euler
-from sims.vehicles.params import Controls, VehicleParams, VehicleState
+from sims.vehicles.integrators import make_step_with_telemetry
+from sims.vehicles.params import VehicleParams, VehicleState
 
 
 class Box(NamedTuple):
@@ -141,25 +141,6 @@ def vehicle_for(params, phys: Physics) -> VehicleParams:
 
 #: the vehicle models an environment can run (four wheels: the observations have one entry per wheel)
 ENV_MODELS = tuple(name for name, m in MODELS.items() if m.n_wheels == 4)
-
-
-def advance(vp: VehicleParams, vs: VehicleState, controls: Controls, dt, substeps: int, model=double_track.MODEL):
-    """``substeps`` semi-implicit Euler steps of ``model`` (default the double track) over ``dt`` [s] with the
-    controls held.
-
-    Returns ``(state, telemetry)``, the :class:`~sims.vehicles.core.Telemetry` (slips, loads, forces) of the
-    last substep (i.e. ``dt / substeps`` before the end of the step)."""
-    h = dt / substeps
-    if substeps == 1:
-        return semi_implicit_euler(model, vp, vs, controls, h)
-    # one traced copy of the model (a loop carrying the telemetry) keeps the compile time down
-    tel_shape = jax.eval_shape(lambda s: semi_implicit_euler(model, vp, s, controls, h)[1], vs)
-    tel0 = jax.tree.map(lambda a: jnp.zeros(a.shape, a.dtype), tel_shape)
-
-    def body(i, carry):
-        return semi_implicit_euler(model, vp, carry[0], controls, h)
-
-    return jax.lax.fori_loop(0, substeps, body, (vs, tel0))
 
 
 def safe_vehicle(vs: VehicleState) -> Any:
@@ -262,9 +243,11 @@ class Environment:
 
     def simulate(self, params, state, controls):
         """``(vehicle state, telemetry)`` after one env step: :attr:`substeps` vehicle steps over ``params.dt`` of
-        ``state.vehicle`` with the episode's :class:`Physics` (``state.phys``) applied (:func:`advance`)."""
+        ``state.vehicle`` with the episode's :class:`Physics` (``state.phys``) applied, through the runners' one
+        step function (:func:`sims.vehicles.integrators.make_step_with_telemetry`, the last substep's telemetry)."""
         vp = vehicle_for(params, state.phys)
-        return advance(vp, state.vehicle, controls, params.dt, self.substeps, self.vehicle_model)
+        step = make_step_with_telemetry(self.vehicle_model, "semi_implicit_euler", self.substeps, telemetry="last")
+        return step(vp, state.vehicle, controls, params.dt)
 
     #: names of the observation components (without the privileged ones)
     obs_names: tuple = ()

@@ -110,18 +110,33 @@ def check_substeps(substeps) -> int:
     return check_int("substeps", substeps, 1, 1000, source="step")
 
 
+#: Which substep's telemetry a step returns: ``"first"`` (the runners' records: the state at the start of the
+#: step and what the tires did over its first substep) or ``"last"`` (the RL environments' observations: the
+#: tires one substep before the state the step returns).
+TELEMETRY_POINTS = ("first", "last")
+
+
 @functools.cache
-def make_step_with_telemetry(model, integrator="semi_implicit_euler", substeps: int = 1):
+def make_step_with_telemetry(model, integrator="semi_implicit_euler", substeps: int = 1, telemetry: str = "first"):
     """``step(params, state, controls, dt) -> (state, telemetry)`` with ``substeps`` substeps of ``dt / substeps``
-    (telemetry of the first substep)."""
+    and the telemetry of the ``telemetry`` substep (:data:`TELEMETRY_POINTS`).  The one step function of every
+    runner (:mod:`sims.run`) and of the RL environments (:mod:`sims.envs.base`); ``dt`` may be traced."""
     integ = get_integrator(integrator)
     substeps = check_substeps(substeps)
+    if telemetry not in TELEMETRY_POINTS:
+        raise ValueError(f"telemetry = {telemetry!r}; allowed: {', '.join(TELEMETRY_POINTS)}")
 
     def step(params, state, controls, dt):
         h = dt / substeps
+        if substeps == 1:
+            return integ(model, params, state, controls, h)
+        if telemetry == "last":
+            # one traced copy of the model (a loop carrying the telemetry) keeps the compile time down
+            shape = jax.eval_shape(lambda s: integ(model, params, s, controls, h)[1], state)
+            tel0 = jax.tree.map(lambda a: jnp.zeros(a.shape, a.dtype), shape)
+            return jax.lax.fori_loop(0, substeps, lambda i, c: integ(model, params, c[0], controls, h), (state, tel0))
         new, tel = integ(model, params, state, controls, h)
-        if substeps > 1:
-            new = jax.lax.fori_loop(1, substeps, lambda i, s: integ(model, params, s, controls, h)[0], new)
+        new = jax.lax.fori_loop(1, substeps, lambda i, s: integ(model, params, s, controls, h)[0], new)
         return new, tel
 
     return step

@@ -165,6 +165,27 @@ def test_substeps_converge_towards_the_small_step(hatch):
     assert c == pytest.approx(b, rel=0.03)
 
 
+def test_one_step_function_gives_the_first_or_the_last_substeps_telemetry(hatch):
+    """The runners' step (telemetry of the first substep) and the RL envs' (of the last) are one function: both
+    return the state of ``substeps`` single steps of ``dt / substeps``, and the telemetry of that single step
+    taken first or last (braking from 27 m/s with a steer: the slips change from substep to substep)."""
+    s0 = DOUBLE_TRACK.init_state(hatch, 27.0)
+    c = Controls(steer=0.05, throttle=0.0, brake=0.6)
+    one = make_step_with_telemetry(DOUBLE_TRACK, "semi_implicit_euler", 1)
+    states, tels = [s0], []
+    for _ in range(4):
+        s, tel = one(hatch, states[-1], c, 0.0025)
+        states.append(s)
+        tels.append(tel)
+    for point, want in (("first", tels[0]), ("last", tels[-1])):
+        s, tel = make_step_with_telemetry(DOUBLE_TRACK, "semi_implicit_euler", 4, point)(hatch, s0, c, 0.01)
+        np.testing.assert_allclose(s.vx, states[-1].vx, rtol=1e-6)
+        np.testing.assert_allclose(tel.kappa, want.kappa, rtol=1e-5, atol=1e-7)
+    assert not np.allclose(tels[0].kappa, tels[-1].kappa, rtol=1e-3)
+    with pytest.raises(ValueError, match="telemetry = 'middle'"):
+        make_step_with_telemetry(DOUBLE_TRACK, "semi_implicit_euler", 4, "middle")
+
+
 def test_ackermann_inner_wheel_turns_more_and_steady_circle_yaw_rate_is_v_over_r():
     from sims.run.fleet import make_fleet
     from sims.scenarios.skidpad import circle_run
