@@ -50,8 +50,13 @@ two runs (``overwrite=True`` starts afresh).
 ``telemetry``) or a callable ``record(t, state, controls, telemetry) -> pytree``; ``every`` decimates (must divide ``chunk_steps``).
 ``driver`` is a :mod:`sims.drivers` driver (``driver_axes=0`` if its leaves are per vehicle), ``reducer``
 an object with ``init`` / ``update`` as in :func:`sims.run.rollout.rollout`.  ``n_steps`` runs exactly: the
-last chunk is partial when ``chunk_steps`` does not divide it (``every`` must divide both).  ``sharding``: pass ``mesh=sims.run.sharding.fleet_mesh()`` to split the fleet over the local
-devices (the carry and records then come back from every device).
+last chunk is partial when ``chunk_steps`` does not divide it (``every`` must divide both).
+
+Placement: ``devices`` as :class:`sims.run.fleet.FleetRun` (the same code): ``None`` every local device, ``k`` the
+first ``k``, or a sequence of devices.  The fleet, of any size, is padded to a multiple of the device count with
+copies of its last vehicle and every device runs the one-device chunk program on its block at once; the carry
+files and records hold the ``n`` vehicles only, so the records, the final state and the carry files are bitwise
+those of the one-device run and a run may resume on another device count.
 """
 
 from __future__ import annotations
@@ -74,7 +79,7 @@ from tqdm.auto import tqdm
 
 from sims.run._scan import check_steps, chunk_fns, record_fn
 from sims.run.fleet import fleet_size
-from sims.run.sharding import shard
+from sims.run.mesh import device_mesh, pad, shard, split_call
 from sims.vehicles import get_model
 from sims.vehicles.integrators import check_dt, check_substeps
 from sims.vehicles.params import Controls, fleet_axes, validate_params
@@ -393,7 +398,7 @@ def long_run(
     overwrite: bool = False,
     max_chunks: int | None = None,
     on_chunk: Callable | None = None,
-    mesh=None,
+    devices=None,
     repair: bool = False,
     compiler_options: dict | None = None,
 ) -> LongRunResult:
@@ -402,8 +407,8 @@ def long_run(
 
     ``max_chunks`` stops after that many chunks in this call (the run stays resumable);
     ``on_chunk(index, manifest)`` is called after each chunk is safely on disk; ``progress`` is
-    ``True`` (a tqdm bar), ``False`` or an object with ``update(n)``; ``mesh`` a
-    :func:`sims.run.sharding.fleet_mesh` to split the fleet over devices; ``compiler_options`` XLA options
+    ``True`` (a tqdm bar), ``False`` or an object with ``update(n)``; ``devices`` where the fleet runs (module
+    docstring, "Placement"); ``compiler_options`` XLA options
     of the chunk program (part of the run's configuration: a resume must use the same); ``repair`` restarts
     from the last good chunk when a checkpoint file is damaged (otherwise :class:`LongRunError`).
     """
@@ -448,18 +453,28 @@ def long_run(
 
     init, chunk = fns_of(chunk_steps)
     partial_fns = fns_of(last_steps) if last_steps != chunk_steps else None
-    if mesh is not None:
-        n_dev = mesh.devices.size
-        if n % n_dev:
-            raise ValueError(f"with a mesh the fleet size ({n}) must be a multiple of the device count ({n_dev})")
-        params = shard(params, mesh, fleet_axes(params))
-        state0 = shard(state0, mesh, 0)
-        driver = shard(driver, mesh, driver_axes)
-        reducer = shard(reducer, mesh, reducer_axes) if reducer is not None else None
-    dstate0, acc0 = init(params, state0, driver, reducer)
+    inputs_hash = _digest((params, state0, driver, reducer))
+    # placement (FleetRun's): padded to a multiple of the device count, split over the mesh, one program a device
+    mesh = device_mesh(devices, source="long_run")
+    n_pad = n if mesh is None else -(-n // mesh.devices.size) * mesh.devices.size
+    seen: set = set()
+
+    def place(tree, axes):
+        return tree if mesh is None else shard(pad(tree, axes, n_pad), mesh, axes)
+
+    def call(fn, *args):
+        return fn(*args) if mesh is None else split_call(fn, args, mesh, seen)
+
+    def unpad(x):  # every carry and record leaf has the vehicle axis first (the vmapped chunk's outputs)
+        return x if n_pad == n else x[:n]
+
+    params, state0 = place(params, fleet_axes(params)), place(state0, 0)
+    driver = place(driver, driver_axes)
+    reducer = place(reducer, reducer_axes) if reducer is not None else None
+    dstate0, acc0 = call(init, params, state0, driver, reducer)
     carry0 = (state0, dstate0, acc0)
     treedef = jax.tree.structure(carry0)
-    like = [np.asarray(jax.device_get(leaf)) for leaf in jax.tree.leaves(carry0)]
+    like = [unpad(np.asarray(jax.device_get(leaf))) for leaf in jax.tree.leaves(carry0)]
 
     # the record layout (names), without running anything
     probe = jax.eval_shape(chunk, params, state0, dstate0, acc0, driver, reducer, jnp.int32(0))[1]
@@ -481,7 +496,6 @@ def long_run(
     )
     config["compiler_options"] = {k: str(v) for k, v in sorted((compiler_options or {}).items())}
     config["carry_layout"] = [[str(a.dtype), list(a.shape)] for a in like]
-    inputs_hash = _digest((params, state0, driver, reducer))
     config_hash = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
     run_id = hashlib.sha256((config_hash + inputs_hash).encode()).hexdigest()
     man_path = os.path.join(out_dir, MANIFEST)
@@ -577,10 +591,7 @@ def long_run(
 
     start_chunk = len(man["completed"])
     if leaves is not None:
-        leaves = [jnp.asarray(v) for v in leaves]
-        if mesh is not None:
-            leaves = [jax.device_put(v, l.sharding) for v, l in zip(leaves, jax.tree.leaves(carry0), strict=False)]
-        carry = jax.tree.unflatten(treedef, leaves)
+        carry = place(jax.tree.unflatten(treedef, [jnp.asarray(v) for v in leaves]), 0)
     else:
         carry = carry0
 
@@ -612,11 +623,13 @@ def long_run(
             else:  # a short last chunk always has partial_fns (built when last_steps != chunk_steps)
                 raise LongRunError(f"long_run: no compiled function for a {steps_i}-step chunk")
             s, d, a = carry
-            (s, d, a), ys = fn(params, s, d, a, driver, reducer, jnp.int32(k0))
+            (s, d, a), ys = call(fn, params, s, d, a, driver, reducer, jnp.int32(k0))
             carry = (s, d, a)
             entry = dict(index=i, steps=[k0, k0 + steps_i])
             if rec is not None:
-                arrays = {nm: np.asarray(jax.device_get(v)) for nm, v in zip(names, jax.tree.leaves(ys), strict=False)}
+                arrays = {
+                    nm: unpad(np.asarray(jax.device_get(v))) for nm, v in zip(names, jax.tree.leaves(ys), strict=False)
+                }
                 arrays["time"] = t0 + (k0 + every * np.arange(steps_i // every)) * dt
                 arrays["__run__"] = np.array(run_id)
                 arrays["__chunk__"] = np.array([i, k0, k0 + steps_i], np.int64)  # ties the file to its chunk
@@ -624,7 +637,9 @@ def long_run(
                 entry["records"] = fname
                 entry["records_sha256"] = _atomic_savez(os.path.join(out_dir, fname), arrays)
             cname = f"carry_{i:06d}.npz"
-            carr = {f"leaf_{j:05d}": np.asarray(jax.device_get(v)) for j, v in enumerate(jax.tree.leaves(carry))}
+            carr = {
+                f"leaf_{j:05d}": unpad(np.asarray(jax.device_get(v))) for j, v in enumerate(jax.tree.leaves(carry))
+            }
             leaf_count = len(carr)
             carr["__run__"] = np.array(run_id)
             carr["__chunk__"] = np.array([i, k0, k0 + steps_i], np.int64)
@@ -646,7 +661,7 @@ def long_run(
     finally:
         if own_bar:
             bar.close()
-    s, d, a = carry
+    s, d, a = jax.tree.map(unpad, carry)
     return LongRunResult(s, d, a, str(out_dir), man, start_chunk, time.perf_counter() - t_start)
 
 
