@@ -35,7 +35,7 @@ from jaxtire.surfaces import surface_id
 from jaxtire.validation import ValidationError, check_int, check_range
 from sims.drivers import check_target_speed
 from sims.run._scan import blocked, chunk_fns
-from sims.run.mesh import block_of, device_mesh, pad, shard, split_call
+from sims.run.mesh import block_of, device_mesh, padded_size, place, split_call
 from sims.run.rollout import RolloutResult, _launch, _rollout_arguments, _rollout_impl, check_args, options_key
 from sims.vehicles import get_model
 from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, check_surface_ids, fleet_axes
@@ -229,6 +229,7 @@ def fleet_rollout(
     controls_axes=0,
     reducer_axes=None,
     block="auto",
+    devices=None,
     **rollout_kw,
 ) -> RolloutResult:
     """:func:`sims.run.rollout.rollout` over a fleet: ``params`` a fleet (chassis batched), ``state0`` batched,
@@ -238,7 +239,16 @@ def fleet_rollout(
     ``rollout_kw``: the keywords of :func:`~sims.run.rollout.rollout` (``dt`` required; ``model``,
     ``integrator``, ``substeps``, ``record``, ``every``, ``reducer``, ``t0``, ``compiler_options``, same
     defaults).  ``block``: vehicles per cache-sized block (``lax.map`` over blocks, :mod:`sims.run.chunked`;
-    ``"auto"``: :func:`default_block`, ``None``: one batch)."""
+    ``"auto"``: :func:`default_block`, ``None``: one batch).
+
+    ``devices``: the placement of :class:`FleetRun` (the same code): ``None`` every local device, ``k`` the
+    first ``k``, or a sequence; the fleet is padded to a multiple of the device count, each device runs the
+    one-device program on its block, the outputs (padding dropped) are bitwise those of one device.  Under a
+    transformation (``jit``, ``grad``, ``vmap`` of this call) there is no placement: the caller's program runs."""
+    if not (isinstance(devices, int) and devices == 1) and not _traced(params, state0, controls, rollout_kw):
+        mesh = device_mesh(devices, source="fleet_rollout")
+        if mesh is not None:
+            return _on_devices(mesh, params, state0, controls, n_steps, controls_axes, reducer_axes, block, rollout_kw)
     a = _rollout_arguments(params, state0, controls, n_steps, rollout_kw)
     unknown = set(rollout_kw) - set(a)
     if unknown:
@@ -268,6 +278,27 @@ def fleet_rollout(
         reducer_axes=reducer_axes,
         block=default_block() if block == "auto" else block,
     )
+
+
+def _traced(*trees) -> bool:
+    return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(trees))
+
+
+def _on_devices(mesh, params, state0, controls, n_steps, controls_axes, reducer_axes, block, rollout_kw):
+    """:func:`fleet_rollout` with the fleet split over ``mesh`` (FleetRun's placement): padded to a multiple of the
+    device count, the one-device call on each device's block, the padding dropped from every output."""
+    n = fleet_size(params)
+    n_pad = padded_size(n, mesh)
+    reducer = rollout_kw.pop("reducer", None)
+    axes = (fleet_axes(params), 0, controls_axes, reducer_axes)
+    args = tuple(place(x, ax, mesh, n_pad) for x, ax in zip((params, state0, controls, reducer), axes, strict=True))
+
+    def one(p, s, c, r):
+        kw = dict(rollout_kw, reducer=r, controls_axes=controls_axes, reducer_axes=reducer_axes, block=block)
+        return fleet_rollout(p, s, c, n_steps, devices=1, **kw)
+
+    out = split_call(one, args, mesh, set())
+    return jax.tree.map(lambda x: x[:n], out) if n_pad != n else out
 
 
 class RunStats(NamedTuple):
@@ -346,7 +377,7 @@ class FleetRun:
         self._driver_axes, self._reducer_axes = driver_axes, reducer_axes
         self.mesh = device_mesh(devices, source="FleetRun")
         self.devices = 1 if self.mesh is None else int(self.mesh.devices.size)
-        self._n_pad = -(-self.n // self.devices) * self.devices
+        self._n_pad = padded_size(self.n, self.mesh)
         self._axes = (fleet_axes(params), 0, driver_axes, reducer_axes)
         self._args = tuple(
             self._place(x, ax) for x, ax in zip((params, state0, driver, reducer), self._axes, strict=True)
@@ -361,9 +392,7 @@ class FleetRun:
 
     def _place(self, tree, axes):
         """``tree`` padded to the device multiple and split over the mesh (unchanged on one device)."""
-        if self.mesh is None:
-            return tree
-        return shard(pad(tree, axes, self._n_pad), self.mesh, axes)
+        return place(tree, axes, self.mesh, self._n_pad)
 
     def _chunk_fns(self, steps: int):
         head, tail, kw = self._fn_args

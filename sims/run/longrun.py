@@ -79,7 +79,7 @@ from tqdm.auto import tqdm
 
 from sims.run._scan import check_steps, chunk_fns, record_fn
 from sims.run.fleet import fleet_size
-from sims.run.mesh import device_mesh, pad, shard, split_call
+from sims.run.mesh import device_mesh, padded_size, place, split_call
 from sims.vehicles import get_model
 from sims.vehicles.integrators import check_dt, check_substeps
 from sims.vehicles.params import Controls, fleet_axes, validate_params
@@ -456,11 +456,11 @@ def long_run(
     inputs_hash = _digest((params, state0, driver, reducer))
     # placement (FleetRun's): padded to a multiple of the device count, split over the mesh, one program a device
     mesh = device_mesh(devices, source="long_run")
-    n_pad = n if mesh is None else -(-n // mesh.devices.size) * mesh.devices.size
+    n_pad = padded_size(n, mesh)
     seen: set = set()
 
-    def place(tree, axes):
-        return tree if mesh is None else shard(pad(tree, axes, n_pad), mesh, axes)
+    def put(tree, axes):
+        return place(tree, axes, mesh, n_pad)
 
     def call(fn, *args):
         return fn(*args) if mesh is None else split_call(fn, args, mesh, seen)
@@ -468,9 +468,9 @@ def long_run(
     def unpad(x):  # every carry and record leaf has the vehicle axis first (the vmapped chunk's outputs)
         return x if n_pad == n else x[:n]
 
-    params, state0 = place(params, fleet_axes(params)), place(state0, 0)
-    driver = place(driver, driver_axes)
-    reducer = place(reducer, reducer_axes) if reducer is not None else None
+    params, state0 = put(params, fleet_axes(params)), put(state0, 0)
+    driver = put(driver, driver_axes)
+    reducer = put(reducer, reducer_axes) if reducer is not None else None
     dstate0, acc0 = call(init, params, state0, driver, reducer)
     carry0 = (state0, dstate0, acc0)
     treedef = jax.tree.structure(carry0)
@@ -591,7 +591,7 @@ def long_run(
 
     start_chunk = len(man["completed"])
     if leaves is not None:
-        carry = place(jax.tree.unflatten(treedef, [jnp.asarray(v) for v in leaves]), 0)
+        carry = put(jax.tree.unflatten(treedef, [jnp.asarray(v) for v in leaves]), 0)
     else:
         carry = carry0
 
@@ -637,9 +637,7 @@ def long_run(
                 entry["records"] = fname
                 entry["records_sha256"] = _atomic_savez(os.path.join(out_dir, fname), arrays)
             cname = f"carry_{i:06d}.npz"
-            carr = {
-                f"leaf_{j:05d}": unpad(np.asarray(jax.device_get(v))) for j, v in enumerate(jax.tree.leaves(carry))
-            }
+            carr = {f"leaf_{j:05d}": unpad(np.asarray(jax.device_get(v))) for j, v in enumerate(jax.tree.leaves(carry))}
             leaf_count = len(carr)
             carr["__run__"] = np.array(run_id)
             carr["__chunk__"] = np.array([i, k0, k0 + steps_i], np.int64)

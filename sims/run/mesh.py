@@ -68,6 +68,17 @@ def shard(tree, mesh: Mesh, axes=0, axis_name: str = AXIS):
     return jax.tree.unflatten(treedef, out)
 
 
+def padded_size(n: int, mesh: Mesh | None) -> int:
+    """``n`` rounded up to a multiple of the device count of ``mesh`` (``n`` itself without one)."""
+    return n if mesh is None else -(-n // mesh.devices.size) * mesh.devices.size
+
+
+def place(tree, axes, mesh: Mesh | None, n_to: int):
+    """``tree`` padded to ``n_to`` rows (:func:`pad`) and split over ``mesh`` (:func:`shard`); unchanged without a
+    mesh.  The one placement of a fleet pytree (:class:`sims.run.fleet.FleetRun`, ``fleet_rollout``, ``long_run``)."""
+    return tree if mesh is None else shard(pad(tree, axes, n_to), mesh, axes)
+
+
 def device_mesh(devices, source: str) -> Mesh | None:
     """The 1-D mesh of a ``devices`` argument, ``None`` for a single device.
 

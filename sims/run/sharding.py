@@ -1,8 +1,13 @@
-"""Fleets over all local devices: the vehicle axis sharded with :mod:`jax.sharding` or ``shard_map``.
+"""Any per-vehicle function over all local devices: the vehicle axis sharded with :mod:`jax.sharding` or
+``shard_map``.
+
+A fleet *run* needs none of this: :func:`sims.run.fleet.fleet_rollout`, :class:`sims.run.fleet.FleetRun` and
+:func:`sims.run.longrun.long_run` split the fleet over the local devices themselves (``devices=``, one placement,
+:mod:`sims.run.mesh`; bitwise the one-device results).  :func:`sharded` is for other per-vehicle functions.
 
 Vehicles never interact, so a fleet splits along its vehicle axis with no communication: each device
 steps its own block.  Two equivalent ways are provided, both giving results equal to the one-device
-run (``tests/sims/run/test_sharding.py`` checks this with 8 forced host devices):
+run to float32 rounding (``tests/sims/run/test_sharding.py`` checks this with 8 forced host devices):
 
 * ``method="jit"`` (default): the batched leaves are placed with ``NamedSharding(mesh, P("vehicles"))``,
   the shared ones (base tires, surface table, shared drivers) replicated, and the ordinary jitted
@@ -16,9 +21,6 @@ and the padding is dropped from every output.
 ::
 
     mesh = fleet_mesh()                                   # all local devices, axis "vehicles"
-    res = sharded_fleet_rollout(fleet, state0, driver, n_steps, dt=0.005, controls_axes=None)
-    res.final_state.vx.sharding                           # NamedSharding over the 8 devices
-
     run = sharded(fn, in_axes=(fleet_axes(fleet), 0, 0))  # any per-vehicle function of batched args
     out = run(fleet, state, controls)
 
@@ -37,9 +39,7 @@ import numpy as np
 from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
-from sims.run.fleet import fleet_rollout
 from sims.run.mesh import AXIS, _flat_axes, fleet_mesh, pad, shard
-from sims.vehicles.params import fleet_axes, validate_params
 
 
 def batch_size(args: Sequence, in_axes: Sequence) -> int:
@@ -108,36 +108,6 @@ def sharded(
         return _trim(out, n)
 
     return run
-
-
-def sharded_fleet_rollout(
-    params,
-    state0,
-    controls,
-    n_steps: int,
-    *,
-    mesh: Mesh | None = None,
-    method: str = "jit",
-    controls_axes=0,
-    reducer=None,
-    reducer_axes=None,
-    compiler_options: dict | None = None,
-    **kw,
-):
-    """:func:`sims.run.fleet.fleet_rollout` with the fleet sharded over ``mesh`` (default all local devices).
-
-    Same arguments and result (:class:`~sims.run.rollout.RolloutResult`, every leaf with a leading vehicle
-    axis) as :func:`sims.run.fleet.fleet_rollout`; the outputs are distributed over the devices.
-    ``compiler_options``: XLA options of the compiled program."""
-    validate_params(params)  # on concrete values, before anything is traced or padded
-
-    def fn(p, s, c, r):
-        return fleet_rollout(p, s, c, n_steps, controls_axes=controls_axes, reducer=r, reducer_axes=reducer_axes, **kw)
-
-    run = sharded(
-        fn, mesh, (fleet_axes(params), 0, controls_axes, reducer_axes), method=method, compiler_options=compiler_options
-    )
-    return run(params, state0, controls, reducer)
 
 
 def gather(tree):

@@ -1,4 +1,4 @@
-"""Fleet sharding over 8 forced host devices equals the one-device run (subprocess: the XLA flag must be
+"""Fleet runs over 8 forced host devices equal the one-device run (subprocess: the XLA flag must be
 set before JAX starts, so it cannot leak into the other tests)."""
 
 import textwrap
@@ -13,8 +13,8 @@ SCRIPT = textwrap.dedent("""
     import jax, jax.numpy as jnp, numpy as np
     assert jax.device_count() == 8, jax.devices()
     from sims import drivers
-    from sims.run.fleet import sample_fleet, Sampling
-    from sims.run.sharding import fleet_mesh, gather, sharded, sharded_fleet_rollout
+    from sims.run.fleet import fleet_rollout, sample_fleet, Sampling
+    from sims.run.sharding import fleet_mesh, gather, sharded
     from sims.vehicles import DOUBLE_TRACK, presets
     from sims.vehicles.params import fleet_axes
 
@@ -26,11 +26,17 @@ SCRIPT = textwrap.dedent("""
     drv = drivers.StepSteer(amplitude=0.06, t_step=0.05, target_speed=20.0)
     fast = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}  # compile time
     kw = dict(dt=0.005, controls_axes=None, record="telemetry", every=4, compiler_options=fast)
-    one = fleet_mesh(jax.devices()[:1])
-    ref = gather(sharded_fleet_rollout(fleet, state0, drv, steps, mesh=one, **kw))   # the one-device run
+    ref = gather(fleet_rollout(fleet, state0, drv, steps, devices=1, **kw))   # the one-device run
     out = {}
+    # the runner's own placement (devices=, FleetRun's): 13 vehicles padded to 16, bitwise the one-device run
+    split = fleet_rollout(fleet, state0, drv, steps, **kw)                    # default: every local device
+    out["runner_devices"] = len(split.final_state.vx.sharding.device_set)
+    out["runner_exact"] = all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(gather(split)), jax.tree.leaves(ref)))
+    out["runner_shapes"] = [np.shape(a) for a in jax.tree.leaves(gather(split))] == [np.shape(a) for a in jax.tree.leaves(ref)]
+    # any per-vehicle function through sharded(): XLA's partitioner (jit) or shard_map
+    fn = lambda p, s: fleet_rollout(p, s, drv, steps, **kw)
     for method in ("jit", "shard_map"):
-        res = sharded_fleet_rollout(fleet, state0, drv, steps, method=method, **kw)
+        res = sharded(fn, in_axes=(fleet_axes(fleet), 0), method=method, compiler_options=fast)(fleet, state0)
         vx = res.final_state.vx
         out[method + "_devices"] = len(vx.sharding.device_set)
         got = gather(res)
@@ -77,6 +83,7 @@ def _run(tire: str) -> dict:
 def test_fleet_sharded_over_8_devices_equals_single_device():
     out = _run("simple")
     assert out["n_final"] == 13
+    assert out["runner_devices"] == 8 and out["runner_exact"] and out["runner_shapes"], out
     for method in ("jit", "shard_map"):
         assert out[method + "_devices"] == 8, out
         assert out[method + "_shapes_equal"], out
