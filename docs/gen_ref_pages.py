@@ -11,14 +11,19 @@ Run by the ``gen-files`` plugin (mkdocs.yml); writes only into mkdocs' virtual d
 * ``benchmarks/RESULTS.md`` and the pictures beside it, copied from ``benchmarks/`` (the one
   source of the measured numbers), so its relative links work as in the repository.
 * ``contributing.md`` and ``changelog.md`` from ``CONTRIBUTING.md`` and ``CHANGELOG.md``.
+* ``parameters.md``: every field of the chassis, suspension and drivers with its unit, default and allowed range,
+  rendered from the field tables the code validates with (:mod:`jaxtire.fields`), so the page cannot drift.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import mkdocs_gen_files
+
+from jaxtire.fields import markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("jaxtire", "sims")
@@ -94,6 +99,29 @@ def write_copies() -> None:
                 fd.write(pic.read_bytes())
 
 
+#: (title, module, table name, what it is) of the parameters page, in its order
+PARAMETER_TABLES = (
+    ("Chassis", "sims.vehicles.params", "CHASSIS_FIELDS", "`make_chassis(**values)`, `replace_chassis(ch, **changes)`"),
+    ("Suspension (full vehicle)", "sims.vehicles.suspension", "SUSPENSION_FIELDS", "`make_suspension(**values)`"),
+    ("Drivers", "sims.drivers", "DRIVER_FIELDS", "every driver field of this name, in every driver"),
+)
+
+
+def write_parameters() -> None:
+    parts = [
+        "# Parameters\n\nEvery scalar field of the parameter pytrees, with its SI unit, default and allowed range: the",
+        " tables construction, validation and the study tables read (`jaxtire.fields`), rendered at build time. A",
+        " value outside its range is refused at the boundary with an error naming the field, the value and the",
+        " range.\n",
+    ]
+    for title, module, name, how in PARAMETER_TABLES:
+        table = getattr(importlib.import_module(module), name)
+        parts.append(f"\n## {title}\n\n`{module}.{name}`; {how}.\n\n{markdown(table)}\n")
+    with mkdocs_gen_files.open("parameters.md", "w") as fd:
+        fd.write("".join(parts))
+
+
 write_reference()
 write_examples()
 write_copies()
+write_parameters()

@@ -36,7 +36,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtire import fields
 from jaxtire.constants import wrap_angle
+from jaxtire.fields import Field
 from jaxtire.tire import scale_tire
 from jaxtire.validation import ValidationError, check_finite, check_range, is_concrete
 from sims.roads.path import heading_error, project, sample
@@ -54,59 +56,60 @@ _ANY = (-_INF, _INF, True, True)
 _SPEED = (0.0, 200.0, True, True)
 _GAIN = (0.0, 100.0, True, True)
 #: The one table of the driver fields, by name (the same name means the same quantity in every driver):
-#: field -> ``((low, high, low inclusive, high inclusive), SI unit)``; every value must also be finite in
-#: float32.  ``radius`` (:class:`CircleFollower`) must in addition be nonzero (its sign is the direction).
+#: field -> :class:`jaxtire.fields.Field` (SI unit and range; a driver's defaults are its dataclass defaults);
+#: every value must also be finite in float32.  ``radius`` (:class:`CircleFollower`) must in addition be nonzero
+#: (its sign is the direction).
 #: :data:`DRIVER_RANGES` (validation) and :data:`DRIVER_UNITS` (the study table's units) are read from it.
-DRIVER_FIELDS: dict[str, tuple[tuple[float, float, bool, bool], str]] = {
-    "steer": (_STEER, "rad"),
-    "throttle": (_UNIT, "-"),
-    "brake": (_UNIT, "-"),
-    "amplitude": (_STEER, "rad"),
-    "t_step": (_TIME, "s"),
-    "t_start": (_ANY, "s"),
-    "t_brake": (_TIME, "s"),
-    "ramp": ((0.0, 100.0, True, True), "s"),
-    "frequency": ((0.0, 100.0, True, True), "Hz"),
-    "target_speed": (_SPEED, "m/s"),
-    "speed_gain": (_GAIN, "1/(m/s)"),
-    "accel_gain": (_GAIN, "1/s"),
-    "dt": (_POSITIVE, "s"),
-    "radius": ((-1e5, 1e5, True, True), "m"),
-    "center_x": (_ANY, "m"),
-    "center_y": (_ANY, "m"),
-    "bandwidth": ((0.0, 1e3, False, True), "rad/s"),
-    "zeta": ((0.0, 10.0, False, True), "-"),
-    "t_integral": ((0.0, 1e4, False, True), "s"),
-    "throttle_ff": ((-1.0, 1.0, True, True), "-"),
-    "abs_on": (_UNIT, "-"),
-    "target_slip": ((0.0, 1.0, False, True), "-"),
-    "min_slip": ((0.0, 1.0, False, True), "-"),
-    "select_low_rear": (_UNIT, "-"),
-    "yaw_rate_ref": ((0.0, 100.0, False, True), "rad/s"),
-    "slip_offset": ((0.0, 10.0, True, True), "m/s"),
-    "abs_off_speed": ((0.0, 100.0, False, True), "m/s"),
-    "k_y": (_ANY, "rad/m"),
-    "k_psi": (_ANY, "-"),
-    "k_r": (_ANY, "s"),
-    "t_preview": ((0.0, 10.0, True, True), "s"),
-    "x0": (_ANY, "m"),
-    "length": ((0.0, 1e5, False, True), "m"),
-    "width": ((-100.0, 100.0, True, True), "m"),
-    "x_preview": ((0.0, 1000.0, True, True), "m"),
-    "t_ff": ((0.0, 5.0, True, True), "s"),
-    "understeer": ((-1.0, 1.0, True, True), "rad/(m/s^2)"),
-    "brake_gain": (_GAIN, "1/(m/s)"),
-    "profile": (_UNIT, "-"),
-    "course": (_UNIT, "-"),
-    "dwell": ((0.0, 10.0, True, True), "s"),
-    "rate": (_ANY, "rad/s"),
-    "t_speed": ((0.0, 5.0, True, True), "s"),
-    "slip_limit": ((0.0, 1.0, False, True), "-"),
+DRIVER_FIELDS: dict[str, Field] = {
+    "steer": Field(None, "rad", *_STEER),
+    "throttle": Field(None, "-", *_UNIT),
+    "brake": Field(None, "-", *_UNIT),
+    "amplitude": Field(None, "rad", *_STEER),
+    "t_step": Field(None, "s", *_TIME),
+    "t_start": Field(None, "s", *_ANY),
+    "t_brake": Field(None, "s", *_TIME),
+    "ramp": Field(None, "s", 0.0, 100.0, True, True),
+    "frequency": Field(None, "Hz", 0.0, 100.0, True, True),
+    "target_speed": Field(None, "m/s", *_SPEED),
+    "speed_gain": Field(None, "1/(m/s)", *_GAIN),
+    "accel_gain": Field(None, "1/s", *_GAIN),
+    "dt": Field(None, "s", *_POSITIVE),
+    "radius": Field(None, "m", -1e5, 1e5, True, True),
+    "center_x": Field(None, "m", *_ANY),
+    "center_y": Field(None, "m", *_ANY),
+    "bandwidth": Field(None, "rad/s", 0.0, 1e3, False, True),
+    "zeta": Field(None, "-", 0.0, 10.0, False, True),
+    "t_integral": Field(None, "s", 0.0, 1e4, False, True),
+    "throttle_ff": Field(None, "-", -1.0, 1.0, True, True),
+    "abs_on": Field(None, "-", *_UNIT),
+    "target_slip": Field(None, "-", 0.0, 1.0, False, True),
+    "min_slip": Field(None, "-", 0.0, 1.0, False, True),
+    "select_low_rear": Field(None, "-", *_UNIT),
+    "yaw_rate_ref": Field(None, "rad/s", 0.0, 100.0, False, True),
+    "slip_offset": Field(None, "m/s", 0.0, 10.0, True, True),
+    "abs_off_speed": Field(None, "m/s", 0.0, 100.0, False, True),
+    "k_y": Field(None, "rad/m", *_ANY),
+    "k_psi": Field(None, "-", *_ANY),
+    "k_r": Field(None, "s", *_ANY),
+    "t_preview": Field(None, "s", 0.0, 10.0, True, True),
+    "x0": Field(None, "m", *_ANY),
+    "length": Field(None, "m", 0.0, 1e5, False, True),
+    "width": Field(None, "m", -100.0, 100.0, True, True),
+    "x_preview": Field(None, "m", 0.0, 1000.0, True, True),
+    "t_ff": Field(None, "s", 0.0, 5.0, True, True),
+    "understeer": Field(None, "rad/(m/s^2)", -1.0, 1.0, True, True),
+    "brake_gain": Field(None, "1/(m/s)", *_GAIN),
+    "profile": Field(None, "-", *_UNIT),
+    "course": Field(None, "-", *_UNIT),
+    "dwell": Field(None, "s", 0.0, 10.0, True, True),
+    "rate": Field(None, "rad/s", *_ANY),
+    "t_speed": Field(None, "s", 0.0, 5.0, True, True),
+    "slip_limit": Field(None, "-", 0.0, 1.0, False, True),
 }
 #: Allowed range of each driver field (from :data:`DRIVER_FIELDS`).
-DRIVER_RANGES: dict[str, tuple[float, float, bool, bool]] = {k: r for k, (r, _) in DRIVER_FIELDS.items()}
+DRIVER_RANGES: dict[str, tuple[float, float, bool, bool]] = fields.ranges(DRIVER_FIELDS)
 #: SI unit of each driver field (from :data:`DRIVER_FIELDS`).
-DRIVER_UNITS: dict[str, str] = {k: u for k, (_, u) in DRIVER_FIELDS.items()}
+DRIVER_UNITS: dict[str, str] = fields.units(DRIVER_FIELDS)
 
 
 def validate_driver(drv) -> None:

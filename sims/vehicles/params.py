@@ -30,6 +30,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtire import fields
+from jaxtire.fields import Field
 from jaxtire.surfaces import SurfaceTable, preset_table
 from jaxtire.validation import ValidationError, check_choice, check_range, is_concrete
 from sims.vehicles.driveline import fleet_axis, validate_driveline
@@ -214,61 +216,48 @@ class Controls(NamedTuple):
     brake: Any = 0.0
 
 
-class ChassisField(NamedTuple):
-    """One scalar field of :class:`Chassis`: its ``default`` (:func:`make_chassis`), SI ``unit``, and allowed
-    range ``[low, high]`` (``low_incl`` / ``high_incl``: whether the bound itself is allowed)."""
-
-    default: float
-    unit: str
-    low: float
-    high: float
-    low_incl: bool
-    high_incl: bool
-
-
 #: The one table of the chassis's scalar fields (defaults: a compact hatchback, see :mod:`sims.vehicles.presets`):
-#: field -> :class:`ChassisField`.  :data:`CHASSIS_DEFAULTS`, :data:`CHASSIS_RANGES` and :data:`CHASSIS_UNITS`
-#: (construction, validation, the study table's units and the docs) are read from it.
-CHASSIS_FIELDS: dict[str, ChassisField] = {
-    "mass": ChassisField(1350.0, "kg", 0.0, 1e6, False, True),
-    "yaw_inertia": ChassisField(2250.0, "kg m^2", 0.0, 1e8, False, True),
-    "cg_to_front": ChassisField(1.03, "m", 0.0, 20.0, False, True),
-    "cg_to_rear": ChassisField(1.61, "m", 0.0, 20.0, False, True),
-    "cg_height": ChassisField(0.55, "m", 0.0, 10.0, True, True),
-    "track_front": ChassisField(1.55, "m", 0.0, 10.0, False, True),
-    "track_rear": ChassisField(1.52, "m", 0.0, 10.0, False, True),
-    "roll_stiffness_front": ChassisField(0.6, "-", 0.0, 1.0, True, True),
-    "wheel_radius_front": ChassisField(0.31, "m", 0.0, 5.0, False, True),
-    "wheel_radius_rear": ChassisField(0.31, "m", 0.0, 5.0, False, True),
-    "wheel_inertia_front": ChassisField(1.2, "kg m^2", 0.0, 1e4, False, True),
-    "wheel_inertia_rear": ChassisField(1.0, "kg m^2", 0.0, 1e4, False, True),
-    "max_drive_torque": ChassisField(2500.0, "N m", 0.0, 1e7, True, True),
-    "max_power": ChassisField(92e3, "W", 0.0, math.inf, False, True),
-    "drive_split_front": ChassisField(1.0, "-", 0.0, 1.0, True, True),
-    "max_brake_torque": ChassisField(6000.0, "N m", 0.0, 1e7, True, True),
-    "brake_bias_front": ChassisField(0.7, "-", 0.0, 1.0, True, True),
-    "brake_omega_smooth": ChassisField(0.02, "rad/s", 0.0, 100.0, False, True),
-    "max_steer": ChassisField(0.6, "rad", 0.0, 1.2, False, True),
-    "ackermann": ChassisField(1.0, "-", 0.0, 1.0, True, True),
-    "drag_area": ChassisField(0.64, "m^2", 0.0, 100.0, True, True),
-    "lift_area": ChassisField(0.0, "m^2", -100.0, 100.0, True, True),
-    "aero_balance_front": ChassisField(0.5, "-", 0.0, 1.0, True, True),
-    "air_density": ChassisField(1.2, "kg/m^3", 0.0, 10.0, True, True),
-    "load_transfer_tau": ChassisField(0.05, "s", 0.0, 10.0, True, True),
-    "road_grade": ChassisField(0.0, "rad", -0.8, 0.8, True, True),
-    "road_bank": ChassisField(0.0, "rad", -0.8, 0.8, True, True),
-    "body_width": ChassisField(1.80, "m", 0.0, 10.0, False, True),
-    "overhang_front": ChassisField(0.88, "m", 0.0, 10.0, True, True),
-    "overhang_rear": ChassisField(0.74, "m", 0.0, 10.0, True, True),
+#: field -> :class:`jaxtire.fields.Field` (default, unit, range).  :data:`CHASSIS_DEFAULTS`, :data:`CHASSIS_RANGES`
+#: and :data:`CHASSIS_UNITS` (construction, validation, :func:`replace_chassis`, the study table's units and the
+#: docs' parameter page) are read from it through :mod:`jaxtire.fields`.
+CHASSIS_FIELDS: dict[str, Field] = {
+    "mass": Field(1350.0, "kg", 0.0, 1e6, False, True),
+    "yaw_inertia": Field(2250.0, "kg m^2", 0.0, 1e8, False, True),
+    "cg_to_front": Field(1.03, "m", 0.0, 20.0, False, True),
+    "cg_to_rear": Field(1.61, "m", 0.0, 20.0, False, True),
+    "cg_height": Field(0.55, "m", 0.0, 10.0, True, True),
+    "track_front": Field(1.55, "m", 0.0, 10.0, False, True),
+    "track_rear": Field(1.52, "m", 0.0, 10.0, False, True),
+    "roll_stiffness_front": Field(0.6, "-", 0.0, 1.0, True, True),
+    "wheel_radius_front": Field(0.31, "m", 0.0, 5.0, False, True),
+    "wheel_radius_rear": Field(0.31, "m", 0.0, 5.0, False, True),
+    "wheel_inertia_front": Field(1.2, "kg m^2", 0.0, 1e4, False, True),
+    "wheel_inertia_rear": Field(1.0, "kg m^2", 0.0, 1e4, False, True),
+    "max_drive_torque": Field(2500.0, "N m", 0.0, 1e7, True, True),
+    "max_power": Field(92e3, "W", 0.0, math.inf, False, True),
+    "drive_split_front": Field(1.0, "-", 0.0, 1.0, True, True),
+    "max_brake_torque": Field(6000.0, "N m", 0.0, 1e7, True, True),
+    "brake_bias_front": Field(0.7, "-", 0.0, 1.0, True, True),
+    "brake_omega_smooth": Field(0.02, "rad/s", 0.0, 100.0, False, True),
+    "max_steer": Field(0.6, "rad", 0.0, 1.2, False, True),
+    "ackermann": Field(1.0, "-", 0.0, 1.0, True, True),
+    "drag_area": Field(0.64, "m^2", 0.0, 100.0, True, True),
+    "lift_area": Field(0.0, "m^2", -100.0, 100.0, True, True),
+    "aero_balance_front": Field(0.5, "-", 0.0, 1.0, True, True),
+    "air_density": Field(1.2, "kg/m^3", 0.0, 10.0, True, True),
+    "load_transfer_tau": Field(0.05, "s", 0.0, 10.0, True, True),
+    "road_grade": Field(0.0, "rad", -0.8, 0.8, True, True),
+    "road_bank": Field(0.0, "rad", -0.8, 0.8, True, True),
+    "body_width": Field(1.80, "m", 0.0, 10.0, False, True),
+    "overhang_front": Field(0.88, "m", 0.0, 10.0, True, True),
+    "overhang_rear": Field(0.74, "m", 0.0, 10.0, True, True),
 }
 #: Defaults of :func:`make_chassis` (from :data:`CHASSIS_FIELDS`).
-CHASSIS_DEFAULTS: dict[str, Any] = {k: f.default for k, f in CHASSIS_FIELDS.items()}
+CHASSIS_DEFAULTS: dict[str, Any] = fields.defaults(CHASSIS_FIELDS)
 #: Allowed ranges: field -> (low, high, low inclusive, high inclusive) (from :data:`CHASSIS_FIELDS`).
-CHASSIS_RANGES: dict[str, tuple[float, float, bool, bool]] = {
-    k: (f.low, f.high, f.low_incl, f.high_incl) for k, f in CHASSIS_FIELDS.items()
-}
+CHASSIS_RANGES: dict[str, tuple[float, float, bool, bool]] = fields.ranges(CHASSIS_FIELDS)
 #: SI units of the chassis's scalar fields (from :data:`CHASSIS_FIELDS`).
-CHASSIS_UNITS: dict[str, str] = {k: f.unit for k, f in CHASSIS_FIELDS.items()}
+CHASSIS_UNITS: dict[str, str] = fields.units(CHASSIS_FIELDS)
 TIRE_SCALE_RANGE = (0.0, 10.0, False, True)
 
 
@@ -298,8 +287,7 @@ def validate_chassis(ch: Chassis, n_surfaces: int | None = None, source: str = "
     :class:`~jaxtire.validation.ValidationError` naming the field."""
     if not is_concrete(ch):
         return
-    for name, rng in CHASSIS_RANGES.items():
-        check_range(name, getattr(ch, name), *rng, source=source, allow_inf=True, dtype=dtype)
+    fields.check(CHASSIS_FIELDS, ch, source=source, allow_inf=True, dtype=dtype)
     for axle in ("front", "rear"):
         sc = getattr(ch, f"tire_scale_{axle}")
         for f in TireScale._fields:
@@ -355,10 +343,7 @@ def make_chassis(
     table of ``n_surfaces`` entries.  ``tire_sides`` (default :data:`DEFAULT_TIRE_SIDES`) 4 values of
     +1 / -1 / 0 (see :class:`Chassis`).  Values may be arrays with a leading vehicle axis.
     """
-    unknown = set(values) - set(CHASSIS_DEFAULTS)
-    if unknown:
-        raise ValueError(f"Chassis: unknown field(s) {sorted(unknown)}; allowed {sorted(CHASSIS_DEFAULTS)}")
-    full = {**CHASSIS_DEFAULTS, **values}
+    full = fields.merge(CHASSIS_FIELDS, values, source="Chassis")
     ids = np.asarray(0 if surface_ids is None else surface_ids)
     if ids.ndim == 0:
         ids = np.full(4, ids)
@@ -379,6 +364,14 @@ def make_chassis(
         surface_ids=jnp.asarray(np.round(ids).astype(np.int32)),
         tire_sides=as_f(sides),
     )
+
+
+def replace_chassis(ch: Chassis, **changes) -> Chassis:
+    """``ch`` with ``changes`` (scalars or per-vehicle arrays, in the fields' units), each changed scalar field
+    checked against :data:`CHASSIS_FIELDS` first (:func:`jaxtire.fields.replace`): a value outside its range
+    raises :class:`~jaxtire.validation.ValidationError` naming the field, the value and the range, where
+    ``ch._replace`` would store it."""
+    return fields.replace(ch, CHASSIS_FIELDS, source="Chassis", **changes)
 
 
 def _tire_dtype(tire):

@@ -42,8 +42,10 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtire import fields
 from jaxtire.constants import GRAVITY
-from jaxtire.validation import ValidationError, check_range, is_concrete
+from jaxtire.fields import Field
+from jaxtire.validation import ValidationError, is_concrete
 
 
 class Suspension(NamedTuple):
@@ -81,76 +83,46 @@ class Suspension(NamedTuple):
     tire_stiffness_rear: Any
 
 
-#: Defaults of :func:`make_suspension` (a compact hatchback of 1350 kg; estimates from [Gil] ch. 5-6:
-#: ~1.2 / 1.35 Hz ride, ~0.3 damping, ~10 % unsprung mass) -- :func:`default_suspension` of the hatchback
-#: preset rounded.
-SUSPENSION_DEFAULTS: dict[str, float] = dict(
-    unsprung_mass_front=37.0,
-    unsprung_mass_rear=33.0,
-    roll_inertia=450.0,
-    pitch_inertia=1800.0,
-    spring_front=30000.0,
-    spring_rear=25000.0,
-    motion_ratio_front=1.0,
-    motion_ratio_rear=1.0,
-    damper_front=2500.0,
-    damper_rear=2100.0,
-    bump_stop_gap_front=0.07,
-    bump_stop_gap_rear=0.08,
-    bump_stop_front=5e6,
-    bump_stop_rear=5e6,
-    arb_front=25000.0,
-    arb_rear=5000.0,
-    roll_centre_front=0.0,
-    roll_centre_rear=0.0,
-    anti_dive=0.0,
-    anti_squat=0.0,
-    camber_front=0.0,
-    camber_rear=0.0,
-    toe_front=0.0,
-    toe_rear=0.0,
-    camber_gain_front=0.0,
-    camber_gain_rear=0.0,
-    bump_steer_front=0.0,
-    bump_steer_rear=0.0,
-    tire_stiffness_front=2.0e5,
-    tire_stiffness_rear=2.0e5,
-)
-
-_INF = math.inf
-#: Allowed ranges: field -> (low, high, low inclusive, high inclusive).
-SUSPENSION_RANGES: dict[str, tuple[float, float, bool, bool]] = {
-    "unsprung_mass_front": (0.0, 1e4, False, True),
-    "unsprung_mass_rear": (0.0, 1e4, False, True),
-    "roll_inertia": (0.0, 1e7, False, True),
-    "pitch_inertia": (0.0, 1e8, False, True),
-    "spring_front": (0.0, 1e9, False, True),
-    "spring_rear": (0.0, 1e9, False, True),
-    "motion_ratio_front": (0.05, 5.0, True, True),
-    "motion_ratio_rear": (0.05, 5.0, True, True),
-    "damper_front": (0.0, 1e7, True, True),
-    "damper_rear": (0.0, 1e7, True, True),
-    "bump_stop_gap_front": (0.0, 1.0, True, True),
-    "bump_stop_gap_rear": (0.0, 1.0, True, True),
-    "bump_stop_front": (0.0, 1e10, True, True),
-    "bump_stop_rear": (0.0, 1e10, True, True),
-    "arb_front": (-1e7, 1e8, True, True),
-    "arb_rear": (-1e7, 1e8, True, True),
-    "roll_centre_front": (-1.0, 2.0, True, True),
-    "roll_centre_rear": (-1.0, 2.0, True, True),
-    "anti_dive": (-2.0, 2.0, True, True),
-    "anti_squat": (-2.0, 2.0, True, True),
-    "camber_front": (-0.2, 0.2, True, True),
-    "camber_rear": (-0.2, 0.2, True, True),
-    "toe_front": (-0.1, 0.1, True, True),
-    "toe_rear": (-0.1, 0.1, True, True),
-    "camber_gain_front": (-10.0, 10.0, True, True),
-    "camber_gain_rear": (-10.0, 10.0, True, True),
-    "bump_steer_front": (-5.0, 5.0, True, True),
-    "bump_steer_rear": (-5.0, 5.0, True, True),
-    "tire_stiffness_front": (0.0, 1e10, False, True),
-    "tire_stiffness_rear": (0.0, 1e10, False, True),
+#: The one table of the suspension's fields: field -> :class:`jaxtire.fields.Field` (default, unit, range).  The
+#: defaults (a compact hatchback of 1350 kg; estimates from [Gil] ch. 5-6: ~1.2 / 1.35 Hz ride, ~0.3 damping,
+#: ~10 % unsprung mass) are :func:`default_suspension` of the hatchback preset rounded.
+#: :data:`SUSPENSION_DEFAULTS` and :data:`SUSPENSION_RANGES` (construction, validation, the docs) are read from it.
+SUSPENSION_FIELDS: dict[str, Field] = {
+    "unsprung_mass_front": Field(37.0, "kg", 0.0, 1e4, False, True),
+    "unsprung_mass_rear": Field(33.0, "kg", 0.0, 1e4, False, True),
+    "roll_inertia": Field(450.0, "kg m^2", 0.0, 1e7, False, True),
+    "pitch_inertia": Field(1800.0, "kg m^2", 0.0, 1e8, False, True),
+    "spring_front": Field(30000.0, "N/m", 0.0, 1e9, False, True),
+    "spring_rear": Field(25000.0, "N/m", 0.0, 1e9, False, True),
+    "motion_ratio_front": Field(1.0, "-", 0.05, 5.0, True, True),
+    "motion_ratio_rear": Field(1.0, "-", 0.05, 5.0, True, True),
+    "damper_front": Field(2500.0, "N s/m", 0.0, 1e7, True, True),
+    "damper_rear": Field(2100.0, "N s/m", 0.0, 1e7, True, True),
+    "bump_stop_gap_front": Field(0.07, "m", 0.0, 1.0, True, True),
+    "bump_stop_gap_rear": Field(0.08, "m", 0.0, 1.0, True, True),
+    "bump_stop_front": Field(5e6, "N/m^2", 0.0, 1e10, True, True),
+    "bump_stop_rear": Field(5e6, "N/m^2", 0.0, 1e10, True, True),
+    "arb_front": Field(25000.0, "N m/rad", -1e7, 1e8, True, True),
+    "arb_rear": Field(5000.0, "N m/rad", -1e7, 1e8, True, True),
+    "roll_centre_front": Field(0.0, "m", -1.0, 2.0, True, True),
+    "roll_centre_rear": Field(0.0, "m", -1.0, 2.0, True, True),
+    "anti_dive": Field(0.0, "-", -2.0, 2.0, True, True),
+    "anti_squat": Field(0.0, "-", -2.0, 2.0, True, True),
+    "camber_front": Field(0.0, "rad", -0.2, 0.2, True, True),
+    "camber_rear": Field(0.0, "rad", -0.2, 0.2, True, True),
+    "toe_front": Field(0.0, "rad", -0.1, 0.1, True, True),
+    "toe_rear": Field(0.0, "rad", -0.1, 0.1, True, True),
+    "camber_gain_front": Field(0.0, "rad/m", -10.0, 10.0, True, True),
+    "camber_gain_rear": Field(0.0, "rad/m", -10.0, 10.0, True, True),
+    "bump_steer_front": Field(0.0, "rad/m", -5.0, 5.0, True, True),
+    "bump_steer_rear": Field(0.0, "rad/m", -5.0, 5.0, True, True),
+    "tire_stiffness_front": Field(2.0e5, "N/m", 0.0, 1e10, False, True),
+    "tire_stiffness_rear": Field(2.0e5, "N/m", 0.0, 1e10, False, True),
 }
+#: Defaults of :func:`make_suspension` (from :data:`SUSPENSION_FIELDS`).
+SUSPENSION_DEFAULTS: dict[str, float] = fields.defaults(SUSPENSION_FIELDS)
+#: Allowed ranges: field -> (low, high, low inclusive, high inclusive) (from :data:`SUSPENSION_FIELDS`).
+SUSPENSION_RANGES: dict[str, tuple[float, float, bool, bool]] = fields.ranges(SUSPENSION_FIELDS)
 
 
 def validate_suspension(susp: Suspension, chassis=None, source: str = "Suspension", dtype=None) -> None:
@@ -162,8 +134,7 @@ def validate_suspension(susp: Suspension, chassis=None, source: str = "Suspensio
         raise ValidationError(f"{source}: expected a Suspension, got {type(susp).__name__}")
     if not is_concrete(susp):
         return
-    for name, rng in SUSPENSION_RANGES.items():
-        check_range(name, getattr(susp, name), *rng, source=source, dtype=dtype)
+    fields.check(SUSPENSION_FIELDS, susp, source=source, dtype=dtype)
     if chassis is None or not is_concrete(chassis):
         return
     m_s = np.asarray(chassis.mass) - 2.0 * (np.asarray(susp.unsprung_mass_front) + np.asarray(susp.unsprung_mass_rear))
@@ -187,11 +158,8 @@ def make_suspension(*, dtype=None, chassis=None, **values) -> Suspension:
     """A validated :class:`Suspension`; unspecified fields take :data:`SUSPENSION_DEFAULTS` (values may be
     arrays with a leading vehicle axis); with ``chassis`` the combination is checked too
     (:func:`validate_suspension`)."""
-    unknown = set(values) - set(SUSPENSION_DEFAULTS)
-    if unknown:
-        raise ValidationError(f"Suspension: unknown field(s) {sorted(unknown)}; allowed {sorted(SUSPENSION_DEFAULTS)}")
     dtype = dtype or jnp.result_type(float)
-    raw = Suspension(**{**SUSPENSION_DEFAULTS, **values})
+    raw = Suspension(**fields.merge(SUSPENSION_FIELDS, values, source="Suspension"))
     validate_suspension(raw, chassis, dtype=dtype)
     return Suspension(*(jnp.asarray(v, dtype) for v in raw))
 

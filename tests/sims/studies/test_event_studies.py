@@ -27,20 +27,15 @@ from sims.studies import statistics as stats
 from sims.studies import study as sm
 from sims.studies.journal import Journal
 from tests.sims.conftest import FAST
+from tests.sims.studies.wet import BASE, MASS, MU, MU_ALSO
 
-MU = "vehicle.tire_scale.mu_x"
-MASS = "vehicle.chassis.mass"
 WET = dict(
-    name="wet",
-    scenario="braking",
-    vehicle={"surface": "asphalt_wet"},
+    BASE,
     runs=32768,
     seed=7,
-    settings={"speed": 12.0},
-    options={"max_time": 3.0, "dt": 0.01, "model": "single_track"},
     metrics=["distance"],
     vary=[
-        {"path": MU, "by": "factor", "dist": "normal", "mean": 1.0, "sd": 0.1, "also": ["vehicle.tire_scale.mu_y"]},
+        {"path": MU, "by": "factor", "dist": "normal", "mean": 1.0, "sd": 0.1, "also": MU_ALSO},
         {"path": MASS, "by": "factor", "dist": "uniform", "low": 0.9, "high": 1.25},
     ],
 )

@@ -22,22 +22,17 @@ from sims.studies import braking, report, table
 from sims.studies import study as sm
 from sims.studies.variation import Variation
 from tests.sims.conftest import FAST
+from tests.sims.studies.wet import BASE, MASS, MU, MU_ALSO
 
-MU = "vehicle.tire_scale.mu_x"
-MASS = "vehicle.chassis.mass"
 #: Short wet braking from 12 m/s (stops in about 2 s), single track, a Saltelli design of 16 x (2 + 2) runs.
 WET = dict(
-    name="wet",
-    scenario="braking",
-    vehicle={"surface": "asphalt_wet"},
+    BASE,
     runs=16,
     seed=3,
     design="saltelli",
-    settings={"speed": 12.0},
-    options={"max_time": 3.0, "dt": 0.01, "model": "single_track"},
     metrics=["distance", "stop_time", "passed"],
     vary=[
-        {"path": MU, "dist": "uniform", "by": "factor", "low": 0.6, "high": 1.1, "also": ["vehicle.tire_scale.mu_y"]},
+        {"path": MU, "dist": "uniform", "by": "factor", "low": 0.6, "high": 1.1, "also": MU_ALSO},
         {"path": MASS, "dist": "uniform", "by": "factor", "low": 0.9, "high": 1.25},
     ],
 )
