@@ -139,6 +139,7 @@ def _free_compiled_programs():
 #: subprocesses (seconds of test time on the 2-core VM, session 12's `--durations` run).  `python -m pytest -n 2`
 #: runs the rest (the fast tier, <= 15 min there); `python -m pytest -m slow -n 2` runs these; `.ci/run` both.
 SLOW_MODULES = {
+    "tests/sims/cli/test_cli_study_sampler.py": 55,
     # every code block of the README and docs/ (issue 37): 7.8 min wall with -n 2 on the loaded VM
     "tests/test_docs.py": 770,
     "tests/sims/studies/test_event_studies.py": 260,

@@ -1,7 +1,8 @@
 """``python -m sims`` (console script ``jaxtire-fleet``): the fleet CLI (argument parsing and printing only).
 
-With no arguments it runs the embedded default Monte Carlo (:func:`sims.scenarios.braking.monte_carlo_fleet`,
-:func:`~sims.scenarios.braking.braking_run`): 10 000 hatchbacks (four-wheel model, the bundled MF tire, or
+With no arguments it runs the embedded default Monte Carlo, a study (:func:`sims.studies.braking.monte_carlo_study`,
+drawn by the studies' sampler, :func:`sims.studies.study.inputs`) run by :func:`~sims.scenarios.braking.braking_run`:
+10 000 hatchbacks (four-wheel model, the bundled MF tire, or
 any tire file with ``--tir PATH``) braking from 100 km/h, each with a random payload (mass x U(0.9, 1.25)), tire friction (x U(0.85,
 1.1)) and stiffness (x U(0.8, 1.2)), a surface drawn from dry asphalt, wet asphalt, gravel, snow and ice,
 ABS on or off (half each) and a small random yaw-rate disturbance; it prints a summary table (stopping
@@ -40,11 +41,12 @@ from sims.cli._tire import add_tire_arguments, check_tire_arguments, tire_from_a
 from sims.cli.lap import check_track, run_lap
 from sims.drivers import Constant
 from sims.run import tune_cpu
-from sims.run.fleet import FleetRun, Sampling, fleet_start, sample_fleet
+from sims.run.fleet import FleetRun, FleetSample, Sampling, fleet_start, sample_fleet
 from sims.run.rollout import fast_compile_options
 from sims.scenarios import braking, skidpad, step_steer
 from sims.studies import braking as braking_study
 from sims.studies.study import dumps
+from sims.studies.study import inputs as study_inputs
 from sims.vehicles import MODELS, presets
 from sims.vehicles.integrators import INTEGRATORS
 from sims.vehicles.presets import PRESET_NAMES
@@ -202,19 +204,21 @@ def run_braking(args, out: Path) -> dict:
     t_start = time.perf_counter()
     n = args.vehicles
     ids = [surface_id(s) for s in args.surface_list]
-    base = presets.get(args.preset, tire=args.tire_params)
-    mc = braking.monte_carlo_fleet(jax.random.PRNGKey(args.seed), base, n, ids, abs_fraction=args.abs_fraction)
-    if args.save_study:  # the same Monte Carlo as a study (sims.studies.braking); this run is unchanged
-        study = braking_study.monte_carlo_study(
-            n,
-            preset=args.preset,
-            surfaces=tuple(args.surface_list),
-            abs_fraction=args.abs_fraction,
-            speed=args.speed / 3.6,
-            seed=args.seed,
-            tire=args.tir,
-        )
+    # the Monte Carlo is a study (sims.studies.braking): its fleet and settings are drawn by the studies' one
+    # sampler, so `python -m sims study` of the --save-study file runs these very vehicles
+    study = braking_study.monte_carlo_study(
+        n,
+        preset=args.preset,
+        surfaces=tuple(args.surface_list),
+        abs_fraction=args.abs_fraction,
+        speed=args.speed / 3.6,
+        seed=args.seed,
+        tire=args.tir if args.tir is not None or args.tire == "mf" else args.tire,
+        options={"dt": args.dt, "model": args.model, **({"max_time": args.steps * args.dt} if args.steps else {})},
+    )
+    if args.save_study:
         Path(args.save_study).write_text(dumps(study))
+    fleet, settings, draws = study_inputs(study)
     steps = args.steps or int(math.ceil(60.0 / args.dt))
     print(
         f"jaxtire fleet: {n} x {args.preset} ({args.model}, {tire_label(args)} tires, {args.integrator}, dt "
@@ -224,20 +228,20 @@ def run_braking(args, out: Path) -> dict:
     )
     setup_s = time.perf_counter() - t_start
     print("[1/3] compile ...", end=" ", flush=True, file=sys.stderr)
+    abs_on, yaw0 = settings["abs_on"], settings["yaw_rate0"]
     run = braking.braking_run(
-        mc.params,
-        mc.abs_on,
-        speed=args.speed / 3.6,
-        yaw_rate0=mc.yaw_rate0,
-        chunk_steps=args.chunk_steps,
-        **_runner(args),
+        fleet, abs_on, speed=args.speed / 3.6, yaw_rate0=yaw0, chunk_steps=args.chunk_steps, **_runner(args)
     )
     print(f"{run.compile():.1f} s", flush=True, file=sys.stderr)
     bar = Progress(steps, "[2/3] simulate", not args.no_progress)
     res, stats = braking.run_to_stop(run, steps, progress=bar)
     bar.close()
-    sample = jax.tree.map(np.asarray, mc.sample)
-    abs_np, yaw_np = np.asarray(mc.abs_on), np.asarray(mc.yaw_rate0)
+    col = draws.columns
+    sample = FleetSample(
+        col["vehicle.chassis.mass"], col["vehicle.tire_scale.mu_x"], col["vehicle.tire_scale.k_x"],
+        col["vehicle.surface"].astype(int),
+    )  # fmt: skip
+    abs_np, yaw_np = np.asarray(abs_on), np.asarray(yaw0)
 
     # summary
     lines = []

@@ -35,7 +35,7 @@ from jaxtire.numerics import safe_norm
 from jaxtire.surfaces import lookup, surface_id
 from jaxtire.tire import scale_tire, tire_forces
 from sims.drivers import LaneHoldBraking, StraightBraking, pytree_dataclass
-from sims.run.fleet import FleetRun, FleetSample, Sampling, broadcast, fleet_start, sample_fleet
+from sims.run.fleet import FleetRun, broadcast, fleet_start
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, per_vehicle
 from sims.scenarios.config import check_config
 from sims.vehicles import presets
@@ -105,40 +105,6 @@ class BrakingResult(NamedTuple):
     spun: np.ndarray
     max_yaw: np.ndarray
     out_of_range: np.ndarray | None = None  # int8 bits of the tire ranges any wheel left (jaxtire.limits)
-
-
-class MonteCarloFleet(NamedTuple):
-    """A braking Monte Carlo fleet (:func:`monte_carlo_fleet`): ``params`` (chassis batched), what
-    :func:`sims.run.fleet.sample_fleet` drew (``sample``), ``abs_on`` (0/1 per vehicle) and ``yaw_rate0``."""
-
-    params: VehicleParams
-    sample: FleetSample
-    abs_on: Any
-    yaw_rate0: Any
-
-
-def monte_carlo_fleet(
-    key,
-    base: VehicleParams,
-    n: int,
-    surfaces=SURFACES,
-    *,
-    abs_fraction: float = 0.5,
-    yaw_rate0: float = YAW_RATE0,
-    sampling: Sampling = Sampling(),
-) -> MonteCarloFleet:
-    """``n`` vehicles around ``base``: payload, tire friction and stiffness drawn by
-    :func:`sims.run.fleet.sample_fleet` (``sampling``, its surfaces replaced by ``surfaces``, names or ids),
-    ABS on with probability ``abs_fraction`` and an initial yaw rate ``yaw_rate0 N(0, 1)`` [rad/s].
-    Deterministic given ``key``."""
-    check_config("monte_carlo_fleet", n=n, abs_fraction=abs_fraction, yaw_rate0=yaw_rate0)
-    ids = tuple(surface_id(s) if isinstance(s, str) else int(s) for s in surfaces)
-    k_fleet, k_abs, k_yaw = jax.random.split(key, 3)
-    fleet, sample = sample_fleet(k_fleet, base, n, sampling._replace(surfaces=ids))
-    dtype = jnp.asarray(base.chassis.mass).dtype
-    abs_on = (jax.random.uniform(k_abs, (n,), dtype) < abs_fraction).astype(dtype)
-    yaw0 = yaw_rate0 * jax.random.normal(k_yaw, (n,), dtype)
-    return MonteCarloFleet(fleet, sample, abs_on, yaw0)
 
 
 def braking_run(

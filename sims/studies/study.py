@@ -61,7 +61,7 @@ import socket
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -391,6 +391,27 @@ def _inputs(study: Study, scenario, base, cols: Mapping[str, Any], n: int):
         elif tgt.kind == "driver":
             settings[f"driver.{tgt.field}"] = jnp.asarray(x, dtype)
     return params, settings
+
+
+class StudyInputs(NamedTuple):
+    """What a study runs, before it runs: ``params`` the fleet (one vehicle per row), ``settings`` the
+    scenario's per-vehicle settings (name -> ``(n,)``, driver fields as ``"driver.<field>"``), ``draws`` the
+    design's factor columns (:class:`~sims.studies.variation.Draws`)."""
+
+    params: Any
+    settings: dict[str, Any]
+    draws: Draws
+
+
+def inputs(study: Study | Mapping[str, Any] | str | Path) -> StudyInputs:
+    """The fleet and per-vehicle settings of every row of ``study``: its design's draws through its variations
+    (:func:`~sims.studies.variation.draw`, :func:`~sims.studies.variation.vary_vehicle`), exactly what
+    :func:`run` simulates.  For a front end that drives the scenario itself (the fleet CLI's braking Monte
+    Carlo): one sampler for studies and the CLI."""
+    study = as_study(study)
+    scenario, _, draws, _ = _prepare(study)
+    params, settings = _inputs(study, scenario, _vehicle(study), draws.columns, draws.n)
+    return StudyInputs(params, settings, draws)
 
 
 def _check_options(inner, options: Mapping[str, Any]) -> None:
@@ -957,7 +978,9 @@ __all__ = [
     "check",
     "chunk_size",
     "dumps",
+    "StudyInputs",
     "gradients",
+    "inputs",
     "load",
     "run",
 ]

@@ -99,6 +99,6 @@ def test_help_is_plain_text():
     from sims.cli.fleet import _parser
 
     text = _parser().format_help()
-    assert "monte_carlo_fleet" in text and "--tir PATH" in text
+    assert "monte_carlo_study" in text and "--tir PATH" in text
     assert not re.search(r":[a-z]+:`|``", text), text
     assert plain_text(":func:`~sims.a.b` and :class:`sims.X` with ``x``") == "b and sims.X with x"

@@ -11,6 +11,7 @@ from jaxtire.validation import ValidationError
 from sims.run.fleet import broadcast
 from sims.scenarios import braking, skidpad, step_steer
 from sims.scenarios.config import SCENARIO_COUNTS, SCENARIO_RANGES, check_config
+from sims.studies.braking import monte_carlo_study
 from sims.vehicles import presets
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -29,9 +30,7 @@ def _entry_points(fleet):
     return {
         "braking_run": lambda **kw: braking.braking_run(fleet, 1.0, **kw),
         "brake_test": lambda **kw: braking.brake_test(fleet, 1.0, **kw),
-        "monte_carlo_fleet": lambda **kw: braking.monte_carlo_fleet(
-            jax.random.PRNGKey(0), presets.get("hatchback"), kw.pop("n", 4), **kw
-        ),
+        "monte_carlo_study": lambda **kw: monte_carlo_study(kw.pop("n", 4), **kw),
         "circle_run": lambda **kw: skidpad.circle_run(fleet, kw.pop("speeds", [5.0, 6.0]), **kw),
         "skidpad": lambda **kw: skidpad.skidpad(presets.get("hatchback"), **kw),
         "step_steer": lambda **kw: step_steer.step_steer(fleet, **kw),
@@ -50,8 +49,8 @@ BAD = [
     ("brake_test", "max_time", -5.0, "max_time = -5.0 is outside"),
     ("brake_test", "reducer", braking.BrakingReducer(stop_speed=0.0), "BrakingReducer: stop_speed = 0.0 is outside"),
     ("braking_run", "reducer", braking.BrakingReducer(spin_angle=math.nan), "BrakingReducer: spin_angle = nan"),
-    ("monte_carlo_fleet", "n", 0, "n = 0 is outside the allowed range [1, 100000000]"),
-    ("monte_carlo_fleet", "abs_fraction", 1.5, "abs_fraction = 1.5 is outside the allowed range [0.0, 1.0]"),
+    ("monte_carlo_study", "n", 0, "n = 0 is outside the allowed range [1, 100000000]"),
+    ("monte_carlo_study", "abs_fraction", 1.5, "abs_fraction = 1.5 is outside the allowed range [0.0, 1.0]"),
     ("circle_run", "speeds", [5.0, math.nan], "speeds = nan is not finite"),
     ("circle_run", "radius", 0.0, "radius = 0.0 is outside the allowed range (0.0, 100000.0]"),
     ("circle_run", "duration", 5.0, "duration = 5 s leaves no measurement window (it must exceed 10 s)"),
