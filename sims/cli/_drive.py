@@ -2,21 +2,21 @@
 
 :func:`run_catalogue`: ``--vehicles`` cars of ``--preset`` with the preset's driveline
 (:func:`sims.vehicles.presets.get_driveline`), payload and tire friction / stiffness drawn as in the braking
-Monte Carlo (:func:`sims.run.fleet.sample_fleet`, seed ``--seed``; the first of ``--surfaces`` under every
-wheel, the split-mu scenarios set their own), run at the scenario's default settings with
+Monte Carlo, by the studies' sampler (:func:`sims.studies.variation.sample`, seed ``--seed``; the first of
+``--surfaces`` under every wheel, the split-mu scenarios set their own), run at the scenario's default settings with
 :func:`sims.scenarios.base.run_scenario`; prints each
 metric's mean and 5 / 50 / 95 % percentiles (a flag's rate) and returns them.
 """
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 
 from jaxtire.surfaces import surface_id
-from sims.run.fleet import Sampling, sample_fleet
+from sims.run.fleet import Sampling
 from sims.scenarios import catalog
 from sims.scenarios.base import run_scenario
+from sims.studies.variation import sample
 from sims.vehicles import presets
 
 #: Catalogue scenarios whose name the fleet CLI gives another meaning (the braking Monte Carlo, the skidpad and
@@ -39,7 +39,7 @@ def run_catalogue(args, name: str, runner: dict) -> dict:
     off (a regulation test reports both): its summary is ``{"esc_on": {...}, "esc_off": {...}}``."""
     base = presets.get(args.preset, tire=args.tire_params, driveline=True)
     sid = surface_id(args.surface_list[0])
-    fleet, _ = sample_fleet(jax.random.PRNGKey(args.seed), base, args.vehicles, Sampling(surfaces=(sid,)))
+    fleet, _ = sample(base, args.vehicles, Sampling(surfaces=(sid,)), seed=args.seed)
     print(f"jaxtire fleet: {args.vehicles} x {args.preset} with its driveline, scenario {name}; seed {args.seed}")
     if name != "sine_with_dwell":
         return _run_and_print(name, fleet, args, runner)

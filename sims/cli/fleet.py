@@ -41,12 +41,13 @@ from sims.cli._tire import add_tire_arguments, check_tire_arguments, tire_from_a
 from sims.cli.lap import check_track, run_lap
 from sims.drivers import Constant
 from sims.run import tune_cpu
-from sims.run.fleet import FleetRun, FleetSample, Sampling, fleet_start, sample_fleet
+from sims.run.fleet import FleetRun, FleetSample, Sampling, fleet_start
 from sims.run.rollout import fast_compile_options
 from sims.scenarios import braking, skidpad, step_steer
 from sims.studies import braking as braking_study
 from sims.studies.study import dumps
 from sims.studies.study import inputs as study_inputs
+from sims.studies.variation import sample
 from sims.vehicles import MODELS, presets
 from sims.vehicles.integrators import INTEGRATORS
 from sims.vehicles.presets import PRESET_NAMES
@@ -387,7 +388,7 @@ def run_throughput(args, out: Path) -> dict:
     steps = args.steps or 200
     rows = []
     for n in args.count_list:
-        fleet, _ = sample_fleet(jax.random.PRNGKey(args.seed), base, n, Sampling(surfaces=(0, 2, 4, 8, 9)))
+        fleet, _ = sample(base, n, Sampling(surfaces=(0, 2, 4, 8, 9)), seed=args.seed)
         brake_and_steer = Constant(steer=0.02, throttle=0.0, brake=0.3)
         _, s0, drv = fleet_start(fleet, args.model, brake_and_steer, speed=27.78, yaw_rate=0.01)
         run = FleetRun(fleet, s0, drv, chunk_steps=steps, **_runner(args))

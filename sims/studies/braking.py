@@ -14,7 +14,7 @@ from sims.run.fleet import Sampling
 from sims.scenarios.braking import SURFACES, V0, YAW_RATE0
 from sims.scenarios.config import check_config
 from sims.studies.study import Study
-from sims.studies.variation import Variation
+from sims.studies.variation import Variation, sampling_variations
 
 
 def monte_carlo_study(
@@ -36,31 +36,7 @@ def monte_carlo_study(
     :data:`sims.scenarios.config.SCENARIO_RANGES` raise :class:`~jaxtire.validation.ValidationError`."""
     check_config("monte_carlo_study", n=vehicles, abs_fraction=abs_fraction, yaw_rate0=yaw_rate0, speed=speed)
     vary = (
-        Variation(
-            "vehicle.chassis.mass",
-            "uniform",
-            "factor",
-            sampling.mass[0],
-            sampling.mass[1],
-            also=("vehicle.chassis.yaw_inertia",),
-        ),
-        Variation(
-            "vehicle.tire_scale.mu_x",
-            "uniform",
-            "factor",
-            sampling.mu[0],
-            sampling.mu[1],
-            also=("vehicle.tire_scale.mu_y",),
-        ),
-        Variation(
-            "vehicle.tire_scale.k_x",
-            "uniform",
-            "factor",
-            sampling.stiffness[0],
-            sampling.stiffness[1],
-            also=("vehicle.tire_scale.k_y",),
-        ),
-        Variation("vehicle.surface", "choice", values=tuple(surfaces)),
+        *sampling_variations(sampling._replace(surfaces=tuple(surfaces))),
         Variation("scenario.abs_on", "choice", values=(0.0, 1.0), weights=(1.0 - abs_fraction, abs_fraction)),
         Variation("scenario.yaw_rate0", "normal", mean=0.0, sd=yaw_rate0, low=-10.0, high=10.0),
     )

@@ -52,7 +52,7 @@ from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
 from jaxtire.surfaces import surface_id
 from jaxtire.validation import ValidationError, check_choice, check_range
 from sims.drivers import DRIVER_RANGES
-from sims.run.fleet import broadcast
+from sims.run.fleet import Sampling, broadcast, surface_ids_of
 from sims.scenarios.config import SCENARIO_RANGES
 from sims.studies.designs import STRUCTURED, points
 from sims.vehicles.params import CHASSIS_RANGES, TIRE_SCALE_RANGE, TireScale, VehicleParams, validate_params
@@ -378,6 +378,32 @@ def vary_vehicle(
     return fleet
 
 
+def sampling_variations(sampling: Sampling = Sampling()) -> tuple[Variation, ...]:
+    """The variations of a :class:`sims.run.fleet.Sampling` (uniform factors): payload on mass (and yaw inertia),
+    friction on ``mu_x`` (and ``mu_y``) and stiffness on ``k_x`` (and ``k_y``) of both axles, one surface of
+    ``sampling.surfaces`` (names or ids) under all four wheels, drawn uniformly."""
+    surfaces = tuple(sampling.surfaces) if isinstance(sampling.surfaces, (tuple, list)) else (sampling.surfaces,)
+    surface_ids_of(surfaces)  # names or ids, each checked (the error names the bad one); kept as given
+    return (
+        Variation("vehicle.chassis.mass", "uniform", "factor", *sampling.mass, also=("vehicle.chassis.yaw_inertia",)),
+        Variation("vehicle.tire_scale.mu_x", "uniform", "factor", *sampling.mu, also=("vehicle.tire_scale.mu_y",)),
+        Variation("vehicle.tire_scale.k_x", "uniform", "factor", *sampling.stiffness, also=("vehicle.tire_scale.k_y",)),
+        Variation("vehicle.surface", "choice", values=surfaces),
+    )
+
+
+def sample(base: VehicleParams, n: int, sampling: Sampling = Sampling(), seed: int = 0) -> tuple[VehicleParams, Draws]:
+    """``(fleet, draws)``: ``n`` vehicles around the single vehicle ``base`` (any preset, with or without a
+    driveline) varied by :func:`sampling_variations` through the studies' sampler (:func:`draw`, a random design
+    of ``seed``; :func:`vary_vehicle`).  The CLI's Monte Carlo runs draw their fleets here; deterministic given
+    ``seed``.  (Loops that draw a new fleet inside ``jit``, as the controller tuning does per iteration, use
+    :func:`sims.run.fleet.sample_fleet`'s ``jax.random`` stream instead: a design is drawn on the host.)"""
+    vs = sampling_variations(sampling)
+    d = draw(vs, n, seed)
+    fleet = vary_vehicle(base, n, d.columns, {v.path: v.by for v in vs}, {v.path: v.also for v in vs})
+    return fleet, d
+
+
 class Wrapping:
     """What a study's wrapper of a scenario (its field ``scenario``) passes through: ``name``, the lazily built
     data (``prepare``), ``settings``, ``metrics``, ``ranges`` and ``done``; a wrapper overrides what it adds
@@ -455,6 +481,8 @@ __all__ = [
     "Wrapping",
     "vary_vehicle",
     "Draws",
+    "sample",
+    "sampling_variations",
     "Target",
     "Variation",
     "check_variation",

@@ -85,9 +85,10 @@ def test_sine_with_dwell_from_cli(tmp_path, capsys):
         if median_fails:
             assert out["passed"] <= 1.0 / 3.0 + 1e-6
     assert both["esc_off"]["spun"] == 1.0 and both["esc_on"]["spun"] == 0.0
-    # the same cars, the same A within 0.1 % (the SIS runs with the vehicle's ESC, which barely acts below 0.375 g)
+    # the same cars, the same A within 0.5 % (the SIS runs with the vehicle's ESC, which barely acts below 0.375 g:
+    # measured 0.28 % on these three cars, 0.03 % on the three the CLI's former jax.random stream drew)
     on, off = both["esc_on"]["sis_steer"], both["esc_off"]["sis_steer"]
-    assert on["mean"] == pytest.approx(off["mean"], rel=1e-3) and 0.005 < on["p5"] < on["p95"] < 0.05
+    assert on["mean"] == pytest.approx(off["mean"], rel=5e-3) and 0.005 < on["p5"] < on["p95"] < 0.05
 
 
 def test_every_other_catalogue_scenario_runs_under_its_catalogue_name(tmp_path, capsys):
@@ -95,13 +96,11 @@ def test_every_other_catalogue_scenario_runs_under_its_catalogue_name(tmp_path, 
     but the four whose names the CLI gives its own meaning, by the catalogue's name (dashes read as
     underscores); ``iso3888_2`` from the CLI equals :func:`run_scenario` on the same sampled fleet, its flags
     printed as rates."""
-    import jax
-
     from sims.cli._drive import CATALOGUE_RUNS, CLI_OWN, catalogue_name
     from sims.cli.fleet import SCENARIOS
-    from sims.run.fleet import sample_fleet
     from sims.scenarios import catalog
     from sims.scenarios.base import run_scenario
+    from sims.studies.variation import sample
 
     assert set(CATALOGUE_RUNS) == set(catalog.names()) - set(CLI_OWN) and set(CATALOGUE_RUNS) <= set(SCENARIOS)
     assert catalogue_name("split-mu-launch") == "split_mu_launch" and catalogue_name("step-steer") is None
@@ -111,7 +110,7 @@ def test_every_other_catalogue_scenario_runs_under_its_catalogue_name(tmp_path, 
 
     base = presets.get("hatchback", tire="mf", driveline=True)
     sid = surface_id("asphalt_dry")
-    fleet, _ = sample_fleet(jax.random.PRNGKey(1), base, 3, Sampling(surfaces=(sid,)))
+    fleet, _ = sample(base, 3, Sampling(surfaces=(sid,)), seed=1)  # the studies' sampler, as the CLI's
     ref, _ = run_scenario("iso3888_2", fleet, compiler_options=fast_compile_options())
     assert out["cone_hit"] == float(np.mean(ref["cone_hit"])) and out["passed"] == float(np.mean(ref["passed"]))
     np.testing.assert_allclose(out["max_ay"]["p50"], np.percentile(np.asarray(ref["max_ay"], float), 50), rtol=1e-6)
