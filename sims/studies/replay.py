@@ -153,6 +153,7 @@ def replay(folder, row: int) -> Replay:
         controls_axes=0,
         reducer_axes=0,
         compiler_options=options,
+        devices=1,  # one vehicle: no split over the host devices
     )
     one = jax.jit(lambda red: sc.evaluate(red, s, vals))(res.reduced)
     mismatch = {m: (float(want[m]), float(got[m])) for m in want if not _equal(want[m], got[m])}
