@@ -385,9 +385,30 @@ def sampling_variations(sampling: Sampling = Sampling()) -> tuple[Variation, ...
     surfaces = tuple(sampling.surfaces) if isinstance(sampling.surfaces, (tuple, list)) else (sampling.surfaces,)
     surface_ids_of(surfaces)  # names or ids, each checked (the error names the bad one); kept as given
     return (
-        Variation("vehicle.chassis.mass", "uniform", "factor", *sampling.mass, also=("vehicle.chassis.yaw_inertia",)),
-        Variation("vehicle.tire_scale.mu_x", "uniform", "factor", *sampling.mu, also=("vehicle.tire_scale.mu_y",)),
-        Variation("vehicle.tire_scale.k_x", "uniform", "factor", *sampling.stiffness, also=("vehicle.tire_scale.k_y",)),
+        Variation(
+            "vehicle.chassis.mass",
+            "uniform",
+            "factor",
+            low=sampling.mass[0],
+            high=sampling.mass[1],
+            also=("vehicle.chassis.yaw_inertia",),
+        ),
+        Variation(
+            "vehicle.tire_scale.mu_x",
+            "uniform",
+            "factor",
+            low=sampling.mu[0],
+            high=sampling.mu[1],
+            also=("vehicle.tire_scale.mu_y",),
+        ),
+        Variation(
+            "vehicle.tire_scale.k_x",
+            "uniform",
+            "factor",
+            low=sampling.stiffness[0],
+            high=sampling.stiffness[1],
+            also=("vehicle.tire_scale.k_y",),
+        ),
         Variation("vehicle.surface", "choice", values=surfaces),
     )
 
