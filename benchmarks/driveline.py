@@ -24,7 +24,7 @@ def case(params, n: int, steps: int, repeats: int) -> float:
     """Best time per vehicle-step [ns] of ``steps`` steps of a fleet of ``n`` copies of ``params``."""
     fleet = make_fleet(params, n)
     m, s0, drv = fleet_start(fleet, "double_track", Constant(throttle=1.0))
-    run = jax.jit(lambda s: fleet_rollout(fleet, s, drv, steps, dt=0.005, model=m, controls_axes=0).final_state.vx)
+    run = jax.jit(lambda s: fleet_rollout(fleet, s, drv, steps, dt=0.005, model=m, driver_axes=0).final_state.vx)
     jax.block_until_ready(run(s0))
     best = float("inf")
     for _ in range(repeats):

@@ -64,7 +64,7 @@ def fleet_runner(env, params, state, steps: int, substeps: int):
 
     def run(key):
         del key
-        out = fleet_rollout(fleet, state.vehicle, driver, steps * substeps, dt=dt, controls_axes=None)
+        out = fleet_rollout(fleet, state.vehicle, driver, steps * substeps, dt=dt, driver_axes=None)
         return out.final_state.vx
 
     return run

@@ -12,7 +12,7 @@ three arguments can be omitted and are detected)::
     distributed.initialize("host0:1234", num_processes=N, process_id=PROCESS_ID)   # before any JAX work
     fleet, _ = sample_fleet(key, base, n)          # the same full inputs on every process (deterministic)
     info = distributed.monte_carlo("runs/mc", fleet, state0, driver, n_steps, dt=0.005,
-                                   controls_axes=None, reducer=BrakingReducer())
+                                   driver_axes=None, reducer=BrakingReducer())
     distributed.barrier("mc-written")
     if info.process_index == 0:
         merged = distributed.merge("runs/mc")       # {"final_state.vx": (n,), ..., "vehicle": (n,)}
@@ -163,7 +163,7 @@ def monte_carlo(
     n_steps: int,
     *,
     dt: float,
-    controls_axes=0,
+    driver_axes=0,
     reducer=None,
     reducer_axes=None,
     local_inputs: bool = False,
@@ -181,7 +181,7 @@ def monte_carlo(
     program.  Returns a :class:`ShardInfo`.
     """
     validate_params(params)
-    axes = (fleet_axes(params), 0, controls_axes, reducer_axes)
+    axes = (fleet_axes(params), 0, driver_axes, reducer_axes)
     args = (params, state0, controls, reducer)
     mesh = global_mesh()
     if local_inputs:
@@ -200,7 +200,7 @@ def monte_carlo(
 
     def fn(p, s, c, r):
         return fleet_rollout(
-            p, s, c, n_steps, dt=dt, controls_axes=controls_axes, reducer=r, reducer_axes=reducer_axes, **rollout_kw
+            p, s, c, n_steps, dt=dt, driver_axes=driver_axes, reducer=r, reducer_axes=reducer_axes, **rollout_kw
         )
 
     out = jax.jit(fn, compiler_options=dict(compiler_options) if compiler_options else None)(*g)

@@ -199,15 +199,15 @@ def default_block():
     return CPU_BLOCK if jax.default_backend() == "cpu" else None
 
 
-def _fleet_impl(params, state0, controls, reducer, t0, *, params_axes, controls_axes, reducer_axes, block, **static):
+def _fleet_impl(params, state0, controls, reducer, t0, *, params_axes, driver_axes, reducer_axes, block, **static):
     fn = functools.partial(_rollout_impl, **static)
-    axes = (params_axes, 0, controls_axes, reducer_axes, None)
+    axes = (params_axes, 0, driver_axes, reducer_axes, None)
     return blocked(jax.vmap(fn, in_axes=axes), block, axes)(params, state0, controls, reducer, t0)
 
 
 _FLEET_STATIC = (
     "params_axes",
-    "controls_axes",
+    "driver_axes",
     "reducer_axes",
     "block",
     "n_steps",
@@ -226,14 +226,14 @@ def fleet_rollout(
     controls,
     n_steps: int,
     *,
-    controls_axes=0,
+    driver_axes=0,
     reducer_axes=None,
     block="auto",
     devices=None,
     **rollout_kw,
 ) -> RolloutResult:
     """:func:`sims.run.rollout.rollout` over a fleet: ``params`` a fleet (chassis batched), ``state0`` batched,
-    ``controls`` a driver or open-loop :class:`Controls` batched on axis 0 (``controls_axes=0``) or shared
+    ``controls`` a driver or open-loop :class:`Controls` batched on axis 0 (``driver_axes=0``) or shared
     (``None``); ``reducer`` shared (``reducer_axes=None``) or batched (0).  Every output has a leading
     vehicle axis.  Equal to a Python loop of single rollouts (tested), in one compiled program.
     ``rollout_kw``: the keywords of :func:`~sims.run.rollout.rollout` (``dt`` required; ``model``,
@@ -248,7 +248,7 @@ def fleet_rollout(
     if not (isinstance(devices, int) and devices == 1) and not _traced(params, state0, controls, rollout_kw):
         mesh = device_mesh(devices, source="fleet_rollout")
         if mesh is not None:
-            return _on_devices(mesh, params, state0, controls, n_steps, controls_axes, reducer_axes, block, rollout_kw)
+            return _on_devices(mesh, params, state0, controls, n_steps, driver_axes, reducer_axes, block, rollout_kw)
     a = _rollout_arguments(params, state0, controls, n_steps, rollout_kw)
     unknown = set(rollout_kw) - set(a)
     if unknown:
@@ -256,12 +256,12 @@ def fleet_rollout(
     n = fleet_size(params)
 
     def check_batched(n_steps):
-        for name, tree, axes in (("state0", state0, 0), ("controls", controls, controls_axes)):
+        for name, tree, axes in (("state0", state0, 0), ("controls", controls, driver_axes)):
             if axes == 0:
                 sizes = {jnp.shape(x)[0] if jnp.ndim(x) else None for x in jax.tree.leaves(tree)}
                 if sizes - {n}:
                     hint = (
-                        "; a driver (or controls) shared by every vehicle needs controls_axes=None, or copy it "
+                        "; a driver (or controls) shared by every vehicle needs driver_axes=None, or copy it "
                         "per vehicle with sims.run.fleet.broadcast(driver, n)"
                         if name == "controls"
                         else ""
@@ -274,7 +274,7 @@ def fleet_rollout(
         a,
         check_batched,
         params_axes=fleet_axes(params),
-        controls_axes=controls_axes,
+        driver_axes=driver_axes,
         reducer_axes=reducer_axes,
         block=default_block() if block == "auto" else block,
     )
@@ -284,17 +284,17 @@ def _traced(*trees) -> bool:
     return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(trees))
 
 
-def _on_devices(mesh, params, state0, controls, n_steps, controls_axes, reducer_axes, block, rollout_kw):
+def _on_devices(mesh, params, state0, controls, n_steps, driver_axes, reducer_axes, block, rollout_kw):
     """:func:`fleet_rollout` with the fleet split over ``mesh`` (FleetRun's placement): padded to a multiple of the
     device count, the one-device call on each device's block, the padding dropped from every output."""
     n = fleet_size(params)
     n_pad = padded_size(n, mesh)
     reducer = rollout_kw.pop("reducer", None)
-    axes = (fleet_axes(params), 0, controls_axes, reducer_axes)
+    axes = (fleet_axes(params), 0, driver_axes, reducer_axes)
     args = tuple(place(x, ax, mesh, n_pad) for x, ax in zip((params, state0, controls, reducer), axes, strict=True))
 
     def one(p, s, c, r):
-        kw = dict(rollout_kw, reducer=r, controls_axes=controls_axes, reducer_axes=reducer_axes, block=block)
+        kw = dict(rollout_kw, reducer=r, driver_axes=driver_axes, reducer_axes=reducer_axes, block=block)
         return fleet_rollout(p, s, c, n_steps, devices=1, **kw)
 
     out = split_call(one, args, mesh, set())

@@ -353,7 +353,7 @@ def scenario_metrics(
         dt=s.dt,
         model=s.model,
         reducer=s.reducer,
-        controls_axes=0,
+        driver_axes=0,
         reducer_axes=0,
         compiler_options=compiler_options,
         block=block,

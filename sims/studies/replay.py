@@ -150,7 +150,7 @@ def replay(folder, row: int) -> Replay:
         model=s.model,
         reducer=s.reducer,
         record="all",
-        controls_axes=0,
+        driver_axes=0,
         reducer_axes=0,
         compiler_options=options,
         devices=1,  # one vehicle: no split over the host devices

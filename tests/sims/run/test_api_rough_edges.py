@@ -84,14 +84,17 @@ def test_implausible_speeds_get_a_unit_hint(hatch):
         fleet_start(fleet, "single_track", LaneChangeDriver(target_speed=80.0), speed=20.0)
     m, s0, drv = fleet_start(fleet, "single_track", LaneChangeDriver(target_speed=22.0), speed=20.0)
     with pytest.raises(ValidationError, match="target_speed = 80 m/s"):
-        fleet_rollout(fleet, s0, LaneChangeDriver(target_speed=80.0), 10, dt=0.01, model=m, controls_axes=None)
+        fleet_rollout(fleet, s0, LaneChangeDriver(target_speed=80.0), 10, dt=0.01, model=m, driver_axes=None)
 
 
-def test_a_shared_driver_without_controls_axes_none_says_what_to_change(hatch):
+def test_a_shared_driver_without_driver_axes_none_says_what_to_change(hatch):
     fleet = make_fleet(hatch, 2)
     m, s0, _ = fleet_start(fleet, "single_track", Constant(), speed=10.0)
-    with pytest.raises(ValueError, match=r"controls_axes=None.*broadcast\(driver, n\)"):
+    with pytest.raises(ValueError, match=r"driver_axes=None.*broadcast\(driver, n\)"):
         fleet_rollout(fleet, s0, Constant(), 10, dt=0.01, model=m)
+    # the former name of driver_axes (FleetRun's and long_run's name) is refused, named
+    with pytest.raises(TypeError, match=r"unexpected keyword arguments \['controls_axes'\]"):
+        fleet_rollout(fleet, s0, Constant(), 10, dt=0.01, model=m, controls_axes=None)
 
 
 def test_help_is_plain_text():

@@ -34,7 +34,7 @@ WORKER = textwrap.dedent("""
         fleet.chassis, jnp.linspace(12.0, 30.0, n))
     drv = drivers.StraightBraking(abs_on=1.0, t_brake=0.02)
     fast = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}  # compile time
-    info = distributed.monte_carlo(out_dir, fleet, state0, drv, 60, dt=0.005, controls_axes=None,
+    info = distributed.monte_carlo(out_dir, fleet, state0, drv, 60, dt=0.005, driver_axes=None,
                                    reducer=BrakingReducer(), run_id="mc-test", compiler_options=fast)
     distributed.barrier("written")
     merged_rows = None

@@ -31,7 +31,7 @@ def test_long_run_records_equal_the_fleet_rollout_records_with_t(tmp_path):
     state0 = jax.vmap(lambda v: DOUBLE_TRACK.init_state(base, v))(jnp.asarray([10.0, 20.0]))
     drv = drivers.StraightBraking(abs_on=1.0)
     dt, n = 0.01, 8
-    ref = fleet_rollout(fleet, state0, drv, n, dt=dt, record="all", every=2, controls_axes=None, t0=0.5,
+    ref = fleet_rollout(fleet, state0, drv, n, dt=dt, record="all", every=2, driver_axes=None, t0=0.5,
                         compiler_options=FAST)
     res = long_run(tmp_path / "run", fleet, state0, drv, n, dt=dt, chunk_steps=4, record="all", every=2, t0=0.5,
                    progress=False, compiler_options=FAST)

@@ -25,7 +25,7 @@ SCRIPT = textwrap.dedent("""
     state0 = jax.vmap(lambda c, v: DOUBLE_TRACK.init_state(base._replace(chassis=c), v))(fleet.chassis, speeds)
     drv = drivers.StepSteer(amplitude=0.06, t_step=0.05, target_speed=20.0)
     fast = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}  # compile time
-    kw = dict(dt=0.005, controls_axes=None, record="telemetry", every=4, compiler_options=fast)
+    kw = dict(dt=0.005, driver_axes=None, record="telemetry", every=4, compiler_options=fast)
     ref = gather(fleet_rollout(fleet, state0, drv, steps, devices=1, **kw))   # the one-device run
     out = {}
     # the runner's own placement (devices=, FleetRun's): 13 vehicles padded to 16, bitwise the one-device run

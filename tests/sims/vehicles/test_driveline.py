@@ -232,7 +232,7 @@ def roll_fleet(params, s0, n):
     from sims.run.fleet import fleet_rollout
 
     drv = jax.tree.map(lambda x: jnp.broadcast_to(jnp.asarray(x, jnp.float32), (len(SPLIT),)), Constant(throttle=1.0))
-    return fleet_rollout(params, s0, drv, n, dt=DT, controls_axes=0, record=_record, compiler_options=FAST).trajectory
+    return fleet_rollout(params, s0, drv, n, dt=DT, driver_axes=0, record=_record, compiler_options=FAST).trajectory
 
 
 def test_split_mu_open_differential(split):
