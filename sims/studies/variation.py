@@ -384,31 +384,13 @@ def sampling_variations(sampling: Sampling = Sampling()) -> tuple[Variation, ...
     ``sampling.surfaces`` (names or ids) under all four wheels, drawn uniformly."""
     surfaces = tuple(sampling.surfaces) if isinstance(sampling.surfaces, (tuple, list)) else (sampling.surfaces,)
     surface_ids_of(surfaces)  # names or ids, each checked (the error names the bad one); kept as given
+    factors = (  # (path, range, the path that takes the same draw)
+        ("vehicle.chassis.mass", sampling.mass, "vehicle.chassis.yaw_inertia"),
+        ("vehicle.tire_scale.mu_x", sampling.mu, "vehicle.tire_scale.mu_y"),
+        ("vehicle.tire_scale.k_x", sampling.stiffness, "vehicle.tire_scale.k_y"),
+    )
     return (
-        Variation(
-            "vehicle.chassis.mass",
-            "uniform",
-            "factor",
-            low=sampling.mass[0],
-            high=sampling.mass[1],
-            also=("vehicle.chassis.yaw_inertia",),
-        ),
-        Variation(
-            "vehicle.tire_scale.mu_x",
-            "uniform",
-            "factor",
-            low=sampling.mu[0],
-            high=sampling.mu[1],
-            also=("vehicle.tire_scale.mu_y",),
-        ),
-        Variation(
-            "vehicle.tire_scale.k_x",
-            "uniform",
-            "factor",
-            low=sampling.stiffness[0],
-            high=sampling.stiffness[1],
-            also=("vehicle.tire_scale.k_y",),
-        ),
+        *(Variation(p, "uniform", "factor", low=r[0], high=r[1], also=(a,)) for p, r, a in factors),
         Variation("vehicle.surface", "choice", values=surfaces),
     )
 
