@@ -2,10 +2,12 @@
 schema) under every runner.
 
 * :mod:`~sims.run.rollout`: one vehicle (or anything ``vmap`` maps it over), open or closed loop;
-* :mod:`~sims.run.fleet`: fleets (``vmap`` over vehicles), Monte Carlo sampling, chunked :class:`FleetRun`;
-* :mod:`~sims.run.chunked`: cache-sized vehicle blocks on CPU;
-* :mod:`~sims.run.longrun`: long runs streamed to disk per chunk, resumable;
-* :mod:`~sims.run.sharding`: the fleet over the local devices; :mod:`~sims.run.distributed`: over hosts.
+* :mod:`~sims.run.fleet`: the fleet runner, ``fleet_rollout`` (one program; ``vmap`` over vehicles, split over
+  the local devices by ``devices=``) and the chunked :class:`~sims.run.fleet.FleetRun` (progress, early stop);
+* :mod:`~sims.run.longrun`: that run plus a checkpoint after each chunk, streamed to disk, resumable;
+* :mod:`~sims.run.distributed`: over hosts; :mod:`~sims.run.mesh`: the one placement of a fleet on devices;
+* :mod:`~sims.run.chunked`: cache-sized vehicle blocks on CPU; :mod:`~sims.run.sharding`: any other
+  per-vehicle function over the local devices.
 
 Imports only :mod:`sims.vehicles`, :mod:`sims.drivers` and :mod:`jaxtire`.
 

@@ -8,9 +8,11 @@ vehicles cost a million copies of ~35 numbers, not of the 160-leaf Magic Formula
 
 * :func:`sample_fleet`: per-vehicle mass, tire friction and stiffness scales and surfaces drawn from a
   :class:`Sampling`, deterministic given the PRNG key (bitwise identical on rerun on one backend).
-* :func:`fleet_rollout`: :func:`sims.run.rollout.rollout` vmapped over vehicles (one jitted program).
+* :func:`fleet_rollout`: :func:`sims.run.rollout.rollout` vmapped over vehicles (one jitted program), split
+  over the local devices (``devices=``; :func:`sims.run.mesh.place`, bitwise the one-device result).
 * :class:`FleetRun`: the same in chunks of steps (one compiled chunk function, called repeatedly), so
-  a CLI can show progress, time the compile separately and stop early once every vehicle is done.
+  a CLI can show progress, time the compile separately and stop early once every vehicle is done; the same
+  placement.
 
 Reductions (stopping distance, spin flags, ...) are folded over the steps inside the scan
 (``reducer``), so no trajectory is stored unless ``record`` asks for one.
