@@ -46,7 +46,7 @@ import jax
 import jax.numpy as jnp
 
 from sims.envs.base import Environment, dtype_of
-from sims.run.mesh import device_mesh, pad, shard, split_call
+from sims.run.mesh import device_mesh, padded_size, place, split_call, unpad
 
 
 def random_policy(space) -> Callable:
@@ -87,10 +87,10 @@ class DeviceEnv:
         if self.mesh is None:
             return fn(*args)
         n = next(jnp.shape(x)[0] for a, ax in zip(args, axes, strict=True) if ax == 0 for x in jax.tree.leaves(a))
-        n_pad = -(-n // self.devices) * self.devices
-        placed = tuple(shard(pad(a, ax, n_pad), self.mesh, ax) for a, ax in zip(args, axes, strict=True))
+        n_pad = padded_size(n, self.mesh)
+        placed = tuple(place(a, ax, self.mesh, n_pad) for a, ax in zip(args, axes, strict=True))
         out = split_call(fn, placed, self.mesh, self._seen)
-        return out if n_pad == n else jax.tree.map(lambda x: x[:n], out)
+        return out if n_pad == n else unpad(out, n)
 
     def reset(self, keys):
         """``(obs, state)`` of ``n`` new episodes, environment ``i`` drawn with ``keys[i]``."""

@@ -34,10 +34,10 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxtire.surfaces import surface_id
-from jaxtire.validation import ValidationError, check_int, check_range
+from jaxtire.validation import ValidationError, check_int, check_range, is_concrete
 from sims.drivers import check_target_speed
 from sims.run._scan import blocked, chunk_fns
-from sims.run.mesh import block_of, device_mesh, padded_size, place, split_call
+from sims.run.mesh import block_of, device_mesh, padded_size, place, split_call, unpad
 from sims.run.rollout import RolloutResult, _launch, _rollout_arguments, _rollout_impl, check_args, options_key
 from sims.vehicles import get_model
 from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, check_surface_ids, fleet_axes
@@ -247,7 +247,7 @@ def fleet_rollout(
     first ``k``, or a sequence; the fleet is padded to a multiple of the device count, each device runs the
     one-device program on its block, the outputs (padding dropped) are bitwise those of one device.  Under a
     transformation (``jit``, ``grad``, ``vmap`` of this call) there is no placement: the caller's program runs."""
-    if not (isinstance(devices, int) and devices == 1) and not _traced(params, state0, controls, rollout_kw):
+    if not (isinstance(devices, int) and devices == 1) and is_concrete((params, state0, controls, rollout_kw)):
         mesh = device_mesh(devices, source="fleet_rollout")
         if mesh is not None:
             return _on_devices(mesh, params, state0, controls, n_steps, driver_axes, reducer_axes, block, rollout_kw)
@@ -282,10 +282,6 @@ def fleet_rollout(
     )
 
 
-def _traced(*trees) -> bool:
-    return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(trees))
-
-
 def _on_devices(mesh, params, state0, controls, n_steps, driver_axes, reducer_axes, block, rollout_kw):
     """:func:`fleet_rollout` with the fleet split over ``mesh`` (FleetRun's placement): padded to a multiple of the
     device count, the one-device call on each device's block, the padding dropped from every output."""
@@ -300,7 +296,7 @@ def _on_devices(mesh, params, state0, controls, n_steps, driver_axes, reducer_ax
         return fleet_rollout(p, s, c, n_steps, devices=1, **kw)
 
     out = split_call(one, args, mesh, set())
-    return jax.tree.map(lambda x: x[:n], out) if n_pad != n else out
+    return unpad(out, n) if n_pad != n else out
 
 
 class RunStats(NamedTuple):
@@ -404,9 +400,7 @@ class FleetRun:
         """``fn(*args)``, on several devices: ``fn`` (one function, or one compiled program per device) on each
         device's block of ``args``, every output leaf reassembled as one array split over the mesh.  A
         signature not called before runs from one thread per device, so the per-device compiles overlap."""
-        if self.mesh is None or not split:
-            return fn(*args)
-        return split_call(fn, args, self.mesh, self._seen)
+        return split_call(fn, args, self.mesh if split else None, self._seen)
 
     def _initialise(self):
         if not self._ready:
@@ -522,7 +516,7 @@ class FleetRun:
                 cur = one(jax.tree.map(take, full))
         full = self._scatter(full, cur, idx, n_valid)
         run_s = time.perf_counter() - t
-        s, d, a = full if self._n_pad == self.n else jax.tree.map(lambda x: x[: self.n], full)
+        s, d, a = full if self._n_pad == self.n else unpad(full, self.n)
         return s, d, a, RunStats(self.compile_s, run_s, steps, self.n, work / max(run_s, 1e-9))
 
     def _scatter(self, full, cur, idx, n_valid):

@@ -79,7 +79,7 @@ from tqdm.auto import tqdm
 
 from sims.run._scan import check_steps, chunk_fns, record_fn
 from sims.run.fleet import fleet_size
-from sims.run.mesh import device_mesh, padded_size, place, split_call
+from sims.run.mesh import device_mesh, padded_size, place, split_call, unpad
 from sims.vehicles import get_model
 from sims.vehicles.integrators import check_dt, check_substeps
 from sims.vehicles.params import Controls, fleet_axes, validate_params
@@ -463,10 +463,10 @@ def long_run(
         return place(tree, axes, mesh, n_pad)
 
     def call(fn, *args):
-        return fn(*args) if mesh is None else split_call(fn, args, mesh, seen)
+        return split_call(fn, args, mesh, seen)
 
-    def unpad(x):  # every carry and record leaf has the vehicle axis first (the vmapped chunk's outputs)
-        return x if n_pad == n else x[:n]
+    def rows(tree):  # every carry and record leaf has the vehicle axis first (the vmapped chunk's outputs)
+        return tree if n_pad == n else unpad(tree, n)
 
     params, state0 = put(params, fleet_axes(params)), put(state0, 0)
     driver = put(driver, driver_axes)
@@ -474,7 +474,7 @@ def long_run(
     dstate0, acc0 = call(init, params, state0, driver, reducer)
     carry0 = (state0, dstate0, acc0)
     treedef = jax.tree.structure(carry0)
-    like = [unpad(np.asarray(jax.device_get(leaf))) for leaf in jax.tree.leaves(carry0)]
+    like = [rows(np.asarray(jax.device_get(leaf))) for leaf in jax.tree.leaves(carry0)]
 
     # the record layout (names), without running anything
     probe = jax.eval_shape(chunk, params, state0, dstate0, acc0, driver, reducer, jnp.int32(0))[1]
@@ -628,7 +628,7 @@ def long_run(
             entry = dict(index=i, steps=[k0, k0 + steps_i])
             if rec is not None:
                 arrays = {
-                    nm: unpad(np.asarray(jax.device_get(v))) for nm, v in zip(names, jax.tree.leaves(ys), strict=False)
+                    nm: rows(np.asarray(jax.device_get(v))) for nm, v in zip(names, jax.tree.leaves(ys), strict=False)
                 }
                 arrays["time"] = t0 + (k0 + every * np.arange(steps_i // every)) * dt
                 arrays["__run__"] = np.array(run_id)
@@ -637,7 +637,7 @@ def long_run(
                 entry["records"] = fname
                 entry["records_sha256"] = _atomic_savez(os.path.join(out_dir, fname), arrays)
             cname = f"carry_{i:06d}.npz"
-            carr = {f"leaf_{j:05d}": unpad(np.asarray(jax.device_get(v))) for j, v in enumerate(jax.tree.leaves(carry))}
+            carr = {f"leaf_{j:05d}": rows(np.asarray(jax.device_get(v))) for j, v in enumerate(jax.tree.leaves(carry))}
             leaf_count = len(carr)
             carr["__run__"] = np.array(run_id)
             carr["__chunk__"] = np.array([i, k0, k0 + steps_i], np.int64)
@@ -659,7 +659,7 @@ def long_run(
     finally:
         if own_bar:
             bar.close()
-    s, d, a = jax.tree.map(unpad, carry)
+    s, d, a = rows(carry)
     return LongRunResult(s, d, a, str(out_dir), man, start_chunk, time.perf_counter() - t_start)
 
 

@@ -79,6 +79,12 @@ def place(tree, axes, mesh: Mesh | None, n_to: int):
     return tree if mesh is None else shard(pad(tree, axes, n_to), mesh, axes)
 
 
+def unpad(tree, n: int):
+    """Every leaf of ``tree`` cut to its first ``n`` rows (the padding of :func:`place` dropped); every leaf must have
+    the vehicle axis first (the outputs of a vmapped fleet program)."""
+    return jax.tree.map(lambda x: x[:n], tree)
+
+
 def device_mesh(devices, source: str) -> Mesh | None:
     """The 1-D mesh of a ``devices`` argument, ``None`` for a single device.
 
@@ -108,14 +114,19 @@ def block_of(x, device):
     return next(s.data for s in x.addressable_shards if s.device == device)
 
 
-def split_call(fn: Callable | list, args: tuple, mesh: Mesh, seen: set):
+def split_call(fn: Callable | list, args: tuple, mesh: Mesh | None, seen: set):
     """``fn(*args)`` with ``args`` placed on ``mesh`` (:func:`shard`): ``fn`` (one function, or one compiled program
     per device) called on each device's block of ``args`` (:func:`block_of`), every output leaf reassembled as one
     array split over the mesh along its leading axis.  No communication: ``fn`` must treat its rows independently.
+    Without a mesh (one device) it is the plain call ``fn(*args)``.
 
     The calls are dispatched one after the other without waiting (asynchronous dispatch), so the devices run
     at once.  A signature not in ``seen`` (a set the caller keeps) runs from one thread per device instead, so the
     per-device compiles of a jitted ``fn`` overlap; it is then added to ``seen``."""
+    if mesh is None:
+        if isinstance(fn, list):
+            raise ValueError("split_call: one program per device needs a mesh")
+        return fn(*args)
     devs = list(mesh.devices.flat)
     fns = fn if isinstance(fn, list) else [fn] * len(devs)
     local = [jax.tree.map(lambda x, d=d: block_of(x, d), args) for d in devs]

@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxtire.validation import is_concrete
 from sims.drivers import check_target_speed
 from sims.run._scan import check_steps, record_fn, run_steps
 from sims.vehicles import get_model
@@ -58,7 +59,7 @@ def check_args(params, n_steps, dt, substeps, integrator, every=1, model=None):
     dt = check_dt(dt)
     check_substeps(substeps)
     get_integrator(integrator)
-    if isinstance(params, VehicleParams) and not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(params)):
+    if isinstance(params, VehicleParams) and is_concrete(params):
         validate_params(params)
         if model is not None:
             get_model(model).check_step(params, float(dt) / substeps)
@@ -166,7 +167,7 @@ def _launch(impl, static_names: tuple, a: dict, check, **static) -> RolloutResul
 
 def _options_unless_traced(compiler_options, *args) -> tuple:
     """Compiler options apply to a top-level jit only: none when called under another transformation."""
-    if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(args)):
+    if not is_concrete(args):
         return ()
     return options_key(compiler_options)
 
