@@ -42,7 +42,7 @@ from sims.cli.lap import check_track, run_lap
 from sims.drivers import Constant
 from sims.run import tune_cpu
 from sims.run.fleet import FleetRun, FleetSample, Sampling, fleet_start
-from sims.run.rollout import fast_compile_options
+from sims.run.spec import fast_compile_options
 from sims.scenarios import braking, skidpad, step_steer
 from sims.studies import braking as braking_study
 from sims.studies.study import dumps

@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     ap = _parser()
     args = ap.parse_args(argv)
     from sims import studies  # after parsing: --help answers without importing JAX
-    from sims.run.rollout import fast_compile_options  # (the same)
+    from sims.run.spec import fast_compile_options  # (the same)
     from sims.studies import report  # (the same)
 
     folder = args.folder

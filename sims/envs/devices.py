@@ -66,7 +66,7 @@ class DeviceEnv:
     ``devices``: ``None`` (default) every local device of the default backend; an integer ``k`` the first ``k``;
     or a sequence of devices; one device is the plain single-program run.  Every method takes and returns
     arrays with a leading axis of ``n`` environments (``keys``: ``(n,)`` PRNG keys).  ``compiler_options``: XLA
-    options of every program (e.g. :func:`sims.run.rollout.fast_compile_options` in tests)."""
+    options of every program (e.g. :func:`sims.run.spec.fast_compile_options` in tests)."""
 
     def __init__(self, env: Environment, params=None, devices=None, compiler_options: dict | None = None):
         self.env = env

@@ -23,8 +23,6 @@ import jax.numpy as jnp
 
 from jaxtire.validation import ValidationError, check_int
 from sims.run.chunked import chunked
-from sims.vehicles import get_model
-from sims.vehicles.integrators import make_step_with_telemetry
 from sims.vehicles.params import Controls
 
 RECORDS = {
@@ -128,41 +126,28 @@ def blocked(fn, block, in_axes):
 
 
 @functools.cache
-def chunk_fns(
-    model,
-    integrator,
-    substeps: int,
-    dt: float,
-    chunk_steps: int,
-    t0: float,
-    p_axes,
-    driver_axes,
-    reducer_axes,
-    *,
-    record=None,
-    every: int = 1,
-    options: tuple = (),
-    block=None,
-):
-    """Jitted, vmapped ``(init, chunk)`` for one static configuration (cached: fleets of one structure share a
-    compiled program).
+def chunk_fns(spec, chunk_steps: int, t0: float, p_axes, driver_axes, reducer_axes, block=None):
+    """Jitted, vmapped ``(init, chunk)`` for one static configuration: a checked
+    :class:`~sims.run.spec.RunSpec` ``spec`` (its model, step, records and compiler options), chunks of
+    ``chunk_steps`` steps from time ``t0``, the vmap axes of the params, driver and reducer, and ``block``
+    vehicles per cache-sized block (cached: fleets of one structure share a compiled program).
 
     ``init(params, state, driver, reducer) -> (dstate, acc)``;
     ``chunk(params, state, dstate, acc, driver, reducer, k0) -> ((state, dstate, acc), records)`` runs
-    ``chunk_steps`` steps from step ``k0`` (``records`` ``None`` when ``record`` is ``None``).
+    ``chunk_steps`` steps from step ``k0`` (``records`` ``None`` when ``spec.record`` is ``None``).
     """
-    step = make_step_with_telemetry(get_model(model), integrator, substeps)
-    rec = record_fn(record)
+    step = spec.step()
+    rec = record_fn(spec.record)
 
     def init_one(p, s, d, r):
         return d.init(p, s), (r.init(p, s) if r is not None else None)
 
     def chunk_one(p, s, dstate, acc, d, r, k0):
         return run_steps(
-            p, s, dstate, acc, k0, d, chunk_steps, every=every, dt=dt, step=step, reducer=r, record=rec, t0=t0
+            p, s, dstate, acc, k0, d, chunk_steps, every=spec.every, dt=spec.dt, step=step, reducer=r, record=rec, t0=t0
         )
 
-    opts = dict(options) or None
+    opts = spec.options()
     init = jax.jit(jax.vmap(init_one, in_axes=(p_axes, 0, driver_axes, reducer_axes)), compiler_options=opts)
     axes = (p_axes, 0, 0, 0, driver_axes, reducer_axes, None)
     chunk = jax.jit(blocked(jax.vmap(chunk_one, in_axes=axes), block, axes), compiler_options=opts)

@@ -36,9 +36,10 @@ from jax.sharding import PartitionSpec as P
 from jaxtire.surfaces import surface_id
 from jaxtire.validation import ValidationError, check_int, check_range, is_concrete
 from sims.drivers import check_target_speed
-from sims.run._scan import blocked, chunk_fns
+from sims.run._scan import blocked, check_steps, chunk_fns
 from sims.run.mesh import block_of, device_mesh, padded_size, place, split_call, unpad
-from sims.run.rollout import RolloutResult, _launch, _rollout_arguments, _rollout_impl, check_args, options_key
+from sims.run.rollout import RolloutResult, _rollout_impl, launch
+from sims.run.spec import RunSpec, run_spec
 from sims.vehicles import get_model
 from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, check_surface_ids, fleet_axes
 
@@ -207,54 +208,50 @@ def _fleet_impl(params, state0, controls, reducer, t0, *, params_axes, driver_ax
     return blocked(jax.vmap(fn, in_axes=axes), block, axes)(params, state0, controls, reducer, t0)
 
 
-_FLEET_STATIC = (
-    "params_axes",
-    "driver_axes",
-    "reducer_axes",
-    "block",
-    "n_steps",
-    "dt",
-    "model",
-    "integrator",
-    "substeps",
-    "record",
-    "every",
-)
-
-
 def fleet_rollout(
     params: VehicleParams,
     state0,
     controls,
     n_steps: int,
+    spec: RunSpec | None = None,
     *,
+    reducer=None,
+    t0=0.0,
     driver_axes=0,
     reducer_axes=None,
     block="auto",
     devices=None,
-    **rollout_kw,
+    **fields,
 ) -> RolloutResult:
     """:func:`sims.run.rollout.rollout` over a fleet: ``params`` a fleet (chassis batched), ``state0`` batched,
     ``controls`` a driver or open-loop :class:`Controls` batched on axis 0 (``driver_axes=0``) or shared
     (``None``); ``reducer`` shared (``reducer_axes=None``) or batched (0).  Every output has a leading
     vehicle axis.  Equal to a Python loop of single rollouts (tested), in one compiled program.
-    ``rollout_kw``: the keywords of :func:`~sims.run.rollout.rollout` (``dt`` required; ``model``,
-    ``integrator``, ``substeps``, ``record``, ``every``, ``reducer``, ``t0``, ``compiler_options``, same
-    defaults).  ``block``: vehicles per cache-sized block (``lax.map`` over blocks, :mod:`sims.run.chunked`;
-    ``"auto"``: :func:`default_block`, ``None``: one batch).
+    ``spec``: the run's :class:`~sims.run.spec.RunSpec`, or its fields as keywords (``dt`` required), as
+    :func:`~sims.run.rollout.rollout`.  ``block``: vehicles per cache-sized block (``lax.map`` over blocks,
+    :mod:`sims.run.chunked`; ``"auto"``: :func:`default_block`, ``None``: one batch).
 
     ``devices``: the placement of :class:`FleetRun` (the same code): ``None`` every local device, ``k`` the
     first ``k``, or a sequence; the fleet is padded to a multiple of the device count, each device runs the
     one-device program on its block, the outputs (padding dropped) are bitwise those of one device.  Under a
     transformation (``jit``, ``grad``, ``vmap`` of this call) there is no placement: the caller's program runs."""
-    if not (isinstance(devices, int) and devices == 1) and is_concrete((params, state0, controls, rollout_kw)):
+    spec = run_spec(spec, "fleet_rollout", **fields)
+    if not (isinstance(devices, int) and devices == 1) and is_concrete((params, state0, controls, reducer)):
         mesh = device_mesh(devices, source="fleet_rollout")
         if mesh is not None:
-            return _on_devices(mesh, params, state0, controls, n_steps, driver_axes, reducer_axes, block, rollout_kw)
-    a = _rollout_arguments(params, state0, controls, n_steps, rollout_kw)
-    unknown = set(rollout_kw) - set(a)
-    if unknown:
-        raise TypeError(f"fleet_rollout() got unexpected keyword arguments {sorted(unknown)}")
+            n = fleet_size(params)
+            n_pad = padded_size(n, mesh)
+            axes = (fleet_axes(params), 0, driver_axes, reducer_axes)
+            args = tuple(
+                place(x, ax, mesh, n_pad) for x, ax in zip((params, state0, controls, reducer), axes, strict=True)
+            )
+
+            def one(p, s, c, r):
+                kw = dict(reducer=r, t0=t0, driver_axes=driver_axes, reducer_axes=reducer_axes, block=block)
+                return fleet_rollout(p, s, c, n_steps, spec, devices=1, **kw)
+
+            out = split_call(one, args, mesh, set())
+            return unpad(out, n) if n_pad != n else out
     n = fleet_size(params)
 
     def check_batched(n_steps):
@@ -270,33 +267,17 @@ def fleet_rollout(
                     )
                     raise ValueError(f"{name}: every leaf needs a leading vehicle axis of {n}, got sizes {sizes}{hint}")
 
-    return _launch(
+    return launch(
         _fleet_impl,
-        _FLEET_STATIC,
-        a,
+        (params, state0, controls, reducer, t0),
+        n_steps,
+        spec,
         check_batched,
         params_axes=fleet_axes(params),
         driver_axes=driver_axes,
         reducer_axes=reducer_axes,
         block=default_block() if block == "auto" else block,
     )
-
-
-def _on_devices(mesh, params, state0, controls, n_steps, driver_axes, reducer_axes, block, rollout_kw):
-    """:func:`fleet_rollout` with the fleet split over ``mesh`` (FleetRun's placement): padded to a multiple of the
-    device count, the one-device call on each device's block, the padding dropped from every output."""
-    n = fleet_size(params)
-    n_pad = padded_size(n, mesh)
-    reducer = rollout_kw.pop("reducer", None)
-    axes = (fleet_axes(params), 0, driver_axes, reducer_axes)
-    args = tuple(place(x, ax, mesh, n_pad) for x, ax in zip((params, state0, controls, reducer), axes, strict=True))
-
-    def one(p, s, c, r):
-        kw = dict(rollout_kw, reducer=r, driver_axes=driver_axes, reducer_axes=reducer_axes, block=block)
-        return fleet_rollout(p, s, c, n_steps, devices=1, **kw)
-
-    out = split_call(one, args, mesh, set())
-    return unpad(out, n) if n_pad != n else out
 
 
 class RunStats(NamedTuple):
@@ -323,9 +304,10 @@ class FleetRun:
     called ``ceil(n_steps / chunk_steps)`` times, the last one a shorter chunk of the remaining steps when
     ``chunk_steps`` does not divide ``n_steps`` (exactly ``n_steps`` steps run); between calls the host updates ``progress``
     (anything with ``update(n)``) and stops early when ``done(acc)`` is true.  ``driver_axes`` is 0 when
-    the driver's leaves are batched per vehicle (see :func:`broadcast`), ``None`` when shared;
-    ``compiler_options`` XLA options (e.g. :func:`sims.run.rollout.fast_compile_options`); ``block`` vehicles
-    per cache-sized block (``"auto"``: :func:`default_block`).
+    the driver's leaves are batched per vehicle (see :func:`broadcast`), ``None`` when shared; ``spec`` the
+    run's :class:`~sims.run.spec.RunSpec` or its fields as keywords (``dt`` required; e.g.
+    ``compiler_options=fast_compile_options()``, :func:`sims.run.spec.fast_compile_options`; the records of ``spec.record`` are
+    what :meth:`chunks` yields); ``block`` vehicles per cache-sized block (``"auto"``: :func:`default_block`).
 
     ``devices``: where the vehicles run.  ``None`` (default): every local device of the default backend
     (of ``jax.default_device`` when one is set); an integer ``k``: the first ``k`` of them; or a sequence of
@@ -346,32 +328,26 @@ class FleetRun:
         params: VehicleParams,
         state0,
         driver,
+        spec: RunSpec | None = None,
         *,
-        dt: float,
         reducer=None,
-        model="double_track",
-        integrator="semi_implicit_euler",
-        substeps: int = 1,
         chunk_steps: int = 200,
         driver_axes=0,
         reducer_axes=None,
         t0: float = 0.0,
-        compiler_options=None,
         block="auto",
         devices=None,
+        **fields,
     ):
         if isinstance(driver, Controls):
             raise ValueError("FleetRun needs a driver (wrap open-loop controls in sims.drivers.OpenLoop)")
-        _, self.dt = check_args(params, chunk_steps, dt, substeps, integrator, model=model)
+        self.spec = run_spec(spec, "FleetRun", **fields).check(params, "FleetRun", chunk_steps=chunk_steps)
+        self.dt = self.spec.dt
         self.n = fleet_size(params)
         self.params, self.state, self.driver, self.reducer = params, state0, driver, reducer
         self.chunk_steps = chunk_steps
-        # chunk_fns(*head, steps, *tail, **kw): the chunk function of `steps` steps (cached per length)
-        self._fn_args = (
-            (get_model(model), integrator, substeps, self.dt),
-            (float(t0), fleet_axes(params), driver_axes, reducer_axes),
-            dict(options=options_key(compiler_options), block=default_block() if block == "auto" else block),
-        )
+        self.t0 = float(t0)
+        self.block = default_block() if block == "auto" else block
         self._driver_axes, self._reducer_axes = driver_axes, reducer_axes
         self.mesh = device_mesh(devices, source="FleetRun")
         self.devices = 1 if self.mesh is None else int(self.mesh.devices.size)
@@ -380,7 +356,7 @@ class FleetRun:
         self._args = tuple(
             self._place(x, ax) for x, ax in zip((params, state0, driver, reducer), self._axes, strict=True)
         )
-        self._init, self._chunk = self._chunk_fns(chunk_steps)
+        self._init, self._chunk = self.chunk_fns(chunk_steps)
         self._compiled: Any = None
         self._partial: dict = {}  # steps -> the compiled shorter last chunk
         self._compacted: dict = {}  # (steps, batch) -> the compiled program of a gathered batch
@@ -392,9 +368,11 @@ class FleetRun:
         """``tree`` padded to the device multiple and split over the mesh (unchanged on one device)."""
         return place(tree, axes, self.mesh, self._n_pad)
 
-    def _chunk_fns(self, steps: int):
-        head, tail, kw = self._fn_args
-        return chunk_fns(*head, steps, *tail, **kw)
+    def chunk_fns(self, steps: int):
+        """The jitted ``(init, chunk)`` of a chunk of ``steps`` steps of this run (:func:`sims.run._scan.chunk_fns`,
+        cached per configuration)."""
+        p_axes, _, d_axes, r_axes = self._axes
+        return chunk_fns(self.spec, steps, self.t0, p_axes, d_axes, r_axes, self.block)
 
     def _call(self, fn, *args, split: bool = True):
         """``fn(*args)``, on several devices: ``fn`` (one function, or one compiled program per device) on each
@@ -406,6 +384,36 @@ class FleetRun:
         if not self._ready:
             self.dstate, self.acc = self._call(self._init, *self._args)
             self._ready = True
+
+    def start(self):
+        """The carry at the run's start: ``(state, driver state, accumulator)``, placed as the run places it."""
+        self._initialise()
+        return (self._args[1], self.dstate, self.acc)
+
+    def place_rows(self, tree):
+        """A carry of ``n`` vehicle rows (e.g. read back from disk) padded and placed as :meth:`start`'s."""
+        return self._place(tree, 0)
+
+    def rows(self, tree):
+        """``tree`` (every leaf with the vehicle axis first) without the padding rows: the ``n`` vehicles."""
+        return tree if self._n_pad == self.n else unpad(tree, self.n)
+
+    def chunks(self, n_steps: int, carry=None, start: int = 0):
+        """Yield ``(i, k0, steps, carry, records)`` for chunks ``start, start + 1, ...`` of a run of ``n_steps``
+        steps: chunk ``i`` runs ``steps`` steps from step ``k0 = i chunk_steps`` (the last one shorter when
+        ``chunk_steps`` does not divide ``n_steps``) from ``carry`` (:meth:`start`'s when ``None``) and yields the
+        carry after it and its records (``spec.record``; ``None`` without).  No early stop, no compaction: the
+        plain chunk loop that :func:`sims.run.longrun.long_run` checkpoints."""
+        cs = self.chunk_steps
+        check_steps("FleetRun.chunks", self.spec.every, n_steps=n_steps, last_chunk_steps=n_steps % cs or cs)
+        carry = self.start() if carry is None else carry
+        params, _, driver, reducer = self._args
+        for i in range(start, -(-n_steps // cs)):
+            k0 = i * cs
+            steps_i = min(cs, n_steps - k0)
+            fn = self._chunk if steps_i == cs else self.chunk_fns(steps_i)[1]
+            carry, ys = self._call(fn, params, *carry, driver, reducer, jnp.int32(k0))
+            yield i, k0, steps_i, carry, ys
 
     def compile(self) -> float:
         """Compile the chunk function ahead of time; returns the seconds it took (also the initial driver
@@ -449,7 +457,7 @@ class FleetRun:
         last = n_steps % self.chunk_steps
         if last and last not in self._partial:  # the shorter last chunk, compiled now as well
             t_c = time.perf_counter()
-            self._partial[last] = self._aot(self._chunk_fns(last)[1])
+            self._partial[last] = self._aot(self.chunk_fns(last)[1])
             self.compile_s += time.perf_counter() - t_c
         params, state, driver, reducer = self._args
         full = (state, self.dstate, self.acc)
@@ -466,7 +474,7 @@ class FleetRun:
                 fn = self._chunk  # a compacted batch has another shape
             if steps_i < self.chunk_steps:
                 # the partial last chunk: compiled above for the whole fleet, on first use for a compacted batch
-                fn = self._partial[steps_i] if idx is None else self._chunk_fns(steps_i)[1]
+                fn = self._partial[steps_i] if idx is None else self.chunk_fns(steps_i)[1]
             args = (params, s, d, a, driver, reducer, jnp.int32(k0))
             if idx is not None and fn is not self._compiled:
                 key = (steps_i, len(idx))

@@ -77,12 +77,10 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
-from sims.run._scan import check_steps, chunk_fns, record_fn
-from sims.run.fleet import fleet_size
-from sims.run.mesh import device_mesh, padded_size, place, split_call, unpad
-from sims.vehicles import get_model
-from sims.vehicles.integrators import check_dt, check_substeps
-from sims.vehicles.params import Controls, fleet_axes, validate_params
+from sims.run._scan import check_steps
+from sims.run.fleet import FleetRun, fleet_size
+from sims.run.spec import RunSpec, run_spec
+from sims.vehicles.params import Controls
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 3  # 3: every npz holds __chunk__ (index, first step, end step)
@@ -381,15 +379,10 @@ def long_run(
     state0,
     driver,
     n_steps: int,
+    spec: RunSpec | None = None,
     *,
-    dt: float,
     chunk_steps: int = 1000,
-    record="telemetry",
-    every: int = 1,
     reducer=None,
-    model="double_track",
-    integrator="semi_implicit_euler",
-    substeps: int = 1,
     driver_axes=None,
     reducer_axes=None,
     t0: float = 0.0,
@@ -400,29 +393,30 @@ def long_run(
     on_chunk: Callable | None = None,
     devices=None,
     repair: bool = False,
-    compiler_options: dict | None = None,
+    **fields,
 ) -> LongRunResult:
     """Run ``n_steps`` steps of the fleet ``params`` (chassis batched) in chunks, streaming records to
-    ``out_dir`` and resuming from the last completed chunk (see the module docstring).
+    ``out_dir`` and resuming from the last completed chunk (see the module docstring): the chunks of
+    :meth:`sims.run.fleet.FleetRun.chunks` with a checkpoint after each.
 
-    ``max_chunks`` stops after that many chunks in this call (the run stays resumable);
-    ``on_chunk(index, manifest)`` is called after each chunk is safely on disk; ``progress`` is
+    ``spec``: the run's :class:`~sims.run.spec.RunSpec`, or its fields as keywords (``dt`` required;
+    ``record`` defaults to ``"telemetry"`` here; ``compiler_options`` are part of the run's configuration: a
+    resume must use the same).  ``max_chunks`` stops after that many chunks in this call (the run stays
+    resumable); ``on_chunk(index, manifest)`` is called after each chunk is safely on disk; ``progress`` is
     ``True`` (a tqdm bar), ``False`` or an object with ``update(n)``; ``devices`` where the fleet runs (module
-    docstring, "Placement"); ``compiler_options`` XLA options
-    of the chunk program (part of the run's configuration: a resume must use the same); ``repair`` restarts
-    from the last good chunk when a checkpoint file is damaged (otherwise :class:`LongRunError`).
+    docstring, "Placement"); ``repair`` restarts from the last good chunk when a checkpoint file is damaged
+    (otherwise :class:`LongRunError`).
     """
     if isinstance(driver, Controls):
         raise ValueError("long_run needs a driver (wrap controls in sims.drivers.Constant or OpenLoop)")
+    if spec is None:
+        fields.setdefault("record", "telemetry")
     check_steps("long_run", 1, n_steps=n_steps)
-    check_steps("long_run", every, chunk_steps=chunk_steps)
+    check_steps("long_run", 1, chunk_steps=chunk_steps)
     last_steps = n_steps % chunk_steps or chunk_steps  # the last chunk is partial when chunk_steps does not divide
-    check_steps("long_run", every, last_chunk_steps=last_steps)
-    dt = check_dt(dt)
-    check_substeps(substeps)
-    get_model(model)
-    rec = record_fn(record)
-    validate_params(params)
+    spec = run_spec(spec, "long_run", **fields).check(
+        params, "long_run", chunk_steps=chunk_steps, last_chunk_steps=last_steps
+    )
     n = fleet_size(params)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise LongRunError(f"long_run: out_dir {out_dir} exists and is not a directory")
@@ -433,52 +427,31 @@ def long_run(
     t_start = time.perf_counter()
     _remove_stale_temporaries(out_dir)
 
-    options = tuple(sorted((compiler_options or {}).items()))
-
-    def fns_of(steps):  # the (init, chunk) functions of a chunk of `steps` steps
-        return chunk_fns(
-            get_model(model),
-            integrator,
-            substeps,
-            dt,
-            steps,
-            float(t0),
-            fleet_axes(params),
-            driver_axes,
-            reducer_axes,
-            record=record,
-            every=every,
-            options=options,
-        )
-
-    init, chunk = fns_of(chunk_steps)
-    partial_fns = fns_of(last_steps) if last_steps != chunk_steps else None
     inputs_hash = _digest((params, state0, driver, reducer))
-    # placement (FleetRun's): padded to a multiple of the device count, split over the mesh, one program a device
-    mesh = device_mesh(devices, source="long_run")
-    n_pad = padded_size(n, mesh)
-    seen: set = set()
-
-    def put(tree, axes):
-        return place(tree, axes, mesh, n_pad)
-
-    def call(fn, *args):
-        return split_call(fn, args, mesh, seen)
-
-    def rows(tree):  # every carry and record leaf has the vehicle axis first (the vmapped chunk's outputs)
-        return tree if n_pad == n else unpad(tree, n)
-
-    params, state0 = put(params, fleet_axes(params)), put(state0, 0)
-    driver = put(driver, driver_axes)
-    reducer = put(reducer, reducer_axes) if reducer is not None else None
-    dstate0, acc0 = call(init, params, state0, driver, reducer)
-    carry0 = (state0, dstate0, acc0)
+    # the fleet runner (its placement: padded to a multiple of the device count, split over the mesh, one
+    # program a device), one batch per device
+    run = FleetRun(
+        params,
+        state0,
+        driver,
+        spec,
+        reducer=reducer,
+        chunk_steps=chunk_steps,
+        driver_axes=driver_axes,
+        reducer_axes=reducer_axes,
+        t0=t0,
+        block=None,
+        devices=devices,
+    )
+    carry0 = run.start()
     treedef = jax.tree.structure(carry0)
-    like = [rows(np.asarray(jax.device_get(leaf))) for leaf in jax.tree.leaves(carry0)]
+    like = [run.rows(np.asarray(jax.device_get(leaf))) for leaf in jax.tree.leaves(carry0)]
 
     # the record layout (names), without running anything
-    probe = jax.eval_shape(chunk, params, state0, dstate0, acc0, driver, reducer, jnp.int32(0))[1]
-    names = _names(probe) if rec is not None else []
+    p, _, drv, red = run._args
+    probe = jax.eval_shape(run.chunk_fns(chunk_steps)[1], p, *carry0, drv, red, jnp.int32(0))[1]
+    names = _names(probe) if spec.record is not None else []
+    dt, every = spec.dt, spec.every
     config = _config(
         n,
         n_steps,
@@ -486,15 +459,15 @@ def long_run(
         dt,
         every,
         float(t0),
-        model,
-        integrator,
-        substeps,
-        record,
+        spec.model,
+        spec.integrator,
+        spec.substeps,
+        spec.record,
         driver_axes,
         reducer_axes,
         names,
     )
-    config["compiler_options"] = {k: str(v) for k, v in sorted((compiler_options or {}).items())}
+    config["compiler_options"] = {k: str(v) for k, v in spec.compiler_options}
     config["carry_layout"] = [[str(a.dtype), list(a.shape)] for a in like]
     config_hash = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
     run_id = hashlib.sha256((config_hash + inputs_hash).encode()).hexdigest()
@@ -591,7 +564,7 @@ def long_run(
 
     start_chunk = len(man["completed"])
     if leaves is not None:
-        carry = put(jax.tree.unflatten(treedef, [jnp.asarray(v) for v in leaves]), 0)
+        carry = run.place_rows(jax.tree.unflatten(treedef, [jnp.asarray(v) for v in leaves]))
     else:
         carry = carry0
 
@@ -609,26 +582,20 @@ def long_run(
         own_bar = True
     elif progress is False:
         bar = None
+    rec = spec.record is not None
     try:
         done_here = 0
-        for i in range(start_chunk, n_chunks):
-            if max_chunks is not None and done_here >= max_chunks:
+        chunks = run.chunks(n_steps, carry, start_chunk)
+        while max_chunks is None or done_here < max_chunks:
+            try:
+                i, k0, steps_i, carry, ys = next(chunks)
+            except StopIteration:
                 break
-            k0 = i * chunk_steps
-            steps_i = min(chunk_steps, n_steps - k0)
-            if steps_i == chunk_steps:
-                fn = chunk
-            elif partial_fns is not None:
-                fn = partial_fns[1]
-            else:  # a short last chunk always has partial_fns (built when last_steps != chunk_steps)
-                raise LongRunError(f"long_run: no compiled function for a {steps_i}-step chunk")
-            s, d, a = carry
-            (s, d, a), ys = call(fn, params, s, d, a, driver, reducer, jnp.int32(k0))
-            carry = (s, d, a)
             entry = dict(index=i, steps=[k0, k0 + steps_i])
-            if rec is not None:
+            if rec:
                 arrays = {
-                    nm: rows(np.asarray(jax.device_get(v))) for nm, v in zip(names, jax.tree.leaves(ys), strict=False)
+                    nm: run.rows(np.asarray(jax.device_get(v)))
+                    for nm, v in zip(names, jax.tree.leaves(ys), strict=False)
                 }
                 arrays["time"] = t0 + (k0 + every * np.arange(steps_i // every)) * dt
                 arrays["__run__"] = np.array(run_id)
@@ -637,7 +604,9 @@ def long_run(
                 entry["records"] = fname
                 entry["records_sha256"] = _atomic_savez(os.path.join(out_dir, fname), arrays)
             cname = f"carry_{i:06d}.npz"
-            carr = {f"leaf_{j:05d}": rows(np.asarray(jax.device_get(v))) for j, v in enumerate(jax.tree.leaves(carry))}
+            carr = {
+                f"leaf_{j:05d}": run.rows(np.asarray(jax.device_get(v))) for j, v in enumerate(jax.tree.leaves(carry))
+            }
             leaf_count = len(carr)
             carr["__run__"] = np.array(run_id)
             carr["__chunk__"] = np.array([i, k0, k0 + steps_i], np.int64)
@@ -659,7 +628,7 @@ def long_run(
     finally:
         if own_bar:
             bar.close()
-    s, d, a = rows(carry)
+    s, d, a = run.rows(carry)
     return LongRunResult(s, d, a, str(out_dir), man, start_chunk, time.perf_counter() - t_start)
 
 

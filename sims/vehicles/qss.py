@@ -473,7 +473,7 @@ def lap_times(params: VehicleParams, line: Track, *, compiler_options=None, **so
     :func:`sims.vehicles.params.fleet_axes`), in one compiled ``vmap``; validates ``params`` and ``line``
     first.  ``solve_kw``: :func:`solve_lap`'s keywords (``sectors``, ``n_loads``, ``n_fixed``, ``v_max``; its
     defaults; ``TypeError`` for others).  ``compiler_options``: XLA options of the compile (e.g.
-    :func:`sims.run.rollout.fast_compile_options`)."""
+    :func:`sims.run.spec.fast_compile_options`)."""
     validate_params(params, source="lap_times")
     check_line(line, "lap_times")
     if "tables" in solve_kw:

@@ -3,7 +3,8 @@ import functools
 import pytest
 
 from jaxtire.surfaces import make_table
-from sims.run.rollout import fast_compile_options, rollout
+from sims.run.rollout import rollout
+from sims.run.spec import fast_compile_options
 
 #: Tests compile with the fast XLA:CPU options (compile ~2x faster; they run few steps).
 FAST = fast_compile_options()

@@ -106,7 +106,7 @@ def test_every_other_catalogue_scenario_runs_under_its_catalogue_name(tmp_path, 
     assert catalogue_name("split-mu-launch") == "split_mu_launch" and catalogue_name("step-steer") is None
     out, text = _run(tmp_path, capsys, "iso3888_2")
     assert "scenario iso3888_2" in text and "cone_hit               rate" in text
-    from sims.run.rollout import fast_compile_options
+    from sims.run.spec import fast_compile_options
 
     base = presets.get("hatchback", tire="mf", driveline=True)
     sid = surface_id("asphalt_dry")

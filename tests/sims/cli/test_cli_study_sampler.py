@@ -18,7 +18,7 @@ from scipy import stats
 from jaxtire.surfaces import surface_id
 from sims.cli import main
 from sims.run.fleet import Sampling, sample_fleet
-from sims.run.rollout import fast_compile_options
+from sims.run.spec import fast_compile_options
 from sims.scenarios import braking
 from sims.studies import study as sm
 from sims.vehicles import presets

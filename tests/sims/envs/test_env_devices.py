@@ -18,7 +18,7 @@ SCRIPT = textwrap.dedent("""
     assert jax.device_count() == 2, jax.devices()
     from sims.envs.braking import Braking
     from sims.envs.devices import DeviceEnv
-    from sims.run.rollout import fast_compile_options
+    from sims.run.spec import fast_compile_options
 
     env = Braking(substeps=1)
     # short episodes: slow starts stop within a few steps (terminated), the others hit max_steps (truncated)

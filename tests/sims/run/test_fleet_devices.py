@@ -22,7 +22,7 @@ SCRIPT = textwrap.dedent("""
     import jax, jax.numpy as jnp, numpy as np
     assert jax.device_count() == 2, jax.devices()
     from sims.run.fleet import Sampling, sample_fleet
-    from sims.run.rollout import fast_compile_options
+    from sims.run.spec import fast_compile_options
     from sims.scenarios.braking import braking_run
     from sims.vehicles import presets
 

@@ -67,7 +67,7 @@ def test_race_car_transient_laps_on_three_circuits_in_one_program():
     from jaxtire.surfaces import surface_id
     from sims.roads import circuits
     from sims.roads.raceline import min_curvature_line
-    from sims.run.rollout import fast_compile_options
+    from sims.run.spec import fast_compile_options
     from sims.scenarios.lap import transient_lap
     from sims.vehicles.qss import lap_times
 

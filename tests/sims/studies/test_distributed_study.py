@@ -18,7 +18,7 @@ WORKER = textwrap.dedent("""
     if nproc > 1:
         distributed.initialize(f"localhost:{port}", num_processes=nproc, process_id=pid)
     import numpy as np
-    from sims.run.rollout import fast_compile_options
+    from sims.run.spec import fast_compile_options
     from sims.studies import study as sm
     st = sm.Study(scenario="braking", tire="simple", surface="asphalt_wet", runs=7, seed=5, settings={"speed": 12.0},
         options={"max_time": 3.0, "dt": 0.01, "model": "single_track"},

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from sims.roads import circuits as c
-from sims.run.rollout import fast_compile_options
+from sims.run.spec import fast_compile_options
 from sims.studies import lap_setup as S
 from sims.vehicles import presets
 

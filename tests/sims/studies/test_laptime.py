@@ -8,7 +8,7 @@ import pytest
 from jaxtire.constants import GRAVITY
 from jaxtire.simple import make_simple_params
 from sims.roads import circuits as c
-from sims.run.rollout import fast_compile_options
+from sims.run.spec import fast_compile_options
 from sims.vehicles import qss as L
 from sims.vehicles import presets
 from sims.vehicles.params import TireScale

@@ -3,7 +3,7 @@
 import numpy as np
 
 from sims import studies
-from sims.run.rollout import fast_compile_options
+from sims.run.spec import fast_compile_options
 from sims.studies import study as sm
 from sims.studies.variation import Variation
 from sims.vehicles.qss import at_grip, lap_times

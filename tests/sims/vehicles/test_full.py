@@ -20,7 +20,7 @@ from jaxtire.surfaces import preset_table
 from jaxtire.tire import replace_coefficients
 from jaxtire.vertical import deflection, free_radius, vertical_force
 from sims.roads import profile as rp
-from sims.run.rollout import fast_compile_options
+from sims.run.spec import fast_compile_options
 from sims.vehicles import full, presets
 from sims.vehicles.integrators import make_step_with_telemetry
 from sims.vehicles.params import Controls, fleet_axes
