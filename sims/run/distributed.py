@@ -45,7 +45,8 @@ from jax.sharding import PartitionSpec as P
 from sims.run.fleet import fleet_rollout
 from sims.run.longrun import _names
 from sims.run.sharding import AXIS, _flat_axes, batch_size
-from sims.vehicles.params import fleet_axes, validate_params
+from sims.run.spec import RunSpec, run_spec
+from sims.vehicles.params import fleet_axes
 
 
 class ShardInfo(NamedTuple):
@@ -161,26 +162,24 @@ def monte_carlo(
     state0,
     controls,
     n_steps: int,
+    spec: RunSpec | None = None,
     *,
-    dt: float,
     driver_axes=0,
     reducer=None,
     reducer_axes=None,
     local_inputs: bool = False,
     n_vehicles: int | None = None,
     run_id: str = "run",
-    compiler_options: dict | None = None,
-    **rollout_kw,
+    **fields,
 ) -> ShardInfo:
     """Run :func:`sims.run.fleet.fleet_rollout` over the global mesh and write this process's rows.
 
     ``params`` (a fleet), ``state0``, ``controls`` and ``reducer`` are the whole run's inputs, identical on
     every process (or, with ``local_inputs=True``, only this process's rows of the batched leaves, with
-    ``n_vehicles`` the whole fleet size).  ``rollout_kw`` go to :func:`sims.run.fleet.fleet_rollout`
-    (``model``, ``integrator``, ``record``, ``every``, ...); ``compiler_options`` XLA options of the compiled
-    program.  Returns a :class:`ShardInfo`.
+    ``n_vehicles`` the whole fleet size).  ``spec``: the run's :class:`~sims.run.spec.RunSpec`, or its fields as
+    keywords (``dt`` required), as :func:`sims.run.fleet.fleet_rollout`.  Returns a :class:`ShardInfo`.
     """
-    validate_params(params)
+    spec = run_spec(spec, "monte_carlo", **fields).check(params, "monte_carlo", n_steps=n_steps)
     axes = (fleet_axes(params), 0, driver_axes, reducer_axes)
     args = (params, state0, controls, reducer)
     mesh = global_mesh()
@@ -199,11 +198,9 @@ def monte_carlo(
     g = [_to_global(a, ax, mesh, rows, local_inputs, n) for a, ax in zip(args, axes, strict=False)]
 
     def fn(p, s, c, r):
-        return fleet_rollout(
-            p, s, c, n_steps, dt=dt, driver_axes=driver_axes, reducer=r, reducer_axes=reducer_axes, **rollout_kw
-        )
+        return fleet_rollout(p, s, c, n_steps, spec, driver_axes=driver_axes, reducer=r, reducer_axes=reducer_axes)
 
-    out = jax.jit(fn, compiler_options=dict(compiler_options) if compiler_options else None)(*g)
+    out = jax.jit(fn, compiler_options=spec.options())(*g)
     start, stop, _ = rows
     keep = max(0, min(stop, n) - start)
     names = _names(out)
@@ -226,7 +223,7 @@ def monte_carlo(
         names=names,
         treedef=str(jax.tree.structure(out)),
         n_steps=n_steps,
-        dt=dt,
+        dt=spec.dt,
     )
     with open(stem + ".json.tmp", "w") as jf:
         json.dump(meta, jf, indent=1)
