@@ -125,12 +125,17 @@ def blocked(fn, block, in_axes):
     return run
 
 
-@functools.cache
+#: How many chunk configurations :func:`chunk_fns` keeps (each holds its compiled programs); a run holds its own.
+CHUNK_CACHE = 32
+
+
+@functools.lru_cache(maxsize=CHUNK_CACHE)
 def chunk_fns(spec, chunk_steps: int, t0: float, p_axes, driver_axes, reducer_axes, block=None):
     """Jitted, vmapped ``(init, chunk)`` for one static configuration: a checked
     :class:`~sims.run.spec.RunSpec` ``spec`` (its model, step, records and compiler options), chunks of
     ``chunk_steps`` steps from time ``t0``, the vmap axes of the params, driver and reducer, and ``block``
-    vehicles per cache-sized block (cached: fleets of one structure share a compiled program).
+    vehicles per cache-sized block (the last :data:`CHUNK_CACHE` configurations cached: fleets of one structure
+    share a compiled program).
 
     ``init(params, state, driver, reducer) -> (dstate, acc)``;
     ``chunk(params, state, dstate, acc, driver, reducer, k0) -> ((state, dstate, acc), records)`` runs
