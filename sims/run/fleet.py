@@ -342,7 +342,6 @@ class FleetRun:
         if isinstance(driver, Controls):
             raise ValueError("FleetRun needs a driver (wrap open-loop controls in sims.drivers.OpenLoop)")
         self.spec = run_spec(spec, "FleetRun", **fields).check(params, "FleetRun", chunk_steps=chunk_steps)
-        self.dt = self.spec.dt
         self.n = fleet_size(params)
         self.params, self.state, self.driver, self.reducer = params, state0, driver, reducer
         self.chunk_steps = chunk_steps
@@ -389,6 +388,16 @@ class FleetRun:
         """The carry at the run's start: ``(state, driver state, accumulator)``, placed as the run places it."""
         self._initialise()
         return (self._args[1], self.dstate, self.acc)
+
+    @property
+    def dt(self) -> float:
+        """The step [s] (the spec's)."""
+        return self.spec.dt
+
+    def record_shapes(self):
+        """The shapes and dtypes of one full chunk's records (``jax.eval_shape``: nothing runs)."""
+        params, _, driver, reducer = self._args
+        return jax.eval_shape(self._chunk, params, *self.start(), driver, reducer, jnp.int32(0))[1]
 
     def place_rows(self, tree):
         """A carry of ``n`` vehicle rows (e.g. read back from disk) padded and placed as :meth:`start`'s."""

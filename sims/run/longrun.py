@@ -448,9 +448,7 @@ def long_run(
     like = [run.rows(np.asarray(jax.device_get(leaf))) for leaf in jax.tree.leaves(carry0)]
 
     # the record layout (names), without running anything
-    p, _, drv, red = run._args
-    probe = jax.eval_shape(run.chunk_fns(chunk_steps)[1], p, *carry0, drv, red, jnp.int32(0))[1]
-    names = _names(probe) if spec.record is not None else []
+    names = _names(run.record_shapes()) if spec.record is not None else []
     dt, every = spec.dt, spec.every
     config = _config(
         n,
