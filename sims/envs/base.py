@@ -34,8 +34,8 @@ four-wheel Magic Formula vehicle of :mod:`sims.vehicles.double_track` with ``sub
 steps of :func:`sims.vehicles.integrators.semi_implicit_euler`, i.e. 5 ms, the step at which the stopping
 distance of a braked car is converged to a few per cent.  ``model="full"`` (a constructor / ``make``
 keyword, static like ``substeps``) runs the 14-DOF :mod:`sims.vehicles.full` instead (body roll, pitch,
-heave, suspension, vertical tires; its state a :class:`~sims.vehicles.full.FullState` with the same planar
-fields, so the observations and rewards read it unchanged).  The tires are evaluated by :mod:`jaxtire`
+heave, suspension, vertical tires; its state the same :class:`~sims.vehicles.params.VehicleState` with a
+:class:`~sims.vehicles.full.BodyState` in ``body``, so the observations and rewards read it unchanged).  The tires are evaluated by :mod:`jaxtire`
 only (through the vehicle model); nothing here re-derives a tire equation.
 
 Domain randomisation.  ``params`` holds the base :class:`~sims.vehicles.params.VehicleParams` and

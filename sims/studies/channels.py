@@ -13,7 +13,9 @@ A study file adds metrics with ``[[metric]]`` tables::
 
 Channels (the names of :mod:`sims.studies.replay`'s recordings, so a replayed row shows what a metric
 saw): ``t`` [s]; ``state.<field>`` (:class:`sims.vehicles.params.VehicleState`: ``x``, ``y``, ``yaw``,
-``vx``, ``vy``, ``yaw_rate``, per wheel ``omega[i]`` ...), ``controls.<field>`` (``steer``, ``throttle``,
+``vx``, ``vy``, ``yaw_rate``, per wheel ``omega[i]`` ...), ``state.body.<field>`` (the full vehicle's
+:class:`sims.vehicles.full.BodyState`: ``z``, ``roll``, ``pitch``, per corner ``zu[i]`` ...; ``model = "full"``),
+``controls.<field>`` (``steer``, ``throttle``,
 ``brake[i]``), ``telemetry.<field>`` (:class:`sims.vehicles.core.Telemetry`: ``fz[i]``, ``fx[i]``, ``fy[i]``,
 ``kappa[i]``, ``alpha[i]``, ``ax``, ``ay`` ...), each at the start of the step; and the scenario's own
 channels (``Scenario.channels(setup)``), e.g. the ISO 3888 tracks' ``lane.deviation`` [m] (the CG's lateral
@@ -46,12 +48,20 @@ from jaxtire.validation import ValidationError, check_choice
 from sims.scenarios.base import Metric
 from sims.studies.variation import Wrapping
 from sims.vehicles.core import Telemetry
+from sims.vehicles.full import BodyState
 from sims.vehicles.params import Controls, VehicleState
 
 OPS = ("peak", "min", "peak_abs", "final", "mean", "integral", "time_above")
 _SMOOTH = {"peak", "min", "peak_abs", "mean", "integral"}
-_GROUPS: dict[str, Any] = {"state": VehicleState, "controls": Controls, "telemetry": Telemetry}
-_NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?(?:\[(\d+)\])?$")
+#: The channel groups and their fields (the state's sub-states ``drive`` and ``body`` are not channels; the
+#: body's fields are, as the group ``state.body``: the names replay's recordings give them).
+_GROUPS: dict[str, tuple[str, ...]] = {
+    "state": tuple(f for f in VehicleState._fields if f not in ("drive", "body")),
+    "state.body": BodyState._fields,
+    "controls": Controls._fields,
+    "telemetry": Telemetry._fields,
+}
+_NAME = re.compile(r"^(state\.body|[A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?(?:\[(\d+)\])?$")
 _KEYS = ("name", "channel", "op", "where", "window", "threshold", "unit")
 
 
@@ -124,8 +134,8 @@ def check_channel(name: str, scenario_channels=(), source: str = "channel") -> N
         return
     hit = _NAME.match(name)
     group = hit.group(1) if hit else None
-    if hit is None or group not in _GROUPS or hit.group(2) not in _GROUPS[group]._fields:
-        fields = "; ".join(f"{g}.({', '.join(c._fields)})" for g, c in _GROUPS.items())
+    if hit is None or group not in _GROUPS or hit.group(2) not in _GROUPS[group]:
+        fields = "; ".join(f"{g}.({', '.join(c)})" for g, c in _GROUPS.items())
         own = f"; the scenario's: {', '.join(scenario_channels)}" if scenario_channels else ""
         raise ValidationError(f"{source} = {name!r} is not a channel: t; {fields} (per wheel: [i]){own}")
 
@@ -139,7 +149,11 @@ def _value(name: str, t, state, controls, tel, own: Mapping[str, Any]):
     hit = _NAME.match(name)
     assert hit is not None  # (checked by check_channel)
     group, field, index = hit.groups()
-    x = getattr({"state": state, "controls": controls, "telemetry": tel}[group], field)
+    if group == "state.body" and state.body is None:
+        raise ValidationError(
+            f"channel {name!r} is the full vehicle's body state: the study's model has none (model = 'full')"
+        )
+    x = getattr({"state": state, "state.body": state.body, "controls": controls, "telemetry": tel}[group], field)
     x = jnp.asarray(x)
     if index is None:
         if x.ndim:

@@ -136,8 +136,9 @@ def make_log(
 
     # the tires' contact deflections are not measured: a log without them (VehicleState's default 0.0) gets zeros
     defl = ("defl_x", "defl_y")
-    # the driveline state (VehicleState.drive) is None for cars without a driveline: not a channel
-    fields = [f for f in VehicleState._fields if getattr(states, f, None) is not None]
+    # the driveline state (VehicleState.drive) is None for cars without a driveline: not a channel; the full
+    # vehicle's body state (VehicleState.body) is not identified (the planar model's fields are)
+    fields = [f for f in VehicleState._fields if f != "body" and getattr(states, f, None) is not None]
     st = {f: arr(f, getattr(states, f)) for f in fields if f not in defl or np.ndim(getattr(states, f))}
     n = st["vx"].shape[0]
     if n == 0:

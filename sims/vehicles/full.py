@@ -97,30 +97,18 @@ from jaxtire.transient import contact_stiffness
 from sims.roads.profile import Profile, heights_at
 from sims.vehicles import core, double_track, driveline
 from sims.vehicles.double_track import ackermann_angles
-from sims.vehicles.params import Controls, VehicleParams, init_state, wheel_layout
+from sims.vehicles.params import Controls, VehicleParams, VehicleState, init_state, wheel_layout
 from sims.vehicles.road import on_road, wheel_positions
 from sims.vehicles.suspension import Suspension, default_suspension
 
 
-class FullState(NamedTuple):
-    """State of the full vehicle: the planar fields of :class:`~sims.vehicles.params.VehicleState` (same
-    names and meaning: drivers, reducers and observations read them unchanged) and ``z`` [m] heave of the
-    sprung CG from its static height, ``roll``, ``pitch`` [rad], ``vz`` [m/s], ``roll_rate``,
-    ``pitch_rate`` [rad/s], ``zu`` (4,) [m] wheel-centre displacements from the static ride height and
-    ``vzu`` (4,) [m/s] their rates, FL, FR, RL, RR."""
+class BodyState(NamedTuple):
+    """The full vehicle's vertical state, its :class:`~sims.vehicles.params.VehicleState`'s ``body`` (the
+    planar fields of that state keep their names and meaning: drivers, reducers and observations read them
+    unchanged): ``z`` [m] heave of the sprung CG from its static height, ``roll``, ``pitch`` [rad], ``vz``
+    [m/s], ``roll_rate``, ``pitch_rate`` [rad/s], ``zu`` (4,) [m] wheel-centre displacements from the static
+    ride height and ``vzu`` (4,) [m/s] their rates, FL, FR, RL, RR."""
 
-    x: Any
-    y: Any
-    yaw: Any
-    vx: Any
-    vy: Any
-    yaw_rate: Any
-    omega: Any
-    ax: Any
-    ay: Any
-    defl_x: Any = 0.0
-    defl_y: Any = 0.0
-    drive: Any = None
     z: Any = 0.0
     roll: Any = 0.0
     pitch: Any = 0.0
@@ -259,14 +247,15 @@ def corners(params: VehicleParams, state, controls: Controls, lay: Layout | None
     ch, s = params.chassis, suspension_of(params)
     lay = layout(params) if lay is None else lay
     heights = road_heights(params, state) if heights is None else heights
-    zu = core.wheel_list(state.zu, 4)
-    vzu = core.wheel_list(state.vzu, 4)
+    b = state.body
+    zu = core.wheel_list(b.zu, 4)
+    vzu = core.wheel_list(b.vzu, 4)
     omega = core.wheel_list(state.omega, 4)
-    z, phi, th = state.z, state.roll, state.pitch
+    z, phi, th = b.z, b.roll, b.pitch
     sv, dsv, fs, ks, rho, ft, kt = [], [], [], [], [], [], []
     for i in range(4):
         zb = z + lay.y[i] * phi - lay.xr[i] * th
-        vb = state.vz + lay.y[i] * state.roll_rate - lay.xr[i] * state.pitch_rate
+        vb = b.vz + lay.y[i] * b.roll_rate - lay.xr[i] * b.pitch_rate
         sv.append(zu[i] - zb)
         dsv.append(vzu[i] - vb)
     for i in range(4):
@@ -381,7 +370,7 @@ def vertical_rates(params: VehicleParams, state, cn: Corners, lay: Layout, fxb, 
         fyl.append(fy_l)
     fsj = [cn.fs[i] + fj[i] for i in range(4)]
     fz = sum(fsj) - lay.m_s * gn - down
-    mx = sum(lay.y[i] * fsj[i] for i in range(4)) + lay.h_s * sum(fyl) + lay.m_s * gn * lay.h_arm * state.roll
+    mx = sum(lay.y[i] * fsj[i] for i in range(4)) + lay.h_s * sum(fyl) + lay.m_s * gn * lay.h_arm * state.body.roll
     xr_f, xr_r = lay.xr[0], lay.xr[2]
     my = -sum(lay.xr[i] * fsj[i] for i in range(4)) - lay.h_s * sum(fxl) + xr_f * d_axle[0] + xr_r * d_axle[1]
     fu = [cn.ft[i] - cn.fs[i] - fj[i] - lay.m_u[i] * gn + g_u[i] for i in range(4)]
@@ -394,7 +383,8 @@ def vertical_rates(params: VehicleParams, state, cn: Corners, lay: Layout, fxb, 
     th = [element_theta(theta, h, cn.kt[i] + cn.ks[i] + lay.k_bar[i], lay.m_u[i]) for i in range(4)]
     th_bar = [jnp.maximum(th[i], th[i + 1]) for i in (0, 2)]
     th0 = 1.0 if theta is None else theta
-    u = [state.vz, state.roll_rate, state.pitch_rate] + [state.vzu[..., i] for i in range(4)]
+    b = state.body
+    u = [b.vz, b.roll_rate, b.pitch_rate] + [b.vzu[..., i] for i in range(4)]
     ix = s.roll_inertia + lay.m_s * lay.h_arm * lay.h_arm
     zero = jnp.zeros_like(jnp.asarray(fz))
     A = [[zero] * 7 for _ in range(7)]
@@ -423,15 +413,14 @@ def vertical_rates(params: VehicleParams, state, cn: Corners, lay: Layout, fxb, 
     return Vertical(acc[0], acc[1], acc[2], acc[3:])
 
 
-def rates(params: VehicleParams, state: FullState, controls: Controls, h):
+def rates(params: VehicleParams, state: VehicleState, controls: Controls, h):
     """Linearly implicit derivatives of the full vehicle for a step ``h`` and its
     :class:`~sims.vehicles.core.Telemetry` (module docstring); pose rates ``x, y, yaw`` zero."""
     heights = road_heights(params, state)
     params = on_road(_base_road(params), state)  # surfaces, grade and bank (sims.vehicles.road)
     lay = layout(params)
     cn = corners(params, state, controls, lay, heights)
-    planar: Any = state  # core.rates reads the planar fields only (FullState extends VehicleState's)
-    d, tel = core.rates(params, planar, controls, h, geometry(params, state, controls, cn))
+    d, tel = core.rates(params, state, controls, h, geometry(params, state, controls, cn))
     fxb, fyb = [], []
     for i in range(4):
         sn, cs = jnp.sin(cn.steer[i]), jnp.cos(cn.steer[i])
@@ -440,40 +429,38 @@ def rates(params: VehicleParams, state: FullState, controls: Controls, h):
         fyb.append(sn * fx + cs * fy)
     v = vertical_rates(params, state, cn, lay, fxb, fyb, tel.ax, tel.ay, h, THETA)
     azu = jnp.stack(jnp.broadcast_arrays(*v.azu), axis=-1)
-    vzu = jnp.asarray(state.vzu)
+    b = state.body
     th = THETA * h
-    deriv = FullState(
-        **d._asdict(),
-        z=state.vz + th * v.az,
-        roll=state.roll_rate + th * v.ap,
-        pitch=state.pitch_rate + th * v.aq,
+    rate = BodyState(
+        z=b.vz + th * v.az,
+        roll=b.roll_rate + th * v.ap,
+        pitch=b.pitch_rate + th * v.aq,
         vz=v.az,
         roll_rate=v.ap,
         pitch_rate=v.aq,
-        zu=vzu + th * azu,
+        zu=jnp.asarray(b.vzu) + th * azu,
         vzu=azu,
     )
-    return deriv, tel
+    return d._replace(body=rate), tel
 
 
-def _newton(p: VehicleParams, state: FullState, lay: Layout, heights) -> FullState:
+def _newton(p: VehicleParams, state: VehicleState, lay: Layout, heights) -> VehicleState:
     """One Newton step of the vertical equilibrium (:func:`settle`): the linearly implicit solve with a long
     step ``H`` and zero velocities gives ``H^2 du/dt = K^-1 F``."""
     big = jnp.asarray(1e3, jnp.asarray(state.vx).dtype)
     zero4 = [jnp.zeros_like(jnp.asarray(state.vx))] * 4
-    st = state._replace(
-        vz=0.0 * state.vz, roll_rate=0.0 * state.roll_rate, pitch_rate=0.0 * state.pitch_rate, vzu=0.0 * state.vzu
-    )
+    b = state.body
+    b = b._replace(vz=0.0 * b.vz, roll_rate=0.0 * b.roll_rate, pitch_rate=0.0 * b.pitch_rate, vzu=0.0 * b.vzu)
+    st = state._replace(body=b)
     cn = corners(p, st, Controls(), lay, heights)
     v = vertical_rates(p, st, cn, lay, zero4, zero4, 0.0, 0.0, big)
     step = big * big
     azu = jnp.stack(jnp.broadcast_arrays(*v.azu), axis=-1)
-    return st._replace(
-        z=st.z + step * v.az, roll=st.roll + step * v.ap, pitch=st.pitch + step * v.aq, zu=st.zu + step * azu
-    )
+    b = b._replace(z=b.z + step * v.az, roll=b.roll + step * v.ap, pitch=b.pitch + step * v.aq, zu=b.zu + step * azu)
+    return st._replace(body=b)
 
 
-def settle(params: VehicleParams, state: FullState, iterations: int = 4) -> FullState:
+def settle(params: VehicleParams, state: VehicleState, iterations: int = 4) -> VehicleState:
     """``state`` with its vertical positions moved to the static equilibrium at its speed (no tire
     forces, no accelerations; downforce, tire growth and road heights included): ``iterations`` Newton
     steps on the vertical equations (``lax.fori_loop``)."""
@@ -483,15 +470,16 @@ def settle(params: VehicleParams, state: FullState, iterations: int = 4) -> Full
     return jax.lax.fori_loop(0, iterations, lambda _, st: _newton(p, st, lay, heights), state)
 
 
-def init_full_state(params: VehicleParams, speed=0.0, **kw) -> FullState:
-    """A :class:`FullState` rolling straight at ``speed`` [m/s] (keywords ``x, y, yaw, vy, yaw_rate`` as
+def init_full_state(params: VehicleParams, speed=0.0, **kw) -> VehicleState:
+    """A :class:`~sims.vehicles.params.VehicleState` with a :class:`BodyState` rolling straight at ``speed`` [m/s] (keywords ``x, y, yaw, vy, yaw_rate`` as
     :func:`sims.vehicles.params.init_state`), settled on its suspension (:func:`settle`), each wheel at
     ``omega = speed / Re`` at its load (free rolling): six passes of a Newton step and the spin update; with a
     driveline, its :func:`~sims.vehicles.driveline.init_drive_state` at those spins and loads."""
     base = init_state(params, 4, speed, **kw)
     zero = jnp.zeros_like(base.vx)
     z4 = jnp.zeros_like(base.omega)
-    state = FullState(*base, z=zero, roll=zero, pitch=zero, vz=zero, roll_rate=zero, pitch_rate=zero, zu=z4, vzu=z4)
+    rest = BodyState(z=zero, roll=zero, pitch=zero, vz=zero, roll_rate=zero, pitch_rate=zero, zu=z4, vzu=z4)
+    state = base._replace(body=rest)
     p = on_road(_base_road(params), state)
     lay = layout(p)
     heights = road_heights(params, state)
@@ -532,9 +520,9 @@ def wheel_hop_frequency(params: VehicleParams) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class FullModel(core.Model):
-    """The full vehicle as a :class:`sims.vehicles.core.Model` (its own state type, :class:`FullState`)."""
+    """The full vehicle as a :class:`sims.vehicles.core.Model` (its states carry a :class:`BodyState`)."""
 
-    def init_state(self, params: VehicleParams, speed=0.0, **kw) -> FullState:  # type: ignore[override]
+    def init_state(self, params: VehicleParams, speed=0.0, **kw) -> VehicleState:
         """:func:`init_full_state`."""
         return init_full_state(params, speed, **kw)
 
@@ -563,7 +551,7 @@ MODEL = FullModel("full", 4, rates, _geometry)
 step = MODEL.step
 
 
-def wheel_loads(params: VehicleParams, state: FullState):
+def wheel_loads(params: VehicleParams, state: VehicleState):
     """The four tire loads [N] (FL, FR, RL, RR, last axis) of ``state``: from the tires' deflections."""
     p = on_road(_base_road(params), state)
     ft = corners(p, state, Controls(), None, road_heights(params, state)).ft
@@ -583,7 +571,7 @@ _GL = [
 ]
 
 
-def energy(params: VehicleParams, state: FullState):
+def energy(params: VehicleParams, state: VehicleState):
     """Mechanical energy [J] of ``state`` on a flat road: kinetic (the car's translation and yaw with total
     mass, the sprung body's heave, roll about the roll axis and pitch, the unsprung masses, the wheel
     spins) + potential (gravity on the sprung and unsprung masses, springs with their preload, bump
@@ -594,12 +582,13 @@ def energy(params: VehicleParams, state: FullState):
     lay = layout(params)
     cn = corners(params, state, Controls(), lay)
     ke = 0.5 * ch.mass * (state.vx**2 + state.vy**2) + 0.5 * ch.yaw_inertia * state.yaw_rate**2
-    ke = ke + 0.5 * lay.m_s * state.vz**2 + 0.5 * (s.roll_inertia + lay.m_s * lay.h_arm**2) * state.roll_rate**2
-    ke = ke + 0.5 * s.pitch_inertia * state.pitch_rate**2
-    vzu, zu, omega = (core.wheel_list(v, 4) for v in (state.vzu, state.zu, state.omega))
+    b = state.body
+    ke = ke + 0.5 * lay.m_s * b.vz**2 + 0.5 * (s.roll_inertia + lay.m_s * lay.h_arm**2) * b.roll_rate**2
+    ke = ke + 0.5 * s.pitch_inertia * b.pitch_rate**2
+    vzu, zu, omega = (core.wheel_list(v, 4) for v in (b.vzu, b.zu, state.omega))
     inertia = wheel_layout(ch, 4).inertia
     dx, dy = core.wheel_list(state.defl_x, 4), core.wheel_list(state.defl_y, 4)
-    pe = lay.m_s * GRAVITY * state.z - 0.5 * lay.m_s * GRAVITY * lay.h_arm * state.roll**2
+    pe = lay.m_s * GRAVITY * b.z - 0.5 * lay.m_s * GRAVITY * lay.h_arm * b.roll**2
     for i in range(4):
         ke = ke + 0.5 * lay.m_u[i] * vzu[i] ** 2 + 0.5 * inertia[i] * omega[i] ** 2
         si = cn.s[i]
@@ -626,9 +615,9 @@ def static_loads(params: VehicleParams):
 
 __all__ = [
     "MODEL",
+    "BodyState",
     "Corners",
     "FullModel",
-    "FullState",
     "Layout",
     "corners",
     "energy",

@@ -178,7 +178,7 @@ class VehicleParams(NamedTuple):
 
 
 class VehicleState(NamedTuple):
-    """Planar vehicle state.
+    """The vehicle state: the planar fields every model has, and the full vehicle's vertical ones in ``body``.
 
     ``x``, ``y`` [m] CG position and ``yaw`` [rad] heading in the ground frame; ``vx``, ``vy`` [m/s]
     CG velocity and ``yaw_rate`` [rad/s] in the body frame; ``omega`` [rad/s] wheel spin rates
@@ -189,7 +189,8 @@ class VehicleState(NamedTuple):
     sigma_x``, ``tan(alpha') = defl_y / sigma_y``).  They default to ``0.0`` (broadcast over the wheels) so
     states built without them keep working; :func:`init_state` gives zeros of ``omega``'s shape, which a
     ``lax.scan`` carry needs.  ``drive``: the :class:`sims.vehicles.driveline.DriveState` of a car with a
-    driveline (``None`` without one).
+    driveline (``None`` without one).  ``body``: the :class:`sims.vehicles.full.BodyState` (heave, roll, pitch,
+    unsprung masses) of the full vehicle (``None`` for the planar models).
     """
 
     x: Any
@@ -204,6 +205,7 @@ class VehicleState(NamedTuple):
     defl_x: Any = 0.0
     defl_y: Any = 0.0
     drive: Any = None
+    body: Any = None
 
 
 class Controls(NamedTuple):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sims.envs import make
-from sims.vehicles.full import FullState
+from sims.vehicles.full import BodyState
 from sims.vehicles.params import VehicleState
 from tests.sims.conftest import FAST
 
@@ -35,14 +35,14 @@ def test_model_choice_is_static_config():
 
 def test_race_full_model_steps_and_auto_resets():
     """Three race envs on the oval with the full vehicle, a 4-step time limit, 6 steps of a scripted
-    throttle-and-steer action: finite observations in the observation space, the state a FullState (body
+    throttle-and-steer action: finite observations in the observation space, the state's body a BodyState (body
     roll and heave present), truncation at step 4 and the automatic reset's first observation after it."""
     env = make("jaxtire/RaceOval-v0", model="full")
     params = env.params(max_steps=4)
     reset, step = batched(env)
     keys = jax.random.split(jax.random.key(0), 3)
     obs, state = reset(keys, params)
-    assert isinstance(state.vehicle, FullState) and state.vehicle.roll.shape == (3,)
+    assert isinstance(state.vehicle.body, BodyState) and state.vehicle.body.roll.shape == (3,)
     action = jnp.tile(jnp.asarray([0.1, 0.6]), (3, 1))
     space = env.observation_space(params)
     for i in range(6):
@@ -55,7 +55,7 @@ def test_race_full_model_steps_and_auto_resets():
             assert np.all(np.asarray(trunc)) and np.all(np.asarray(state.t) == 0)  # reset inside the step
             assert np.all(np.isfinite(np.asarray(info["final_observation"])))
     assert np.all(np.asarray(state.t) == 2)
-    assert np.any(np.abs(np.asarray(state.vehicle.roll)) > 0.0)  # the body rolls in the turn-in
+    assert np.any(np.abs(np.asarray(state.vehicle.body.roll)) > 0.0)  # the body rolls in the turn-in
 
 
 def test_braking_full_model_stops():

@@ -5,7 +5,9 @@
   the row's recorded rollout (the replay's ``state.x``, ``state.y``) and the standard's lane geometry;
 * every reduction (peak, min, peak_abs, final, mean, integral, time_above, with a window) equals numpy's
   on the recorded channels of the same row;
-* bad ``[[metric]]`` tables are one-line errors naming the key; the study file round-trips.
+* bad ``[[metric]]`` tables are one-line errors naming the key; the study file round-trips;
+* the full vehicle's body channels (``state.body.roll``): the peak roll of a step steer equals the peak of the
+  row's recorded roll, and a planar model's study asking for one is a one-line error naming ``model = 'full'``.
 """
 
 import numpy as np
@@ -117,3 +119,33 @@ def test_study_file_round_trip_with_metrics(run, tmp_path):
     again = sm.load(path)
     assert sm.dumps(again) == sm.dumps(run.study)
     sm.check(again)
+
+
+BODY = dict(
+    name="roll",
+    scenario="step_steer",
+    runs=2,
+    seed=1,
+    options={"model": "full", "duration": 3.0},
+    metrics=["roll_peak", "heave_min"],
+    metric=[
+        {"name": "roll_peak", "channel": "state.body.roll", "op": "peak_abs", "unit": "rad"},
+        {"name": "heave_min", "channel": "state.body.z", "op": "min", "unit": "m"},
+    ],
+    vary=[{"path": "vehicle.tire_scale.mu_y", "by": "factor", "dist": "uniform", "low": 0.9, "high": 1.1}],
+)
+
+
+def test_body_channels_of_the_full_vehicle(tmp_path):
+    res = studies.run(sm.Study.from_dict(BODY), folder=tmp_path / "roll", compiler_options=FAST)
+    rep = replay.replay(res.folder, 1)
+    assert rep.same, rep.mismatch
+    roll, z = rep.channels["state.body.roll"], rep.channels["state.body.z"]
+    got = float(res.columns["roll_peak"][1])
+    print(f"peak |roll| {np.degrees(got):.3f} deg, lowest heave {float(res.columns['heave_min'][1]) * 1e3:.2f} mm")
+    assert got == pytest.approx(np.abs(roll).max(), rel=1e-5)
+    assert float(res.columns["heave_min"][1]) == pytest.approx(z.min(), rel=1e-5, abs=1e-8)
+    assert np.radians(0.3) < got < np.radians(8.0)  # a hatchback's roll in a step steer: degrees, not radians
+    planar = sm.Study.from_dict({**BODY, "options": {"duration": 3.0}})
+    with pytest.raises(ValidationError, match="model = 'full'"):
+        studies.run(planar, folder=tmp_path / "planar", compiler_options=FAST)

@@ -39,7 +39,7 @@ def _sim_impl(params, s0, steer, throttle, brake, dt, model):
             rec = dict(
                 x=new.x, vx=new.vx, vy=new.vy, r=new.yaw_rate, fz=tel.fz, ay=tel.ay, ax=tel.ax,
                 **({} if model is not full.MODEL else dict(
-                    travel=jnp.stack(full.corners(p, new, Controls()).s, axis=-1), z=new.z, roll=new.roll, pitch=new.pitch, vz=new.vz, zu=new.zu, e=full.energy(p, new))),
+                    travel=jnp.stack(full.corners(p, new, Controls()).s, axis=-1), z=new.body.z, roll=new.body.roll, pitch=new.body.pitch, vz=new.body.vz, zu=new.body.zu, e=full.energy(p, new))),
             )  # fmt: skip
             return new, rec
 
@@ -87,6 +87,11 @@ def fleet(cars, road=None, tire=None, surfaces=None):
 def init(params, speed):
     v = jnp.broadcast_to(jnp.asarray(speed, params.chassis.mass.dtype), (FLEET,))
     return _INIT(params, v)
+
+
+def with_body(state, **changes):
+    """``state`` with fields of its :class:`~sims.vehicles.full.BodyState` changed."""
+    return state._replace(body=state.body._replace(**changes))
 
 
 #: The preset surface table without rolling resistance (same size: the compiled programs are reused).
@@ -147,9 +152,8 @@ def settle_run():
     p = fleet(cars)
     s0 = init(p, 0.0)
     # start away from equilibrium: body dropped, rolled and pitched, wheels displaced
-    s0 = s0._replace(
-        z=s0.z - 0.03, roll=s0.roll + 0.02, pitch=s0.pitch - 0.01, zu=s0.zu + jnp.asarray([0.01, -0.01, 0.0, 0.005])
-    )
+    b = s0.body
+    s0 = with_body(s0, z=b.z - 0.03, roll=b.roll + 0.02, pitch=b.pitch - 0.01, zu=b.zu + jnp.asarray([0.01, -0.01, 0.0, 0.005]))
     return p, sim(p, s0)
 
 
@@ -196,7 +200,7 @@ def free_runs():
     p = fleet([(ch, su)])
     s0 = init(p, 0.0)
     kick = jnp.asarray([1.0, 0.0, 1.0, 0.0])
-    s0 = s0._replace(z=s0.z - 0.02 * kick, pitch=s0.pitch + 0.01 * (1.0 - kick))
+    s0 = with_body(s0, z=s0.body.z - 0.02 * kick, pitch=s0.body.pitch + 0.01 * (1.0 - kick))
     return p, su, sim(p, s0, dt=0.001)
 
 
@@ -248,15 +252,15 @@ def _linear_tf(p, f):
 
     def acc(x, u):
         lay = full.layout(pv)
-        st = s0._replace(
-            z=x[0], roll=x[1], pitch=x[2], zu=x[3:7], vz=x[7], roll_rate=x[8], pitch_rate=x[9], vzu=x[10:14]
+        st = with_body(
+            s0, z=x[0], roll=x[1], pitch=x[2], zu=x[3:7], vz=x[7], roll_rate=x[8], pitch_rate=x[9], vzu=x[10:14]
         )
         cn = full.corners(pv, st, Controls(), lay, [u[0], u[1], u[2], u[3]])
         z4 = [jnp.zeros(())] * 4
         v = full.vertical_rates(pv, st, cn, lay, z4, z4, 0.0, 0.0, 0.0)
         return jnp.concatenate([x[7:14], jnp.stack([v.az, v.ap, v.aq, *v.azu])])
 
-    x0 = jnp.concatenate([jnp.stack([s0.z, s0.roll, s0.pitch]), s0.zu, jnp.zeros(7)])
+    x0 = jnp.concatenate([jnp.stack([s0.body.z, s0.body.roll, s0.body.pitch]), s0.body.zu, jnp.zeros(7)])
     u0 = jnp.zeros(4)
     A, B = (np.asarray(v, float) for v in jit(jax.jacfwd(acc, (0, 1)))(x0, u0))
     bf = B[:, 0] + B[:, 1]
@@ -311,15 +315,16 @@ def test_quarter_car_sine_road_time_domain():
                 cn = full.corners(p, st, Controls(), lay, [hr] * 4)
                 v = full.vertical_rates(p, st, cn, lay, z4, z4, 0.0, 0.0, dt, full.THETA)
                 azu = jnp.stack(v.azu)
-                vz, vp, vq = st.vz + dt * v.az, st.roll_rate + dt * v.ap, st.pitch_rate + dt * v.aq
-                vzu = st.vzu + dt * azu
+                b = st.body
+                vz, vp, vq = b.vz + dt * v.az, b.roll_rate + dt * v.ap, b.pitch_rate + dt * v.aq
+                vzu = b.vzu + dt * azu
                 th = full.THETA * dt  # positions: h (u + THETA h du/dt)
-                st = st._replace(
-                    vz=vz, roll_rate=vp, pitch_rate=vq, vzu=vzu,
-                    z=st.z + dt * (st.vz + th * v.az), roll=st.roll + dt * (st.roll_rate + th * v.ap),
-                    pitch=st.pitch + dt * (st.pitch_rate + th * v.aq), zu=st.zu + dt * (st.vzu + th * azu),
+                st = with_body(
+                    st, vz=vz, roll_rate=vp, pitch_rate=vq, vzu=vzu,
+                    z=b.z + dt * (b.vz + th * v.az), roll=b.roll + dt * (b.roll_rate + th * v.ap),
+                    pitch=b.pitch + dt * (b.pitch_rate + th * v.aq), zu=b.zu + dt * (b.vzu + th * azu),
                 )  # fmt: skip
-                return st, jnp.stack([st.z, st.zu[0]])
+                return st, jnp.stack([st.body.z, st.body.zu[0]])
 
             return jax.lax.scan(body, s0, road)[1]
 
@@ -486,8 +491,9 @@ def test_energy_never_rises_coasting():
         su = make_suspension(dtype=np.float64)
         p = fleet([(ch, su)], tire=presets.base_tire(dtype=np.float64))
         s0 = init(p, 20.0)
-        s0 = s0._replace(
-            z=s0.z - 0.02, roll=s0.roll + 0.01, vy=s0.vy + 0.3, yaw_rate=s0.yaw_rate + 0.05, vzu=s0.vzu + 0.1
+        b = s0.body
+        s0 = with_body(s0, z=b.z - 0.02, roll=b.roll + 0.01, vzu=b.vzu + 0.1)._replace(
+            vy=s0.vy + 0.3, yaw_rate=s0.yaw_rate + 0.05
         )
         _, rec = sim(p, s0)
     e = rec["e"]
@@ -507,7 +513,7 @@ def test_bump_settles():
     road = rp.bump(base, 20.0, 0.05, 0.5, side="left")
     p = fleet([(chassis(), full.suspension_of(presets.get("hatchback")))], road=[road])
     s0 = init(p, 60 / 3.6)
-    z0 = np.asarray(s0.z)[0]
+    z0 = np.asarray(s0.body.z)[0]
     _, rec = sim(p, s0, throttle=0.05)
     t = np.arange(1, N + 1) * 0.005
     x = rec["x"][0]
@@ -568,9 +574,9 @@ def test_gradients_finite(dtype):
     )
     s = jax.jit(full.init_full_state)(p, 15.0)
     states = [
-        s._replace(zu=s.zu + jnp.asarray([0.05, 0.0, 0.0, 0.0], dtype)),  # FL off the ground
-        s._replace(z=s.z - 0.12),  # body on its bump stops
-        s._replace(zu=s.zu - jnp.asarray([0.0, 0.0, 0.14, 0.0], dtype)),  # RL tire bottomed on its rim
+        with_body(s, zu=s.body.zu + jnp.asarray([0.05, 0.0, 0.0, 0.0], dtype)),  # FL off the ground
+        with_body(s, z=s.body.z - 0.12),  # body on its bump stops
+        with_body(s, zu=s.body.zu - jnp.asarray([0.0, 0.0, 0.14, 0.0], dtype)),  # RL tire bottomed on its rim
     ]
     lay = full.layout(p)
     cns = [full.corners(p, st, Controls(), lay) for st in states]
@@ -730,7 +736,7 @@ def test_ride_at_the_default_step_and_the_coarse_step_warning(x64):
     ratios = {}
     for dt in (0.005, 0.0005):
         n = int(round(t_end / dt))
-        res = fleet_rollout(p, s0, drv, n, dt=dt, model=m, record=lambda t, s, c, tel: s.vz, compiler_options=fast_compile_options() or None)
+        res = fleet_rollout(p, s0, drv, n, dt=dt, model=m, record=lambda t, s, c, tel: s.body.vz, compiler_options=fast_compile_options() or None)
         vz = np.asarray(res.trajectory, np.float64)  # (vehicles, steps)
         t = np.arange(n) * dt
         az = np.gradient(vz, dt, axis=1)
