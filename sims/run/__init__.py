@@ -3,9 +3,11 @@ schema) under every runner.
 
 * :mod:`~sims.run.spec`: what a run is, one static :class:`~sims.run.spec.RunSpec` (``dt``, model, integrator,
   substeps, records, compiler options) that every runner below takes (or its fields as keywords);
+* :mod:`~sims.run.placement`: where a fleet runs, one static :class:`~sims.run.placement.Placement` (devices,
+  vehicle blocks) that the fleet runners take (or its fields as keywords);
 * :mod:`~sims.run.rollout`: one vehicle (or anything ``vmap`` maps it over), open or closed loop;
 * :mod:`~sims.run.fleet`: the fleet runner, ``fleet_rollout`` (one program; ``vmap`` over vehicles, split over
-  the local devices by ``devices=``) and the chunked :class:`~sims.run.fleet.FleetRun` (progress, early stop);
+  the local devices by its placement) and the chunked :class:`~sims.run.fleet.FleetRun` (progress, early stop);
 * :mod:`~sims.run.longrun`: ``FleetRun``'s chunks plus a checkpoint after each, streamed to disk, resumable;
 * :mod:`~sims.run.distributed`: over hosts; :mod:`~sims.run.mesh`: the one placement of a fleet on devices;
 * :mod:`~sims.run.chunked`: cache-sized vehicle blocks on CPU; :mod:`~sims.run.sharding`: any other

@@ -37,9 +37,10 @@ from jaxtire.surfaces import surface_id
 from jaxtire.validation import ValidationError, check_int, check_range, is_concrete
 from sims.drivers import check_target_speed
 from sims.run._scan import blocked, check_steps, chunk_fns
-from sims.run.mesh import block_of, device_mesh, padded_size, place, split_call, unpad
+from sims.run.mesh import block_of, padded_size, place, split_call, unpad
+from sims.run.placement import Placement
 from sims.run.rollout import RolloutResult, _rollout_impl, launch
-from sims.run.spec import RunSpec, run_spec
+from sims.run.spec import RunSpec, run_config
 from sims.vehicles import get_model
 from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, check_surface_ids, fleet_axes
 
@@ -193,15 +194,6 @@ def sample_fleet(key, params: VehicleParams, n: int, sampling: Sampling = Sampli
     return params._replace(chassis=fleet), FleetSample(mass_f, mu_f, k_f, sid)
 
 
-#: Vehicles per cache-sized block on CPU (see :mod:`sims.run.chunked`): ~2x faster than one batch at 1e5 vehicles.
-CPU_BLOCK = 8192
-
-
-def default_block():
-    """:data:`CPU_BLOCK` on the CPU backend, ``None`` (one batch) on accelerators."""
-    return CPU_BLOCK if jax.default_backend() == "cpu" else None
-
-
 def _fleet_impl(params, state0, controls, reducer, t0, *, params_axes, driver_axes, reducer_axes, block, **static):
     fn = functools.partial(_rollout_impl, **static)
     axes = (params_axes, 0, driver_axes, reducer_axes, None)
@@ -219,8 +211,7 @@ def fleet_rollout(
     t0=0.0,
     driver_axes=0,
     reducer_axes=None,
-    block="auto",
-    devices=None,
+    placement: Placement | None = None,
     **fields,
 ) -> RolloutResult:
     """:func:`sims.run.rollout.rollout` over a fleet: ``params`` a fleet (chassis batched), ``state0`` batched,
@@ -228,16 +219,17 @@ def fleet_rollout(
     (``None``); ``reducer`` shared (``reducer_axes=None``) or batched (0).  Every output has a leading
     vehicle axis.  Equal to a Python loop of single rollouts (tested), in one compiled program.
     ``spec``: the run's :class:`~sims.run.spec.RunSpec`, or its fields as keywords (``dt`` required), as
-    :func:`~sims.run.rollout.rollout`.  ``block``: vehicles per cache-sized block (``lax.map`` over blocks,
-    :mod:`sims.run.chunked`; ``"auto"``: :func:`default_block`, ``None``: one batch).
+    :func:`~sims.run.rollout.rollout`.
 
-    ``devices``: the placement of :class:`FleetRun` (the same code): ``None`` every local device, ``k`` the
-    first ``k``, or a sequence; the fleet is padded to a multiple of the device count, each device runs the
-    one-device program on its block, the outputs (padding dropped) are bitwise those of one device.  Under a
-    transformation (``jit``, ``grad``, ``vmap`` of this call) there is no placement: the caller's program runs."""
-    spec = run_spec(spec, "fleet_rollout", **fields)
-    if not (isinstance(devices, int) and devices == 1) and is_concrete((params, state0, controls, reducer)):
-        mesh = device_mesh(devices, source="fleet_rollout")
+    ``placement``: a :class:`~sims.run.placement.Placement`, or its fields as keywords (``devices``: ``None``
+    every local device, ``k`` the first ``k``, or a sequence; ``block``: vehicles per cache-sized block), the
+    placement of :class:`FleetRun` (the same code): the fleet is padded to a multiple of the device count, each
+    device runs the one-device program on its block, the outputs (padding dropped) are bitwise those of one
+    device.  Under a transformation (``jit``, ``grad``, ``vmap`` of this call) the devices are the caller's:
+    its program runs (blocks still apply)."""
+    spec, where = run_config(spec, placement, "fleet_rollout", **fields)
+    if where.devices != 1 and is_concrete((params, state0, controls, reducer)):
+        mesh = where.mesh("fleet_rollout")
         if mesh is not None:
             n = fleet_size(params)
             n_pad = padded_size(n, mesh)
@@ -247,8 +239,8 @@ def fleet_rollout(
             )
 
             def one(p, s, c, r):
-                kw = dict(reducer=r, t0=t0, driver_axes=driver_axes, reducer_axes=reducer_axes, block=block)
-                return fleet_rollout(p, s, c, n_steps, spec, devices=1, **kw)
+                kw = dict(reducer=r, t0=t0, driver_axes=driver_axes, reducer_axes=reducer_axes)
+                return fleet_rollout(p, s, c, n_steps, spec, placement=where._replace(devices=1), **kw)
 
             out = split_call(one, args, mesh, set())
             return unpad(out, n) if n_pad != n else out
@@ -276,7 +268,7 @@ def fleet_rollout(
         params_axes=fleet_axes(params),
         driver_axes=driver_axes,
         reducer_axes=reducer_axes,
-        block=default_block() if block == "auto" else block,
+        block=where.block_size(),
     )
 
 
@@ -307,7 +299,8 @@ class FleetRun:
     the driver's leaves are batched per vehicle (see :func:`broadcast`), ``None`` when shared; ``spec`` the
     run's :class:`~sims.run.spec.RunSpec` or its fields as keywords (``dt`` required; e.g.
     ``compiler_options=fast_compile_options()``, :func:`sims.run.spec.fast_compile_options`; the records of ``spec.record`` are
-    what :meth:`chunks` yields); ``block`` vehicles per cache-sized block (``"auto"``: :func:`default_block`).
+    what :meth:`chunks` yields); ``placement`` its :class:`~sims.run.placement.Placement`, or the placement's
+    fields as keywords (``block`` vehicles per cache-sized block, ``devices``).
 
     ``devices``: where the vehicles run.  ``None`` (default): every local device of the default backend
     (of ``jax.default_device`` when one is set); an integer ``k``: the first ``k`` of them; or a sequence of
@@ -335,20 +328,20 @@ class FleetRun:
         driver_axes=0,
         reducer_axes=None,
         t0: float = 0.0,
-        block="auto",
-        devices=None,
+        placement: Placement | None = None,
         **fields,
     ):
         if isinstance(driver, Controls):
             raise ValueError("FleetRun needs a driver (wrap open-loop controls in sims.drivers.OpenLoop)")
-        self.spec = run_spec(spec, "FleetRun", **fields).check(params, "FleetRun", chunk_steps=chunk_steps)
+        spec, self.placement = run_config(spec, placement, "FleetRun", **fields)
+        self.spec = spec.check(params, "FleetRun", chunk_steps=chunk_steps)
         self.n = fleet_size(params)
         self.params, self.state, self.driver, self.reducer = params, state0, driver, reducer
         self.chunk_steps = chunk_steps
         self.t0 = float(t0)
-        self.block = default_block() if block == "auto" else block
+        self.block = self.placement.block_size()
         self._driver_axes, self._reducer_axes = driver_axes, reducer_axes
-        self.mesh = device_mesh(devices, source="FleetRun")
+        self.mesh = self.placement.mesh("FleetRun")
         self.devices = 1 if self.mesh is None else int(self.mesh.devices.size)
         self._n_pad = padded_size(self.n, self.mesh)
         self._axes = (fleet_axes(params), 0, driver_axes, reducer_axes)

@@ -52,8 +52,8 @@ two runs (``overwrite=True`` starts afresh).
 an object with ``init`` / ``update`` as in :func:`sims.run.rollout.rollout`.  ``n_steps`` runs exactly: the
 last chunk is partial when ``chunk_steps`` does not divide it (``every`` must divide both).
 
-Placement: ``devices`` as :class:`sims.run.fleet.FleetRun` (the same code): ``None`` every local device, ``k`` the
-first ``k``, or a sequence of devices.  The fleet, of any size, is padded to a multiple of the device count with
+Placement: a :class:`sims.run.placement.Placement` as :class:`sims.run.fleet.FleetRun`'s (the same code), ``devices``
+``None`` every local device, ``k`` the first ``k``, or a sequence of devices.  The fleet, of any size, is padded to a multiple of the device count with
 copies of its last vehicle and every device runs the one-device chunk program on its block at once; the carry
 files and records hold the ``n`` vehicles only, so the records, the final state and the carry files are bitwise
 those of the one-device run and a run may resume on another device count.
@@ -79,7 +79,8 @@ from tqdm.auto import tqdm
 
 from sims.run._scan import check_steps
 from sims.run.fleet import FleetRun, fleet_size
-from sims.run.spec import RunSpec, run_spec
+from sims.run.placement import Placement
+from sims.run.spec import RunSpec, run_config
 from sims.vehicles.params import Controls
 
 MANIFEST = "manifest.json"
@@ -391,7 +392,7 @@ def long_run(
     overwrite: bool = False,
     max_chunks: int | None = None,
     on_chunk: Callable | None = None,
-    devices=None,
+    placement: Placement | None = None,
     repair: bool = False,
     **fields,
 ) -> LongRunResult:
@@ -403,9 +404,10 @@ def long_run(
     ``record`` defaults to ``"telemetry"`` here; ``compiler_options`` are part of the run's configuration: a
     resume must use the same).  ``max_chunks`` stops after that many chunks in this call (the run stays
     resumable); ``on_chunk(index, manifest)`` is called after each chunk is safely on disk; ``progress`` is
-    ``True`` (a tqdm bar), ``False`` or an object with ``update(n)``; ``devices`` where the fleet runs (module
-    docstring, "Placement"); ``repair`` restarts from the last good chunk when a checkpoint file is damaged
-    (otherwise :class:`LongRunError`).
+    ``True`` (a tqdm bar), ``False`` or an object with ``update(n)``; ``placement`` where the fleet runs, a
+    :class:`~sims.run.placement.Placement` or its fields as keywords (``devices``; ``block`` defaults to ``None``
+    here, one batch per device: module docstring, "Placement"); ``repair`` restarts from the last good chunk
+    when a checkpoint file is damaged (otherwise :class:`LongRunError`).
     """
     if isinstance(driver, Controls):
         raise ValueError("long_run needs a driver (wrap controls in sims.drivers.Constant or OpenLoop)")
@@ -414,9 +416,10 @@ def long_run(
     check_steps("long_run", 1, n_steps=n_steps)
     check_steps("long_run", 1, chunk_steps=chunk_steps)
     last_steps = n_steps % chunk_steps or chunk_steps  # the last chunk is partial when chunk_steps does not divide
-    spec = run_spec(spec, "long_run", **fields).check(
-        params, "long_run", chunk_steps=chunk_steps, last_chunk_steps=last_steps
-    )
+    if placement is None:
+        fields.setdefault("block", None)
+    spec, where = run_config(spec, placement, "long_run", **fields)
+    spec = spec.check(params, "long_run", chunk_steps=chunk_steps, last_chunk_steps=last_steps)
     n = fleet_size(params)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise LongRunError(f"long_run: out_dir {out_dir} exists and is not a directory")
@@ -440,8 +443,7 @@ def long_run(
         driver_axes=driver_axes,
         reducer_axes=reducer_axes,
         t0=t0,
-        block=None,
-        devices=devices,
+        placement=where,
     )
     carry0 = run.start()
     treedef = jax.tree.structure(carry0)

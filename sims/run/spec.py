@@ -37,11 +37,12 @@ from typing import Any, NamedTuple
 from jaxtire.fit import compiler_options
 from jaxtire.validation import is_concrete
 from sims.run._scan import check_steps, record_fn
+from sims.run.placement import Placement, placement
 from sims.vehicles import get_model
 from sims.vehicles.integrators import check_dt, check_substeps, get_integrator, make_step_with_telemetry
 from sims.vehicles.params import VehicleParams, validate_params
 
-__all__ = ["RunSpec", "fast_compile_options", "run_spec"]
+__all__ = ["RunSpec", "fast_compile_options", "run_config", "run_spec"]
 
 
 def fast_compile_options() -> dict:
@@ -114,3 +115,11 @@ def run_spec(spec: RunSpec | None = None, source: str = "rollout", **fields) -> 
     if "dt" not in fields:
         raise TypeError(f"{source}() needs dt (the step [s]), or a RunSpec")
     return RunSpec(**fields)
+
+
+def run_config(spec: RunSpec | None, where: Placement | None, source: str, **fields) -> tuple[RunSpec, Placement]:
+    """A fleet runner's configuration: its :class:`RunSpec` (``spec``, or the spec's fields among ``fields``)
+    and its checked :class:`~sims.run.placement.Placement` (``where``, or the placement's fields ``devices``,
+    ``block`` among ``fields``), as :func:`run_spec` and :func:`~sims.run.placement.placement` make them."""
+    where_fields = {k: fields.pop(k) for k in Placement._fields if k in fields}
+    return run_spec(spec, source, **fields), placement(where, source, **where_fields)

@@ -1,6 +1,6 @@
 """Issue 35 item 1: one static run spec (:class:`sims.run.spec.RunSpec`) read by every runner: a spec and its
 fields as keywords are the same run (bitwise), a spec is hashable (one compiled program per spec), bad fields are
-refused at the boundary naming the field."""
+refused at the boundary naming the field; the same for the run's placement (:class:`sims.run.placement.Placement`)."""
 
 import numpy as np
 import pytest
@@ -8,6 +8,7 @@ import pytest
 from sims.drivers import StraightBraking
 from sims.run.fleet import FleetRun, fleet_rollout, fleet_start, make_fleet
 from sims.run.longrun import long_run
+from sims.run.placement import CPU_BLOCK, Placement, default_block, placement
 from sims.run.rollout import rollout
 from sims.run.spec import RunSpec, fast_compile_options, run_spec
 from sims.vehicles import DOUBLE_TRACK, presets
@@ -57,3 +58,30 @@ def test_bad_fields_are_refused_naming_them():
         RunSpec(dt=0.01, substeps=0).check()
     with pytest.raises(ValueError, match="record"):
         RunSpec(dt=0.01, record="everything").check()
+
+
+def test_placement_and_its_keywords_are_the_same_run():
+    """A :class:`Placement` and its fields as keywords: the same placement (blocks of 2 vehicles, bitwise the
+    one-batch run), stored on the run; a placement and fields together, an unknown field and bad values are
+    refused naming them."""
+    fleet = make_fleet(presets.get("hatchback"), 3)
+    _, s0, drv = fleet_start(fleet, "double_track", StraightBraking(), speed=20.0)
+    spec = SPEC._replace(record=None)
+    one = fleet_rollout(fleet, s0, drv, 40, spec, placement=Placement(devices=1, block=None))
+    blocks = fleet_rollout(fleet, s0, drv, 40, spec, devices=1, block=2)
+    np.testing.assert_array_equal(np.asarray(blocks.final_state.vx), np.asarray(one.final_state.vx))
+    run = FleetRun(fleet, s0, drv, spec, chunk_steps=20, placement=Placement(devices=1, block=2))
+    assert run.placement == placement(devices=1, block=2) and run.block == 2 and run.devices == 1
+    assert Placement().block_size() == default_block() == CPU_BLOCK  # this CPU
+    with pytest.raises(TypeError, match="not both"):
+        fleet_rollout(fleet, s0, drv, 40, spec, placement=Placement(), devices=1)
+    with pytest.raises(TypeError, match=r"\['substep'\]"):
+        FleetRun(fleet, s0, drv, dt=0.01, devices=1, substep=2)
+    with pytest.raises(ValueError, match="block"):
+        placement(block=0)
+    with pytest.raises(ValueError, match="devices = 0"):
+        placement(devices=0)
+    with pytest.raises(ValueError, match="empty sequence"):
+        placement(devices=())
+    with pytest.raises(ValueError, match="devices"):
+        placement(devices="gpu")
