@@ -36,7 +36,7 @@ from jax.sharding import Mesh
 from jaxtire.validation import ValidationError, check_int
 from sims.run.mesh import device_mesh
 
-__all__ = ["CPU_BLOCK", "Placement", "default_block", "placement"]
+__all__ = ["CPU_BLOCK", "Placement", "default_block", "placement", "whole_or_fields"]
 
 #: Vehicles per cache-sized block on CPU (see :mod:`sims.run.chunked`): ~2x faster than one batch at 1e5 vehicles.
 CPU_BLOCK = 8192
@@ -81,19 +81,26 @@ class Placement(NamedTuple):
         return default_block() if self.block == "auto" else self.block
 
 
-def placement(where: Placement | None = None, source: str = "run", **fields) -> Placement:
-    """The checked :class:`Placement` of a runner call: ``where`` itself, or one made of the keyword ``fields``
-    (``devices=...``, ``block=...``; not both; ``TypeError`` naming an unknown field)."""
-    if where is not None:
+def whole_or_fields(cls, given, source: str, **fields):
+    """The configuration pytree ``cls`` (a NamedTuple: :class:`Placement`, :class:`~sims.run.spec.RunSpec`) of a
+    runner call: ``given`` itself, or one made of the keyword ``fields`` (not both; ``TypeError`` naming an
+    unknown field or a ``given`` of another type).  Unchecked."""
+    if given is not None:
         if fields:
-            raise TypeError(f"{source}: give a Placement or its fields ({sorted(fields)}), not both")
-        if not isinstance(where, Placement):
-            raise TypeError(f"{source}: placement must be a sims.run.placement.Placement, got {type(where).__name__}")
-        return where.check(source)
-    unknown = set(fields) - set(Placement._fields)
+            raise TypeError(f"{source}: give a {cls.__name__} or its fields ({sorted(fields)}), not both")
+        if not isinstance(given, cls):
+            raise TypeError(f"{source}: expected a {cls.__module__}.{cls.__name__}, got {type(given).__name__}")
+        return given
+    unknown = set(fields) - set(cls._fields)
     if unknown:
         raise TypeError(
-            f"{source}() got unexpected keyword arguments {sorted(unknown)}; a placement's fields are "
-            f"{list(Placement._fields)}"
+            f"{source}() got unexpected keyword arguments {sorted(unknown)}; a {cls.__name__}'s fields are "
+            f"{list(cls._fields)}"
         )
-    return Placement(**fields).check(source)
+    return cls(**fields)
+
+
+def placement(where: Placement | None = None, source: str = "run", **fields) -> Placement:
+    """The checked :class:`Placement` of a runner call: ``where`` itself, or one made of the keyword ``fields``
+    (``devices=...``, ``block=...``; not both; :func:`whole_or_fields`)."""
+    return whole_or_fields(Placement, where, source, **fields).check(source)

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 from jaxtire.fit import compiler_options
 from jaxtire.validation import is_concrete
 from sims.run._scan import check_steps, record_fn
-from sims.run.placement import Placement, placement
+from sims.run.placement import Placement, placement, whole_or_fields
 from sims.vehicles import get_model
 from sims.vehicles.integrators import check_dt, check_substeps, get_integrator, make_step_with_telemetry
 from sims.vehicles.params import VehicleParams, validate_params
@@ -100,21 +100,12 @@ def _options(options) -> tuple:
 
 def run_spec(spec: RunSpec | None = None, source: str = "rollout", **fields) -> RunSpec:
     """The :class:`RunSpec` of a runner call: ``spec`` itself, or one made of the keyword ``fields``
-    (``dt=...``, ``model=...``; not both; ``TypeError`` naming an unknown field)."""
-    if spec is not None:
-        if fields:
-            raise TypeError(f"{source}: give a RunSpec or its fields ({sorted(fields)}), not both")
-        if not isinstance(spec, RunSpec):
-            raise TypeError(f"{source}: spec must be a sims.run.spec.RunSpec, got {type(spec).__name__}")
-        return spec
-    unknown = set(fields) - set(RunSpec._fields)
-    if unknown:
-        raise TypeError(
-            f"{source}() got unexpected keyword arguments {sorted(unknown)}; a run's fields are {list(RunSpec._fields)}"
-        )
-    if "dt" not in fields:
+    (``dt=...``, ``model=...``; not both; ``TypeError`` naming an unknown field or a missing ``dt``:
+    :func:`~sims.run.placement.whole_or_fields`).  Checked by :meth:`RunSpec.check`, where the runner knows its
+    params and step counts."""
+    if spec is None and fields.keys() <= set(RunSpec._fields) and "dt" not in fields:
         raise TypeError(f"{source}() needs dt (the step [s]), or a RunSpec")
-    return RunSpec(**fields)
+    return whole_or_fields(RunSpec, spec, source, **fields)
 
 
 def run_config(spec: RunSpec | None, where: Placement | None, source: str, **fields) -> tuple[RunSpec, Placement]:
