@@ -10,7 +10,7 @@ distance percentiles per surface, spin count, vehicle-steps per second) and writ
 surface and a CSV of per-vehicle results to ``out/``.
 
 Scenarios (``--scenario``): ``braking`` (the Monte Carlo above), ``braking-table`` (every preset x
-surface, locked and ABS), ``skidpad`` (lateral-acceleration limit and understeer gradient per preset
+surface, locked and ABS: a study per preset, :func:`sims.studies.braking.table_study`), ``skidpad`` (lateral-acceleration limit and understeer gradient per preset
 and surface), ``step-steer`` (yaw-rate response time and overshoot per preset), ``throughput``
 (vehicle-steps per second of the chosen model and preset for the fleet sizes of ``--counts``),
 and every other scenario of the catalogue by its catalogue name (``acceleration``, ``grade_braking``,
@@ -113,7 +113,8 @@ def _parser() -> argparse.ArgumentParser:
         "--save-study",
         default=None,
         metavar="PATH",
-        help="also write the braking Monte Carlo of these flags as a study file (python -m sims study PATH)",
+        help="also write the braking Monte Carlo (braking-table: each preset's table study, PATH-<preset>.toml for "
+        "several) of these flags as a study file (python -m sims study PATH)",
     )
     ap.add_argument(
         "--fast-compile",
@@ -362,8 +363,17 @@ def run_tables(args, out: Path) -> dict:
     names = PRESET_NAMES if args.preset in ("all",) or args.preset_default else (args.preset,)
     t = time.perf_counter()
     common = dict(tire=args.tire_params, model=args.model, compiler_options=_options(args))
-    if args.scenario == "braking-table":
-        rows = braking.braking_table(names, args.surface_list, dt=args.dt, speed=args.speed / 3.6, **common)
+    if args.scenario == "braking-table":  # a study per preset (sims.studies.braking.table_study)
+        tire = args.tir if args.tir is not None or args.tire == "mf" else args.tire
+        kw = dict(speed=args.speed / 3.6, tire=tire, options={"dt": args.dt, "model": args.model})
+        if args.save_study:
+            stem = Path(args.save_study)
+            for name in names:
+                path = stem if len(names) == 1 else stem.with_name(f"{stem.stem}-{name}{stem.suffix or '.toml'}")
+                path.write_text(dumps(braking_study.table_study(name, args.surface_list, **kw)))
+        rows = braking_study.braking_table(
+            names, args.surface_list, compiler_options=_options(args), devices=args.devices, **kw
+        )
         text = braking.format_table(rows)
     elif args.scenario == "skidpad":
         rows = skidpad.skidpad_table(names, args.surface_list, dt=args.dt, **common)

@@ -15,8 +15,8 @@ Reference (:func:`reference_distance`): a locked-wheel car decelerates at ``(mu_
 the static wheel load) and ``drag`` the surface's ploughing drag [N/N], so it stops in ``v^2 / (2
 (mu_slide + drag) g)`` (without aerodynamic drag, which shortens the real stop).
 
-:func:`braking_table` runs every preset on every surface, locked and with ABS, and
-:func:`format_table` prints it; a spun vehicle's cell reads ``spins``.
+:func:`sims.studies.braking.braking_table` runs every preset on every surface, locked and with ABS (a study
+per preset), and :func:`format_table` prints it; a spun vehicle's cell reads ``spins``.
 """
 
 from __future__ import annotations
@@ -35,10 +35,9 @@ from jaxtire.numerics import safe_norm
 from jaxtire.surfaces import lookup, surface_id
 from jaxtire.tire import scale_tire, tire_forces
 from sims.drivers import LaneHoldBraking, StraightBraking, pytree_dataclass
-from sims.run.fleet import FleetRun, broadcast, fleet_start
+from sims.run.fleet import FleetRun, fleet_start
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, per_vehicle
 from sims.scenarios.config import check_config
-from sims.vehicles import presets
 from sims.vehicles.core import axle_loads
 from sims.vehicles.grip import peak_braking
 from sims.vehicles.params import VehicleParams
@@ -374,52 +373,6 @@ def friction_bound(params: VehicleParams, surface: str | int, speed=V0, n_iter: 
         if done:
             break
     return float(speed) ** 2 / (2.0 * a), (a - drag) / GRAVITY
-
-
-def braking_table(
-    preset_names=presets.PRESET_NAMES,
-    surfaces=SURFACES,
-    *,
-    tire=None,
-    model="double_track",
-    dt: float = 0.005,
-    speed=V0,
-    yaw_rate0=YAW_RATE0,
-    max_time: float = 60.0,
-    dtype=None,
-    compiler_options=None,
-    **overrides,
-) -> list[dict]:
-    """One row per preset x surface x mode (``locked``, ``abs``) with the :class:`BrakingResult` fields and the
-    locked-wheel reference distance; each preset runs as one fleet of ``2 len(surfaces)`` vehicles.
-    ``overrides`` replace chassis fields of every preset (e.g. ``drag_area=0``)."""
-    run_kw = dict(speed=speed, yaw_rate0=yaw_rate0, dt=dt, model=model, compiler_options=compiler_options)
-    rows = []
-    for name in preset_names:
-        presets.check_name(name)
-        ids = [surface_id(s) for s in surfaces]
-        base = presets.get(name, tire=tire, dtype=dtype, **overrides)
-        n = 2 * len(ids)
-        fleet = base._replace(chassis=broadcast(base.chassis, n))
-        sid = jnp.asarray(ids * 2, jnp.int32)
-        fleet = fleet._replace(chassis=fleet.chassis._replace(surface_ids=jnp.broadcast_to(sid[:, None], (n, 4))))
-        abs_on = np.repeat([0.0, 1.0], len(ids))
-        res, _, _ = brake_test(fleet, abs_on, max_time=max_time, **run_kw)
-        for i in range(n):
-            s = surfaces[i % len(ids)]
-            rows.append(
-                dict(
-                    preset=name,
-                    surface=s,
-                    mode="abs" if abs_on[i] else "locked",
-                    distance=float(res.distance[i]),
-                    stop_time=float(res.stop_time[i]),
-                    stopped=bool(res.stopped[i]),
-                    spun=bool(res.spun[i]),
-                    reference=reference_distance(base, s, speed),
-                )
-            )
-    return rows
 
 
 def format_table(rows: list[dict]) -> str:

@@ -1,9 +1,16 @@
-"""The fleet CLI's braking Monte Carlo (``python -m sims``) as a :class:`~sims.studies.study.Study`: payload
+"""The fleet CLI's braking runs as :class:`~sims.studies.study.Study` presets.
+
+The Monte Carlo (``python -m sims``, :func:`monte_carlo_study`): payload
 factor on mass and yaw inertia, friction factor on ``mu_x`` and ``mu_y`` of both axles, stiffness factor on
 ``k_x`` and ``k_y`` (the ranges of a :class:`sims.run.fleet.Sampling`), a surface drawn uniformly, ABS on with
 probability ``abs_fraction``, an initial yaw rate ``N(0, yaw_rate0^2)``.  The CLI draws its fleet from this
 study (:func:`sims.studies.study.inputs`, the studies' one sampler), so ``python -m sims study`` of the file
-``--save-study`` writes runs the CLI's very vehicles."""
+``--save-study`` writes runs the CLI's very vehicles.
+
+The braking table (``python -m sims --scenario braking-table``, :func:`table_study`, :func:`braking_table`): per
+preset, one study of the braking scenario on the grid surface x ``abs_on`` (locked, ABS), one run a cell, at
+the fixed initial yaw rate ``yaw_rate0``; the rows add each cell's locked-wheel reference distance
+(:func:`sims.scenarios.braking.reference_distance`) and :func:`sims.scenarios.braking.format_table` prints them."""
 
 from __future__ import annotations
 
@@ -11,10 +18,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from sims.run.fleet import Sampling
-from sims.scenarios.braking import SURFACES, V0, YAW_RATE0
+from sims.scenarios.braking import SURFACES, V0, YAW_RATE0, reference_distance
 from sims.scenarios.config import check_config
+from sims.studies import study as sm
 from sims.studies.study import Study
 from sims.studies.variation import Variation, sampling_variations
+from sims.vehicles import presets
 
 
 def monte_carlo_study(
@@ -53,4 +62,71 @@ def monte_carlo_study(
     )
 
 
-__all__ = ["monte_carlo_study"]
+def table_study(
+    preset: str = "hatchback",
+    surfaces=SURFACES,
+    *,
+    speed: float = V0,
+    yaw_rate0: float = YAW_RATE0,
+    tire: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    chassis: Mapping[str, float] | None = None,
+) -> Study:
+    """The :class:`Study` of one preset's rows of the braking table (module docstring): the grid ``abs_on`` in
+    ``(0, 1)`` x ``surfaces``, one run a cell, from ``speed`` [m/s] with the initial yaw rate ``yaw_rate0``
+    [rad/s]; ``options`` the braking scenario's static options (``dt``, ``model``, ``max_time``); ``chassis``
+    fixed chassis fields (e.g. ``{"drag_area": 0.0}``, one-value grids)."""
+    check_config("table_study", yaw_rate0=yaw_rate0, speed=speed)
+    fixed = tuple(Variation(f"vehicle.chassis.{k}", "grid", values=(float(v),)) for k, v in (chassis or {}).items())
+    vary = (
+        *fixed,
+        Variation("scenario.abs_on", "grid", values=(0.0, 1.0)),  # outermost: locked rows, then the ABS rows
+        Variation("vehicle.surface", "grid", values=tuple(surfaces)),
+    )
+    return Study(
+        scenario="braking",
+        preset=preset,
+        tire=tire,
+        settings={"speed": speed, "yaw_rate0": yaw_rate0},
+        vary=vary,
+        runs=1,
+        name=f"braking-table-{preset}",
+        options=dict(options or {}),
+    )
+
+
+def braking_table(
+    preset_names=presets.PRESET_NAMES,
+    surfaces=SURFACES,
+    *,
+    compiler_options=None,
+    devices=None,
+    **kw,
+) -> list[dict]:
+    """The braking table: one row per preset x surface x mode (``locked``, ``abs``) with the braking metrics
+    (``distance``, ``stop_time``, ``stopped``, ``spun``) and the locked-wheel ``reference`` distance [m]; each
+    preset is :func:`sims.studies.study.run` of its :func:`table_study` (``kw``: that function's keywords)."""
+    rows = []
+    for name in preset_names:
+        study = table_study(name, surfaces, **kw)
+        res = sm.run(study, progress=False, compiler_options=compiler_options, devices=devices)
+        col = res.columns
+        base = sm._vehicle(study)
+        for i in range(len(col["run"])):
+            s = str(col["vehicle.surface_name"][i])
+            rows.append(
+                dict(
+                    preset=name,
+                    surface=s,
+                    mode="abs" if col["scenario.abs_on"][i] else "locked",
+                    distance=float(col["distance"][i]),
+                    stop_time=float(col["stop_time"][i]),
+                    stopped=bool(col["stopped"][i]),
+                    spun=bool(col["spun"][i]),
+                    reference=reference_distance(base, s, study.settings["speed"]),
+                )
+            )
+    return rows
+
+
+__all__ = ["braking_table", "monte_carlo_study", "table_study"]

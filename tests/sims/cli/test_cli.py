@@ -5,6 +5,7 @@ import csv
 import pytest
 
 from sims.cli import main
+from sims.studies.study import load
 
 
 def test_braking_monte_carlo_prints_summary_and_writes_files(tmp_path, capsys):
@@ -26,11 +27,15 @@ def test_braking_monte_carlo_prints_summary_and_writes_files(tmp_path, capsys):
 
 
 def test_table_scenario(tmp_path, capsys):
+    """The braking table is a study per preset: --save-study writes it (the grid ABS x surface, one run a cell)."""
     main(["--scenario", "braking-table", "--preset", "kart", "--surfaces", "asphalt_dry,ice", "--out", str(tmp_path),
-          "--fast-compile"])
+          "--fast-compile", "--save-study", str(tmp_path / "table.toml")])
     text = capsys.readouterr().out
     assert "| kart |" in text and "spins" in text
     assert (tmp_path / "braking_table.csv").exists()
+    study = load(tmp_path / "table.toml")
+    assert (study.scenario, study.preset, study.runs) == ("braking", "kart", 1)
+    assert [v.path for v in study.vary] == ["scenario.abs_on", "vehicle.surface"]
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -1,17 +1,21 @@
-"""Scenarios: the braking table, the locked-wheel reference, skidpad and step steer."""
+"""Scenarios: the braking table (a study per preset, bitwise the former fleet run), the locked-wheel reference,
+skidpad and step steer."""
 
 import numpy as np
 import pytest
 
 from jaxtire.surfaces import PRESETS as SURFACE_PRESETS
+from jaxtire.surfaces import surface_id
+from sims.run.fleet import broadcast
 from sims.scenarios import braking, skidpad, step_steer
+from sims.studies import braking as braking_study
 from sims.vehicles import presets
 from tests.sims.conftest import FAST
 
 
 @pytest.fixture(scope="module")
 def table():
-    return braking.braking_table(compiler_options=FAST)
+    return braking_study.braking_table(compiler_options=FAST)
 
 
 def test_braking_table_has_published_shape(table):
@@ -41,8 +45,30 @@ def test_braking_table_has_published_shape(table):
     assert "spins" in text and "| hatchback |" in text
 
 
+def test_braking_table_study_is_the_former_fleet_run(table):
+    """The table's study (grid ABS x surface, one run a cell) gives the distances of the former table's fleet
+    (the preset broadcast over ``2 len(surfaces)`` vehicles, locked then ABS, braked by ``brake_test``): the same
+    vehicles in another compiled program, so equal to float32 round-off, which the ABS's slip cycling amplifies
+    over a 20 s stop on ice (to ~4e-4 relative here); the same rows in the same order, the same spins."""
+    base = presets.get("sports_car")
+    ids = [surface_id(s) for s in braking.SURFACES]
+    n = 2 * len(ids)
+    sid = np.broadcast_to(np.asarray(ids * 2, np.int32)[:, None], (n, 4))
+    fleet = base._replace(chassis=broadcast(base.chassis, n)._replace(surface_ids=sid))
+    res, _, _ = braking.brake_test(fleet, np.repeat([0.0, 1.0], len(ids)), compiler_options=FAST)
+    rows = [r for r in table if r["preset"] == "sports_car"]
+    assert [(r["mode"], r["surface"]) for r in rows] == [(m, s) for m in ("locked", "abs") for s in braking.SURFACES]
+    got, want = np.asarray([r["distance"] for r in rows]), np.asarray(res.distance, np.float64)
+    locked = np.arange(n) < len(ids)
+    np.testing.assert_allclose(got[locked], want[locked], rtol=1e-5)
+    np.testing.assert_allclose(got[~locked], want[~locked], rtol=2e-3)
+    np.testing.assert_array_equal([r["spun"] for r in rows], np.asarray(res.spun))
+
+
 def test_locked_wheel_stop_is_within_10_percent_of_v2_over_2_mu_g():
-    rows = braking.braking_table(("hatchback", "sports_car"), drag_area=0.0, lift_area=0.0, compiler_options=FAST)
+    rows = braking_study.braking_table(
+        ("hatchback", "sports_car"), chassis={"drag_area": 0.0, "lift_area": 0.0}, compiler_options=FAST
+    )
     for r in rows:
         if r["mode"] == "locked":
             assert r["distance"] == pytest.approx(r["reference"], rel=0.10), r
@@ -61,8 +87,17 @@ def test_skidpad_limit_understeer_and_yaw_rate():
     np.testing.assert_allclose(pts.yaw_rate[ok], pts.speed[ok] / 40.0, rtol=0.01)  # r = V / R
     snow = skidpad.skidpad(presets.get("hatchback", surface_ids=8), compiler_options=FAST)
     assert snow.ay_limit < 0.45 * dry.ay_limit
-    text = skidpad.format_table([dict(preset="hatchback", surface="asphalt_dry", ay_limit=dry.ay_limit,
-                                      ay_limit_g=dry.ay_limit / 9.81, understeer_deg_per_g=dry.understeer_deg_per_g)])
+    text = skidpad.format_table(
+        [
+            dict(
+                preset="hatchback",
+                surface="asphalt_dry",
+                ay_limit=dry.ay_limit,
+                ay_limit_g=dry.ay_limit / 9.81,
+                understeer_deg_per_g=dry.understeer_deg_per_g,
+            )
+        ]
+    )
     assert "understeer" in text
 
 
@@ -78,9 +113,10 @@ def test_step_steer_response():
 def test_braking_reducer_gradient_finite_at_standstill():
     """The distance integral uses a safe norm: at standstill its gradient is 0, not NaN; while
     moving it is the trapezoid's dt/2 * v/|v| per end point."""
+    from typing import NamedTuple
+
     import jax
     import jax.numpy as jnp
-    from typing import NamedTuple
 
     class S(NamedTuple):
         vx: jnp.ndarray
