@@ -10,8 +10,9 @@ distance percentiles per surface, spin count, vehicle-steps per second) and writ
 surface and a CSV of per-vehicle results to ``out/``.
 
 Scenarios (``--scenario``): ``braking`` (the Monte Carlo above), ``braking-table`` (every preset x
-surface, locked and ABS: a study per preset, :func:`sims.studies.braking.table_study`), ``skidpad`` (lateral-acceleration limit and understeer gradient per preset
-and surface), ``step-steer`` (yaw-rate response time and overshoot per preset), ``throughput``
+surface, locked and ABS: a study per preset, :func:`sims.studies.braking.table_study`), ``skidpad``
+(lateral-acceleration limit and understeer gradient per preset and surface: a study of each,
+:func:`sims.studies.skidpad.table_study`), ``step-steer`` (yaw-rate response time and overshoot per preset), ``throughput``
 (vehicle-steps per second of the chosen model and preset for the fleet sizes of ``--counts``),
 and every other scenario of the catalogue by its catalogue name (``acceleration``, ``grade_braking``,
 ``iso3888_1``, ``iso3888_2``, ``mu_jump_braking``, ``sine_with_dwell``, ``split_mu_braking``,
@@ -45,6 +46,7 @@ from sims.run.fleet import FleetRun, FleetSample, Sampling, fleet_start
 from sims.run.spec import fast_compile_options
 from sims.scenarios import braking, skidpad, step_steer
 from sims.studies import braking as braking_study
+from sims.studies import skidpad as skidpad_study
 from sims.studies.study import dumps
 from sims.studies.study import inputs as study_inputs
 from sims.studies.variation import sample
@@ -113,8 +115,8 @@ def _parser() -> argparse.ArgumentParser:
         "--save-study",
         default=None,
         metavar="PATH",
-        help="also write the braking Monte Carlo (braking-table: each preset's table study, PATH-<preset>.toml for "
-        "several) of these flags as a study file (python -m sims study PATH)",
+        help="also write the braking Monte Carlo (braking-table, skidpad: each table study, PATH-<study name>.toml "
+        "for several) of these flags as a study file (python -m sims study PATH)",
     )
     ap.add_argument(
         "--fast-compile",
@@ -358,25 +360,40 @@ def _runner(args) -> dict:
     )
 
 
+def _study_saver(path: str | None, count: int):
+    """``on_study`` of the table studies for ``--save-study PATH``: the one study at ``PATH``, several at
+    ``PATH-<study name>.toml``; ``None`` without the flag."""
+    if path is None:
+        return None
+    stem = Path(path)
+
+    def save(study) -> None:
+        to = stem if count == 1 else stem.with_name(f"{stem.stem}-{study.name}{stem.suffix or '.toml'}")
+        to.write_text(dumps(study))
+
+    return save
+
+
 def run_tables(args, out: Path) -> dict:
     """The table scenarios: braking-table, skidpad, step-steer (one row per preset x surface)."""
     names = PRESET_NAMES if args.preset in ("all",) or args.preset_default else (args.preset,)
     t = time.perf_counter()
     common = dict(tire=args.tire_params, model=args.model, compiler_options=_options(args))
-    if args.scenario == "braking-table":  # a study per preset (sims.studies.braking.table_study)
-        tire = args.tir if args.tir is not None or args.tire == "mf" else args.tire
-        kw = dict(speed=args.speed / 3.6, tire=tire, options={"dt": args.dt, "model": args.model})
-        if args.save_study:
-            stem = Path(args.save_study)
-            for name in names:
-                path = stem if len(names) == 1 else stem.with_name(f"{stem.stem}-{name}{stem.suffix or '.toml'}")
-                path.write_text(dumps(braking_study.table_study(name, args.surface_list, **kw)))
-        rows = braking_study.braking_table(
-            names, args.surface_list, compiler_options=_options(args), devices=args.devices, **kw
-        )
+    # the braking and skidpad tables are studies (sims.studies.braking / .skidpad): --save-study writes them
+    studies = dict(
+        tire=args.tir if args.tir is not None or args.tire == "mf" else args.tire,
+        options={"dt": args.dt, "model": args.model},
+        compiler_options=_options(args),
+        devices=args.devices,
+        on_study=_study_saver(
+            args.save_study, len(names) * (1 if args.scenario == "braking-table" else len(args.surface_list))
+        ),
+    )
+    if args.scenario == "braking-table":
+        rows = braking_study.braking_table(names, args.surface_list, speed=args.speed / 3.6, **studies)
         text = braking.format_table(rows)
     elif args.scenario == "skidpad":
-        rows = skidpad.skidpad_table(names, args.surface_list, dt=args.dt, **common)
+        rows = skidpad_study.skidpad_table(names, args.surface_list, **studies)
         text = skidpad.format_table(rows)
     else:
         rows = step_steer.step_steer_table(names, args.surface_list, dt=min(args.dt, 0.002), **common)

@@ -39,13 +39,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtire.constants import GRAVITY
-from jaxtire.surfaces import lookup, mean, surface_id
+from jaxtire.surfaces import lookup, mean
 from jaxtire.tire import linear_stiffness, scale_tire
 from sims.drivers import CircleFollower, pytree_dataclass, radial_error
 from sims.run.fleet import FleetRun, broadcast, fleet_start
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, per_vehicle
 from sims.scenarios.config import check_config, check_window
-from sims.vehicles import presets
 from sims.vehicles.core import axle_loads
 from sims.vehicles.params import VehicleParams
 
@@ -200,6 +199,8 @@ class Skidpad(ScenarioBase):
         Metric("err", "m", "value", True, "mean radial path error"),
         Metric("err_rms", "m", "value", True, "RMS radial path error"),
         Metric("max_beta", "rad", "value", True, "largest body slip angle after settle"),
+        Metric("yaw_rate", "rad/s", "value", True, "mean yaw rate after settle"),
+        Metric("speed", "m/s", "value", True, "mean ground speed after settle"),
         PASSED._replace(doc="1 when the vehicle holds the circle (tolerance on the radial error, slip < 20 deg)"),
     )
 
@@ -232,6 +233,8 @@ class Skidpad(ScenarioBase):
             err=pt.err,
             err_rms=pt.err_rms,
             max_beta=pt.max_beta,
+            yaw_rate=pt.yaw_rate,
+            speed=pt.speed,
             passed=pt.holds.astype(dtype),
         )
 
@@ -329,6 +332,28 @@ def analyse(points: SkidpadPoint, wheelbase: float, radius: float, ay_range=None
     return SkidpadResult(limit, fit.gradient, points, fit)
 
 
+def ay_targets(params: VehicleParams, *, radius: float = RADIUS, n_points: int = 24, ay_max=None, ay_min=None):
+    """The target lateral accelerations [m/s^2] of a skidpad sweep of one vehicle (:func:`skidpad`):
+    ``n_points`` from ``ay_min`` (default ``0.05 ay_max``) to ``ay_max`` (default: 1.4 times ``mu g``, ``mu``
+    the surface grip times the tire's lateral friction scale, raised by the downforce at the speed of that
+    ``a_y`` on the circle of ``radius`` [m]), a float64 numpy array."""
+    check_config("skidpad", radius=radius, n_points=n_points, ay_max=ay_max)
+    ch = params.chassis
+    if ay_max is None:
+        grip = float(jnp.mean(lookup(params.surfaces, jnp.asarray(ch.surface_ids)).grip))
+        mu_g = GRAVITY * grip * float(max(ch.tire_scale_front.mu_y, ch.tire_scale_rear.mu_y))
+        c = 0.5 * float(ch.air_density * ch.lift_area) * radius / (float(ch.mass) * GRAVITY)  # downforce per ay
+        ay_max = 1.4 * mu_g / (1.0 - min(max(mu_g * c, 0.0), 0.5))
+    return np.linspace(0.05 * ay_max if ay_min is None else ay_min, ay_max, n_points)
+
+
+def points_of(metrics) -> SkidpadPoint:
+    """The :class:`SkidpadPoint` of the :class:`Skidpad` scenario's metrics (a mapping name -> ``(n,)``: a
+    study's columns), ``passed`` as ``holds``; numpy."""
+    fields = {f: np.asarray(metrics[f]) for f in SkidpadPoint._fields if f != "holds"}
+    return SkidpadPoint(**fields, holds=np.asarray(metrics["passed"], bool))
+
+
 def skidpad(
     params: VehicleParams,
     *,
@@ -343,43 +368,11 @@ def skidpad(
     ``ay_max`` [m/s^2] from ``ay_min`` (default ``0.05 ay_max``) (``ay_max`` default: 1.4 times ``mu g``, ``mu`` the surface grip times the tire's lateral friction
     scale, raised by the downforce at the speed of that ``a_y``); the understeer fit's linear range is
     ``ay_range`` [m/s^2] (:func:`analyse`)."""
-    check_config("skidpad", radius=radius, n_points=n_points, ay_max=ay_max)
     ch = params.chassis
-    if ay_max is None:
-        grip = float(jnp.mean(lookup(params.surfaces, jnp.asarray(ch.surface_ids)).grip))
-        mu_g = GRAVITY * grip * float(max(ch.tire_scale_front.mu_y, ch.tire_scale_rear.mu_y))
-        c = 0.5 * float(ch.air_density * ch.lift_area) * radius / (float(ch.mass) * GRAVITY)  # downforce per ay
-        ay_max = 1.4 * mu_g / (1.0 - min(max(mu_g * c, 0.0), 0.5))
-    ays = np.linspace(0.05 * ay_max if ay_min is None else ay_min, ay_max, n_points)
+    ays = ay_targets(params, radius=radius, n_points=n_points, ay_max=ay_max, ay_min=ay_min)
     fleet = params._replace(chassis=broadcast(ch, n_points))
     pts = circle_run(fleet, np.sqrt(ays * radius), radius=radius, **kw)
     return analyse(pts, float(ch.cg_to_front + ch.cg_to_rear), radius, ay_range)
-
-
-def skidpad_table(
-    preset_names=presets.PRESET_NAMES,
-    surfaces=("asphalt_dry", "asphalt_wet", "snow"),
-    *,
-    tire=None,
-    radius: float = RADIUS,
-    **kw,
-) -> list[dict]:
-    """Rows ``preset, surface, ay_limit [m/s^2], ay_limit_g, understeer [deg/g]``."""
-    rows = []
-    for name in preset_names:
-        for s in surfaces:
-            p = presets.get(name, tire=tire, surface_ids=surface_id(s))
-            r = skidpad(p, radius=radius, **kw)
-            rows.append(
-                dict(
-                    preset=name,
-                    surface=s,
-                    ay_limit=r.ay_limit,
-                    ay_limit_g=r.ay_limit / GRAVITY,
-                    understeer_deg_per_g=r.understeer_deg_per_g,
-                )
-            )
-    return rows
 
 
 def format_table(rows: list[dict]) -> str:

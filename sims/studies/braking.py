@@ -14,7 +14,7 @@ the fixed initial yaw rate ``yaw_rate0``; the rows add each cell's locked-wheel 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sims.run.fleet import Sampling
@@ -101,14 +101,18 @@ def braking_table(
     *,
     compiler_options=None,
     devices=None,
+    on_study: Callable[[Study], Any] | None = None,
     **kw,
 ) -> list[dict]:
     """The braking table: one row per preset x surface x mode (``locked``, ``abs``) with the braking metrics
     (``distance``, ``stop_time``, ``stopped``, ``spun``) and the locked-wheel ``reference`` distance [m]; each
-    preset is :func:`sims.studies.study.run` of its :func:`table_study` (``kw``: that function's keywords)."""
+    preset is :func:`sims.studies.study.run` of its :func:`table_study` (``kw``: that function's keywords;
+    ``on_study(study)`` is called with each before it runs, e.g. to save it)."""
     rows = []
     for name in preset_names:
         study = table_study(name, surfaces, **kw)
+        if on_study is not None:
+            on_study(study)
         res = sm.run(study, progress=False, compiler_options=compiler_options, devices=devices)
         col = res.columns
         base = sm._vehicle(study)

@@ -1,5 +1,5 @@
-"""Scenarios: the braking table (a study per preset, bitwise the former fleet run), the locked-wheel reference,
-skidpad and step steer."""
+"""Scenarios: the braking table (a study per preset, the former fleet run), the locked-wheel reference, skidpad
+(its table a study per preset and surface, the same sweep) and step steer."""
 
 import numpy as np
 import pytest
@@ -9,6 +9,7 @@ from jaxtire.surfaces import surface_id
 from sims.run.fleet import broadcast
 from sims.scenarios import braking, skidpad, step_steer
 from sims.studies import braking as braking_study
+from sims.studies import skidpad as skidpad_study
 from sims.vehicles import presets
 from tests.sims.conftest import FAST
 
@@ -87,6 +88,13 @@ def test_skidpad_limit_understeer_and_yaw_rate():
     np.testing.assert_allclose(pts.yaw_rate[ok], pts.speed[ok] / 40.0, rtol=0.01)  # r = V / R
     snow = skidpad.skidpad(presets.get("hatchback", surface_ids=8), compiler_options=FAST)
     assert snow.ay_limit < 0.45 * dry.ay_limit
+    # the CLI's skidpad table is a study of the catalogue's Skidpad on the same a_y grid: the same sweep (the
+    # limit to the bit here, the fitted gradient to float32 round-off: the speeds are rounded in another order)
+    saved = []
+    (row,) = skidpad_study.skidpad_table(("hatchback",), ("asphalt_dry",), compiler_options=FAST, on_study=saved.append)
+    assert row["ay_limit"] == pytest.approx(dry.ay_limit, rel=1e-6)
+    assert row["understeer_deg_per_g"] == pytest.approx(dry.understeer_deg_per_g, rel=1e-4)
+    assert saved[0].scenario == "skidpad" and len(saved[0].vary[0].values) == len(dry.points.ay) == 24
     text = skidpad.format_table(
         [
             dict(
