@@ -12,7 +12,8 @@ surface and a CSV of per-vehicle results to ``out/``.
 Scenarios (``--scenario``): ``braking`` (the Monte Carlo above), ``braking-table`` (every preset x
 surface, locked and ABS: a study per preset, :func:`sims.studies.braking.table_study`), ``skidpad``
 (lateral-acceleration limit and understeer gradient per preset and surface: a study of each,
-:func:`sims.studies.skidpad.table_study`), ``step-steer`` (yaw-rate response time and overshoot per preset), ``throughput``
+:func:`sims.studies.skidpad.table_study`), ``step-steer`` (yaw-rate response time and overshoot per preset: a study of each,
+:func:`sims.studies.step_steer.table_study`), ``throughput``
 (vehicle-steps per second of the chosen model and preset for the fleet sizes of ``--counts``),
 and every other scenario of the catalogue by its catalogue name (``acceleration``, ``grade_braking``,
 ``iso3888_1``, ``iso3888_2``, ``mu_jump_braking``, ``sine_with_dwell``, ``split_mu_braking``,
@@ -47,6 +48,7 @@ from sims.run.spec import fast_compile_options
 from sims.scenarios import braking, skidpad, step_steer
 from sims.studies import braking as braking_study
 from sims.studies import skidpad as skidpad_study
+from sims.studies import step_steer as step_steer_study
 from sims.studies.study import dumps
 from sims.studies.study import inputs as study_inputs
 from sims.studies.variation import sample
@@ -115,8 +117,8 @@ def _parser() -> argparse.ArgumentParser:
         "--save-study",
         default=None,
         metavar="PATH",
-        help="also write the braking Monte Carlo (braking-table, skidpad: each table study, PATH-<study name>.toml "
-        "for several) of these flags as a study file (python -m sims study PATH)",
+        help="also write the braking Monte Carlo (the tables: each table study, PATH-<study name>.toml for several) "
+        "of these flags as a study file (python -m sims study PATH)",
     )
     ap.add_argument(
         "--fast-compile",
@@ -221,7 +223,7 @@ def run_braking(args, out: Path) -> dict:
         options={"dt": args.dt, "model": args.model, **({"max_time": args.steps * args.dt} if args.steps else {})},
     )
     if args.save_study:
-        Path(args.save_study).write_text(dumps(study))
+        _study_saver(args.save_study, 1)(study)
     fleet, settings, draws = study_inputs(study)
     steps = args.steps or int(math.ceil(60.0 / args.dt))
     print(
@@ -369,6 +371,7 @@ def _study_saver(path: str | None, count: int):
 
     def save(study) -> None:
         to = stem if count == 1 else stem.with_name(f"{stem.stem}-{study.name}{stem.suffix or '.toml'}")
+        to.parent.mkdir(parents=True, exist_ok=True)
         to.write_text(dumps(study))
 
     return save
@@ -378,25 +381,25 @@ def run_tables(args, out: Path) -> dict:
     """The table scenarios: braking-table, skidpad, step-steer (one row per preset x surface)."""
     names = PRESET_NAMES if args.preset in ("all",) or args.preset_default else (args.preset,)
     t = time.perf_counter()
-    common = dict(tire=args.tire_params, model=args.model, compiler_options=_options(args))
-    # the braking and skidpad tables are studies (sims.studies.braking / .skidpad): --save-study writes them
-    studies = dict(
-        tire=args.tir if args.tir is not None or args.tire == "mf" else args.tire,
-        options={"dt": args.dt, "model": args.model},
+    # the tables are studies (sims.studies.braking, .skidpad, .step_steer): --save-study writes them
+    per_preset = args.scenario != "skidpad"  # one study a preset (skidpad: a preset and a surface)
+    run = dict(
         compiler_options=_options(args),
         devices=args.devices,
-        on_study=_study_saver(
-            args.save_study, len(names) * (1 if args.scenario == "braking-table" else len(args.surface_list))
-        ),
+        on_study=_study_saver(args.save_study, len(names) * (1 if per_preset else len(args.surface_list))),
     )
+    tire = args.tir if args.tir is not None or args.tire == "mf" else args.tire
+    options = {"dt": args.dt, "model": args.model}
     if args.scenario == "braking-table":
-        rows = braking_study.braking_table(names, args.surface_list, speed=args.speed / 3.6, **studies)
+        speed = args.speed / 3.6
+        rows = braking_study.braking_table(names, args.surface_list, speed=speed, tire=tire, options=options, run=run)
         text = braking.format_table(rows)
     elif args.scenario == "skidpad":
-        rows = skidpad_study.skidpad_table(names, args.surface_list, **studies)
+        rows = skidpad_study.skidpad_table(names, args.surface_list, tire=tire, options=options, run=run)
         text = skidpad.format_table(rows)
     else:
-        rows = step_steer.step_steer_table(names, args.surface_list, dt=min(args.dt, 0.002), **common)
+        dt, options = min(args.dt, step_steer_study.DT), {"model": args.model}
+        rows = step_steer_study.step_steer_table(names, args.surface_list, dt=dt, tire=tire, options=options, run=run)
         text = step_steer.format_table(rows)
     print(text)
     print(f"({time.perf_counter() - t:.1f} s)")

@@ -18,16 +18,13 @@ import dataclasses
 import math
 from typing import Any, NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtire.surfaces import surface_id
 from sims.drivers import StepSteer, pytree_dataclass
 from sims.run.fleet import fleet_rollout, fleet_start
-from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, per_vehicle
+from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, jitted_setup, per_vehicle, resolve_settings
 from sims.scenarios.config import check_config, check_window
-from sims.vehicles import presets
 from sims.vehicles.params import VehicleParams
 
 
@@ -43,20 +40,6 @@ class StepSteerResult(NamedTuple):
     overshoot: np.ndarray
     t: np.ndarray
     yaw_rate: np.ndarray
-
-
-def _run(params, amplitude, *, speed, t_step, ramp, duration, dt, model="double_track", **run_kw):
-    """Recorded ``(yaw_rate, speed)`` [rad/s, m/s] of each vehicle, one value per step."""
-    m, state0, drv = fleet_start(
-        params, model, StepSteer(t_step=t_step, ramp=ramp), speed=speed, target_speed=speed, amplitude=amplitude
-    )
-    res = fleet_rollout(params, state0, drv, int(round(duration / dt)), dt=dt, model=m, record=_record, **run_kw)
-    r, v = (np.asarray(a) for a in res.trajectory)
-    return r, v
-
-
-def _record(t, s, c, tel):
-    return s.yaw_rate, jnp.sqrt(s.vx**2 + s.vy**2)
 
 
 def response_metrics(t, r, r_ss, t50):
@@ -87,59 +70,32 @@ def step_steer(
     ramp: float | None = None,
     duration: float = 5.0,
     dt: float = 0.002,
+    model="double_track",
     **run_kw,
 ) -> StepSteerResult:
-    """Step-steer test of a fleet ``params`` (chassis batched); see the module docstring.  ``t_step`` [s] and
-    ``ramp`` [s] default to those of :class:`~sims.drivers.StepSteer`.  ``run_kw``: the
-    other keywords of :func:`~sims.run.fleet.fleet_rollout` (``model``, ``integrator``,
-    ``compiler_options``, ...).  ``duration`` [s] must exceed ``t_step + ramp + 1`` (the steady state is the
-    mean over the last second)."""
+    """Step-steer test of a fleet ``params`` (chassis batched); see the module docstring: the catalogue's
+    :class:`StepSteerScenario` with ``calibrate`` (the amplitude scaled by a first run to reach ``ay_target``)
+    and the yaw rate kept every step.  ``t_step`` [s] and ``ramp`` [s] default to those of
+    :class:`~sims.drivers.StepSteer`.  ``run_kw``: the other keywords of :func:`~sims.run.fleet.fleet_rollout`
+    for the measured run (``integrator``, ``substeps``, ``compiler_options``, ...; the calibration run uses the
+    scenario's step).  ``duration`` [s] must exceed ``t_step + ramp + 1`` (the steady state is the mean over
+    the last second)."""
     default = StepSteer()  # the ISO 7401 timing lives in the driver: step at t_step [s], ramp [s]
     t_step = float(default.t_step if t_step is None else t_step)
     ramp = float(default.ramp if ramp is None else ramp)
     check_config("step_steer", speed=speed, ay_target=ay_target, t_step=t_step, ramp=ramp, duration=duration, dt=dt)
     check_window("step_steer", "duration", duration, t_step + ramp + 1.0)
-    ch = params.chassis
-    L = np.asarray(ch.cg_to_front + ch.cg_to_rear)
-    amp = L * ay_target / speed**2
-
-    def run(amplitude):
-        return _run(params, amplitude, speed=speed, t_step=t_step, ramp=ramp, duration=duration, dt=dt, **run_kw)
-
-    n_last = int(round(1.0 / dt))
-    r, v = run(amp)
-    ay = np.mean(r[:, -n_last:] * v[:, -n_last:], axis=1)
-    amp = amp * ay_target / np.where(np.abs(ay) > 1e-3, ay, ay_target)
-    r, v = run(amp)
-    t = np.arange(r.shape[1]) * dt
-    r_ss = np.mean(r[:, -n_last:], axis=1)
-    ay_ss = np.mean(r[:, -n_last:] * v[:, -n_last:], axis=1)
-    resp, peak_t, over = (
-        np.asarray(a) for a in response_metrics(jnp.asarray(t), jnp.asarray(r), r_ss, t_step + 0.5 * ramp)
+    sc = StepSteerScenario(t_step=t_step, ramp=ramp, duration=duration, dt=dt, spacing=dt, model=model, calibrate=True)
+    settings = resolve_settings(sc, params, {"speed": speed, "ay_target": ay_target})
+    s = jitted_setup(sc, params, settings)
+    kw = dict(dt=s.dt, model=s.model, reducer=s.reducer, driver_axes=0, reducer_axes=0)
+    acc = fleet_rollout(s.params, s.state0, s.driver, s.n_steps, **kw, **run_kw).reduced
+    out = {k: np.asarray(v) for k, v in sc.evaluate(acc, s, settings).items()}
+    r = np.asarray(acc.r)
+    t = np.arange(r.shape[-1]) * dt
+    return StepSteerResult(
+        out["amplitude"], out["ay_ss"], out["r_ss"], out["response_time"], out["peak_time"], out["overshoot"], t, r
     )
-    return StepSteerResult(np.asarray(amp * np.ones(r.shape[0])), ay_ss, r_ss, resp, peak_t, over, t, r)
-
-
-def step_steer_table(preset_names=presets.PRESET_NAMES, surfaces=("asphalt_dry",), *, tire=None, **kw) -> list[dict]:
-    """Rows ``preset, surface, amplitude_deg, ay_ss, response_time, peak_time, overshoot``."""
-    rows = []
-    for name in preset_names:
-        ps = [presets.get(name, tire=tire, surface_ids=surface_id(s)) for s in surfaces]
-        fleet = jax.tree.map(lambda *x: jnp.stack(x), *[p.chassis for p in ps])
-        res = step_steer(ps[0]._replace(chassis=fleet), **kw)
-        for i, s in enumerate(surfaces):
-            rows.append(
-                dict(
-                    preset=name,
-                    surface=s,
-                    amplitude_deg=float(np.degrees(res.amplitude[i])),
-                    ay_ss=float(res.ay_ss[i]),
-                    response_time=float(res.response_time[i]),
-                    peak_time=float(res.peak_time[i]),
-                    overshoot=float(res.overshoot[i]),
-                )
-            )
-    return rows
 
 
 def format_table(rows: list[dict]) -> str:
@@ -184,11 +140,12 @@ class TraceReducer:
 
 @dataclasses.dataclass(frozen=True)
 class StepSteerScenario(ScenarioBase):
-    """ISO 7401 step steer as a catalogue scenario (module docstring), in one run: the steer amplitude is the
-    neutral-steer one ``L a_y / V^2`` of the settings ``speed`` [m/s] and ``ay_target`` [m/s^2] (the achieved
-    ``ay_ss`` is a metric; :func:`step_steer` calibrates the amplitude in a second run instead).  The yaw
-    rate is kept every ``spacing`` [s] (:class:`TraceReducer`) and :func:`response_metrics` reads it.
-    Passed: the yaw rate settles (reaches 90 % of its steady value) without spinning (``|r_ss| > 0``)."""
+    """ISO 7401 step steer as a catalogue scenario (module docstring): the steer amplitude is the neutral-steer
+    one ``L a_y / V^2`` of the settings ``speed`` [m/s] and ``ay_target`` [m/s^2] (the achieved ``ay_ss`` is a
+    metric), or with the static option ``calibrate`` that one scaled by a first run (inside the set-up, at the
+    scenario's model and step) to reach ``ay_target`` (:func:`step_steer`).  The yaw rate is kept every
+    ``spacing`` [s] (:class:`TraceReducer`) and :func:`response_metrics` reads it.  Passed: the yaw rate settles
+    (reaches 90 % of its steady value) without spinning (``|r_ss| > 0``)."""
 
     name: str = "step_steer"
     t_step: float = 0.5
@@ -197,10 +154,11 @@ class StepSteerScenario(ScenarioBase):
     dt: float = 0.002
     spacing: float = 0.01
     model: Any = "double_track"
+    calibrate: bool = False
     settings: Any = dataclasses.field(compare=False, default_factory=lambda: {"speed": 80.0 / 3.6, "ay_target": 4.0})
     ranges: Any = dataclasses.field(compare=False, default_factory=lambda: {"ay_target": (0.0, 100.0)})
     metrics: Any = (
-        Metric("amplitude", "rad", "value", True, "road-wheel steer amplitude L a_y / V^2"),
+        Metric("amplitude", "rad", "value", True, "road-wheel steer amplitude (L a_y / V^2, or calibrated)"),
         Metric("ay_ss", "m/s^2", "value", True, "steady lateral acceleration (mean over the last second)"),
         Metric("r_ss", "rad/s", "value", True, "steady yaw rate (mean over the last second)"),
         Metric("response_time", "s", "value", False, "from 50 % steer to 90 % of the steady yaw rate"),
@@ -209,31 +167,40 @@ class StepSteerScenario(ScenarioBase):
         PASSED._replace(doc="1 when the yaw rate reached 90 % of its steady value"),
     )
 
-    def setup(self, params: VehicleParams, settings) -> Setup:
-        check_config(self.name, t_step=self.t_step, ramp=self.ramp, duration=self.duration, dt=self.dt)
-        check_window(self.name, "duration", self.duration, self.t_step + self.ramp + 1.0)
-        ch = params.chassis
+    def _start(self, params: VehicleParams, settings, amplitude) -> Setup:
         v = settings["speed"]
-        amp = (ch.cg_to_front + ch.cg_to_rear) * settings["ay_target"] / (v * v)
-        m, state0, drv = fleet_start(
-            params, self.model, StepSteer(t_step=self.t_step, ramp=self.ramp), speed=v, target_speed=v, amplitude=amp
-        )
-        dtype = jnp.asarray(ch.mass).dtype
+        driver = StepSteer(t_step=self.t_step, ramp=self.ramp)
+        m, state0, drv = fleet_start(params, self.model, driver, speed=v, target_speed=v, amplitude=amplitude)
+        dtype = jnp.asarray(params.chassis.mass).dtype
         k = int(math.ceil(self.duration / self.spacing))
         red = per_vehicle(TraceReducer(self.spacing, jnp.zeros(k, dtype)), v.shape[0], dtype)
         return Setup(params, state0, drv, red, m, self.dt, int(math.ceil(self.duration / self.dt)))
 
+    def steady(self, acc: TraceAcc):
+        """``(r_ss, ay_ss)``: the yaw rate [rad/s] and ``V r`` [m/s^2] averaged over the trace's last second."""
+        last = max(1, int(round(1.0 / self.spacing)))
+        return jnp.mean(acc.r[..., -last:], axis=-1), jnp.mean(acc.r[..., -last:] * acc.v[..., -last:], axis=-1)
+
+    def setup(self, params: VehicleParams, settings) -> Setup:
+        check_config(self.name, t_step=self.t_step, ramp=self.ramp, duration=self.duration, dt=self.dt)
+        check_window(self.name, "duration", self.duration, self.t_step + self.ramp + 1.0)
+        ch = params.chassis
+        v, target = settings["speed"], settings["ay_target"]
+        amp = (ch.cg_to_front + ch.cg_to_rear) * target / (v * v)
+        s = self._start(params, settings, amp)
+        if self.calibrate:  # a first run at the neutral-steer amplitude; its a_y scales the amplitude linearly
+            kw = dict(dt=s.dt, model=s.model, reducer=s.reducer, driver_axes=0, reducer_axes=0)
+            ay = self.steady(fleet_rollout(s.params, s.state0, s.driver, s.n_steps, **kw).reduced)[1]
+            s = self._start(params, settings, amp * target / jnp.where(jnp.abs(ay) > 1e-3, ay, target))
+        return s
+
     def evaluate(self, acc: TraceAcc, setup: Setup, settings) -> dict:
         k = acc.r.shape[-1]
         t = jnp.arange(k, dtype=acc.r.dtype) * self.spacing
-        last = max(1, int(round(1.0 / self.spacing)))
-        r_ss = jnp.mean(acc.r[..., -last:], axis=-1)
-        ay_ss = jnp.mean(acc.r[..., -last:] * acc.v[..., -last:], axis=-1)
+        r_ss, ay_ss = self.steady(acc)
         resp, peak, over = response_metrics(t, acc.r, r_ss, self.t_step + 0.5 * self.ramp)
-        ch = setup.params.chassis
-        v = settings["speed"]
         return dict(
-            amplitude=(ch.cg_to_front + ch.cg_to_rear) * settings["ay_target"] / (v * v),
+            amplitude=setup.driver.amplitude,
             ay_ss=ay_ss,
             r_ss=r_ss,
             response_time=resp,

@@ -14,7 +14,7 @@ the fixed initial yaw rate ``yaw_rate0``; the rows add each cell's locked-wheel 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from sims.run.fleet import Sampling
@@ -22,6 +22,7 @@ from sims.scenarios.braking import SURFACES, V0, YAW_RATE0, reference_distance
 from sims.scenarios.config import check_config
 from sims.studies import study as sm
 from sims.studies.study import Study
+from sims.studies.tables import run_table
 from sims.studies.variation import Variation, sampling_variations
 from sims.vehicles import presets
 
@@ -95,42 +96,29 @@ def table_study(
     )
 
 
-def braking_table(
-    preset_names=presets.PRESET_NAMES,
-    surfaces=SURFACES,
-    *,
-    compiler_options=None,
-    devices=None,
-    on_study: Callable[[Study], Any] | None = None,
-    **kw,
-) -> list[dict]:
+def braking_table(preset_names=presets.PRESET_NAMES, surfaces=SURFACES, *, run=None, **kw) -> list[dict]:
     """The braking table: one row per preset x surface x mode (``locked``, ``abs``) with the braking metrics
     (``distance``, ``stop_time``, ``stopped``, ``spun``) and the locked-wheel ``reference`` distance [m]; each
-    preset is :func:`sims.studies.study.run` of its :func:`table_study` (``kw``: that function's keywords;
-    ``on_study(study)`` is called with each before it runs, e.g. to save it)."""
-    rows = []
-    for name in preset_names:
-        study = table_study(name, surfaces, **kw)
-        if on_study is not None:
-            on_study(study)
-        res = sm.run(study, progress=False, compiler_options=compiler_options, devices=devices)
-        col = res.columns
+    preset's :func:`table_study` (``kw``: that function's keywords) run by :func:`sims.studies.tables.run_table`
+    (``run``: its keywords, ``compiler_options``, ``devices``, ``on_study``)."""
+
+    def rows(study: Study, col) -> list[dict]:
         base = sm._vehicle(study)
-        for i in range(len(col["run"])):
-            s = str(col["vehicle.surface_name"][i])
-            rows.append(
-                dict(
-                    preset=name,
-                    surface=s,
-                    mode="abs" if col["scenario.abs_on"][i] else "locked",
-                    distance=float(col["distance"][i]),
-                    stop_time=float(col["stop_time"][i]),
-                    stopped=bool(col["stopped"][i]),
-                    spun=bool(col["spun"][i]),
-                    reference=reference_distance(base, s, study.settings["speed"]),
-                )
+        return [
+            dict(
+                preset=study.preset,
+                surface=str(col["vehicle.surface_name"][i]),
+                mode="abs" if col["scenario.abs_on"][i] else "locked",
+                distance=float(col["distance"][i]),
+                stop_time=float(col["stop_time"][i]),
+                stopped=bool(col["stopped"][i]),
+                spun=bool(col["spun"][i]),
+                reference=reference_distance(base, str(col["vehicle.surface_name"][i]), study.settings["speed"]),
             )
-    return rows
+            for i in range(len(col["run"]))
+        ]
+
+    return run_table((table_study(name, surfaces, **kw) for name in preset_names), rows, **(run or {}))
 
 
 __all__ = ["braking_table", "monte_carlo_study", "table_study"]

@@ -6,13 +6,14 @@ understeer gradient of its rows by :func:`sims.scenarios.skidpad.analyse` (the s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from jaxtire.constants import GRAVITY
 from sims.scenarios.skidpad import RADIUS, analyse, ay_targets, points_of
 from sims.studies import study as sm
 from sims.studies.study import Study
+from sims.studies.tables import run_table
 from sims.studies.variation import Variation
 from sims.vehicles import presets
 
@@ -52,35 +53,35 @@ def skidpad_table(
     n_points: int = 24,
     tire: str | None = None,
     options: Mapping[str, Any] | None = None,
-    compiler_options=None,
-    devices=None,
-    on_study: Callable[[Study], Any] | None = None,
+    run=None,
 ) -> list[dict]:
-    """Rows ``preset, surface, ay_limit [m/s^2], ay_limit_g, understeer_deg_per_g``: per preset and surface,
-    :func:`sims.studies.study.run` of its :func:`table_study` over :func:`~sims.scenarios.skidpad.ay_targets`
-    (``n_points`` levels) and :func:`~sims.scenarios.skidpad.analyse` of the rows; ``on_study(study)`` is called
-    with each study before it runs (e.g. to save it)."""
-    rows = []
-    for name in preset_names:
-        for s in surfaces:
-            base = sm._vehicle(Study(preset=name, tire=tire, surface=s))  # the study's vehicle
-            ays = ay_targets(base, radius=radius, n_points=n_points)
-            study = table_study(name, s, ays, radius=radius, tire=tire, options=options)
-            if on_study is not None:
-                on_study(study)
-            res = sm.run(study, progress=False, compiler_options=compiler_options, devices=devices)
-            ch = base.chassis
-            r = analyse(points_of(res.columns), float(ch.cg_to_front + ch.cg_to_rear), radius)
-            rows.append(
-                dict(
-                    preset=name,
-                    surface=s,
-                    ay_limit=r.ay_limit,
-                    ay_limit_g=r.ay_limit / GRAVITY,
-                    understeer_deg_per_g=r.understeer_deg_per_g,
-                )
+    """Rows ``preset, surface, ay_limit [m/s^2], ay_limit_g, understeer_deg_per_g``: per preset and surface, its
+    :func:`table_study` over :func:`~sims.scenarios.skidpad.ay_targets` (``n_points`` levels) run by
+    :func:`sims.studies.tables.run_table` (``run``: its keywords, ``compiler_options``, ``devices``,
+    ``on_study``) and :func:`~sims.scenarios.skidpad.analyse` of its rows."""
+
+    def studies():
+        for name in preset_names:
+            for s in surfaces:
+                base = sm._vehicle(Study(preset=name, tire=tire, surface=s))  # the study's vehicle
+                ays = ay_targets(base, radius=radius, n_points=n_points)
+                yield table_study(name, s, ays, radius=radius, tire=tire, options=options)
+
+    def rows(study: Study, col) -> list[dict]:
+        ch = sm._vehicle(study).chassis
+        r = analyse(points_of(col), float(ch.cg_to_front + ch.cg_to_rear), radius)
+        limit = r.ay_limit
+        return [
+            dict(
+                preset=study.preset,
+                surface=study.surface,
+                ay_limit=limit,
+                ay_limit_g=limit / GRAVITY,
+                understeer_deg_per_g=r.understeer_deg_per_g,
             )
-    return rows
+        ]
+
+    return run_table(studies(), rows, **(run or {}))
 
 
 __all__ = ["TABLE_SURFACES", "skidpad_table", "table_study"]

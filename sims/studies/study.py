@@ -416,13 +416,17 @@ def inputs(study: Study | Mapping[str, Any] | str | Path) -> StudyInputs:
 
 def _check_options(inner, options: Mapping[str, Any]) -> None:
     """A study's ``options`` against the scenario's static fields: each value of its default's type (a number
-    for a number, a string for a string), ``dt``/``max_time``/counts in their ranges, ``model`` a model name."""
+    for a number, a string for a string, true or false for a flag), ``dt``/``max_time``/counts in their ranges,
+    ``model`` a model name."""
     src = f"Study: options of {inner.name!r}"
-    numbers = {k: v for k, v in options.items() if isinstance(getattr(inner, k), (int, float))}
+    flags = {k for k in options if isinstance(getattr(inner, k), bool)}
+    numbers = {k: v for k, v in options.items() if isinstance(getattr(inner, k), (int, float)) and k not in flags}
     for k, v in options.items():
         default = getattr(inner, k)
         if isinstance(default, str) and not isinstance(v, str):
             raise ValidationError(f"{src}: {k} = {v!r} must be a string (default {default!r})")
+        if k in flags and not isinstance(v, bool):
+            raise ValidationError(f"{src}: {k} = {v!r} must be true or false (default {str(default).lower()})")
         if k in numbers:
             _real(k, v, src)
     if "model" in options:

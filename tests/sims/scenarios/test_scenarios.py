@@ -1,5 +1,5 @@
 """Scenarios: the braking table (a study per preset, the former fleet run), the locked-wheel reference, skidpad
-(its table a study per preset and surface, the same sweep) and step steer."""
+(its table a study per preset and surface, the same sweep) and step steer (its table a study per preset)."""
 
 import numpy as np
 import pytest
@@ -10,13 +10,14 @@ from sims.run.fleet import broadcast
 from sims.scenarios import braking, skidpad, step_steer
 from sims.studies import braking as braking_study
 from sims.studies import skidpad as skidpad_study
+from sims.studies import step_steer as step_steer_study
 from sims.vehicles import presets
 from tests.sims.conftest import FAST
 
 
 @pytest.fixture(scope="module")
 def table():
-    return braking_study.braking_table(compiler_options=FAST)
+    return braking_study.braking_table(run={"compiler_options": FAST})
 
 
 def test_braking_table_has_published_shape(table):
@@ -68,7 +69,7 @@ def test_braking_table_study_is_the_former_fleet_run(table):
 
 def test_locked_wheel_stop_is_within_10_percent_of_v2_over_2_mu_g():
     rows = braking_study.braking_table(
-        ("hatchback", "sports_car"), chassis={"drag_area": 0.0, "lift_area": 0.0}, compiler_options=FAST
+        ("hatchback", "sports_car"), chassis={"drag_area": 0.0, "lift_area": 0.0}, run={"compiler_options": FAST}
     )
     for r in rows:
         if r["mode"] == "locked":
@@ -91,7 +92,8 @@ def test_skidpad_limit_understeer_and_yaw_rate():
     # the CLI's skidpad table is a study of the catalogue's Skidpad on the same a_y grid: the same sweep (the
     # limit to the bit here, the fitted gradient to float32 round-off: the speeds are rounded in another order)
     saved = []
-    (row,) = skidpad_study.skidpad_table(("hatchback",), ("asphalt_dry",), compiler_options=FAST, on_study=saved.append)
+    run = {"compiler_options": FAST, "on_study": saved.append}
+    (row,) = skidpad_study.skidpad_table(("hatchback",), ("asphalt_dry",), run=run)
     assert row["ay_limit"] == pytest.approx(dry.ay_limit, rel=1e-6)
     assert row["understeer_deg_per_g"] == pytest.approx(dry.understeer_deg_per_g, rel=1e-4)
     assert saved[0].scenario == "skidpad" and len(saved[0].vary[0].values) == len(dry.points.ay) == 24
@@ -110,7 +112,11 @@ def test_skidpad_limit_understeer_and_yaw_rate():
 
 
 def test_step_steer_response():
-    rows = step_steer.step_steer_table(("hatchback", "race_car"), compiler_options=FAST)
+    """The CLI's step-steer table, a study per preset (the catalogue's step steer, calibrated): the amplitude's
+    calibration run brings a_y to the 4 m/s^2 target, ISO 7401 response times of a few tenths of a second."""
+    saved = []
+    rows = step_steer_study.step_steer_table(("hatchback", "race_car"), run={"compiler_options": FAST, "on_study": saved.append})
+    assert [st.options["calibrate"] for st in saved] == [True, True]
     for r in rows:
         assert r["ay_ss"] == pytest.approx(4.0, rel=0.1)
         assert 0.05 < r["response_time"] < 0.6

@@ -268,6 +268,13 @@ def test_bad_study_files(d, match):
         sm.Study.from_dict(d)
 
 
+def test_flag_options_are_true_or_false():
+    """A scenario's flag option (the step steer's ``calibrate``) takes true or false, not a number."""
+    sm.check(sm.Study(scenario="step_steer", options={"calibrate": True}))
+    with pytest.raises(ValidationError, match="calibrate = 1 must be true or false"):
+        sm.check(sm.Study(scenario="step_steer", options={"calibrate": 1}))
+
+
 def test_timing_progress_and_morris_study(tmp_path, capsys):
     """Issue 37 items 4 and 5: a Morris study (8 trajectories of 2 factors) with pathwise gradients, through
     the API with its default progress bars.  summary.json's wall time is the process's (within 5 %),
