@@ -49,6 +49,7 @@ import numpy as np
 
 from jaxtire.validation import ValidationError, check_range, is_concrete
 from sims.run.fleet import FleetRun, RunStats, broadcast, fleet_rollout, fleet_size
+from sims.run.rollout import RolloutResult
 from sims.scenarios.config import check_speed
 from sims.vehicles.params import VehicleParams, fleet_axes
 
@@ -81,6 +82,15 @@ class Setup(NamedTuple):
     model: Any
     dt: float
     n_steps: int
+
+    def rollout(self, n_steps: int | None = None, **run) -> RolloutResult:
+        """This set-up run as one traceable fleet program: :func:`sims.run.fleet.fleet_rollout` of its fleet,
+        start, driver and reducer (batched per vehicle) with its ``dt`` and ``model`` for ``n_steps`` steps
+        (default its own), ``run`` further fields of the run and its placement (``record``, ``integrator``,
+        ``compiler_options``, ``devices``, ...)."""
+        n = self.n_steps if n_steps is None else n_steps
+        kw = dict(dt=self.dt, model=self.model, reducer=self.reducer, driver_axes=0, reducer_axes=0)
+        return fleet_rollout(self.params, self.state0, self.driver, n, **kw, **run)
 
 
 @runtime_checkable
@@ -345,17 +355,5 @@ def scenario_metrics(
     sc = resolve_scenario(scenario)
     vals = resolve_settings(sc, params, settings)
     s = sc.setup(params, vals)
-    res = fleet_rollout(
-        s.params,
-        s.state0,
-        s.driver,
-        s.n_steps if n_steps is None else n_steps,
-        dt=s.dt,
-        model=s.model,
-        reducer=s.reducer,
-        driver_axes=0,
-        reducer_axes=0,
-        compiler_options=compiler_options,
-        block=block,
-    )
+    res = s.rollout(n_steps, compiler_options=compiler_options, block=block)
     return sc.evaluate(res.reduced, s, vals)

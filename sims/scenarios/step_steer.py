@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from sims.drivers import StepSteer, pytree_dataclass
-from sims.run.fleet import fleet_rollout, fleet_start
+from sims.run.fleet import fleet_start
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, jitted_setup, per_vehicle, resolve_settings
 from sims.scenarios.config import check_config, check_window
 from sims.vehicles.params import VehicleParams
@@ -88,8 +88,7 @@ def step_steer(
     sc = StepSteerScenario(t_step=t_step, ramp=ramp, duration=duration, dt=dt, spacing=dt, model=model, calibrate=True)
     settings = resolve_settings(sc, params, {"speed": speed, "ay_target": ay_target})
     s = jitted_setup(sc, params, settings)
-    kw = dict(dt=s.dt, model=s.model, reducer=s.reducer, driver_axes=0, reducer_axes=0)
-    acc = fleet_rollout(s.params, s.state0, s.driver, s.n_steps, **kw, **run_kw).reduced
+    acc = s.rollout(**run_kw).reduced
     out = {k: np.asarray(v) for k, v in sc.evaluate(acc, s, settings).items()}
     r = np.asarray(acc.r)
     t = np.arange(r.shape[-1]) * dt
@@ -189,8 +188,7 @@ class StepSteerScenario(ScenarioBase):
         amp = (ch.cg_to_front + ch.cg_to_rear) * target / (v * v)
         s = self._start(params, settings, amp)
         if self.calibrate:  # a first run at the neutral-steer amplitude; its a_y scales the amplitude linearly
-            kw = dict(dt=s.dt, model=s.model, reducer=s.reducer, driver_axes=0, reducer_axes=0)
-            ay = self.steady(fleet_rollout(s.params, s.state0, s.driver, s.n_steps, **kw).reduced)[1]
+            ay = self.steady(s.rollout().reduced)[1]
             s = self._start(params, settings, amp * target / jnp.where(jnp.abs(ay) > 1e-3, ay, target))
         return s
 

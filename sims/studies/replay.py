@@ -28,7 +28,6 @@ import jax
 import numpy as np
 
 from jaxtire.validation import ValidationError
-from sims.run.fleet import fleet_rollout
 from sims.scenarios.base import jitted_setup, resolve_settings, run_scenario
 from sims.studies import study as sm
 from sims.studies import table
@@ -141,20 +140,7 @@ def replay(folder, row: int) -> Replay:
     sc, params, settings = inputs(1)
     vals = resolve_settings(sc, params, settings)
     s = jitted_setup(sc, params, vals)
-    res = fleet_rollout(
-        s.params,
-        s.state0,
-        s.driver,
-        s.n_steps,
-        dt=s.dt,
-        model=s.model,
-        reducer=s.reducer,
-        record="all",
-        driver_axes=0,
-        reducer_axes=0,
-        compiler_options=options,
-        devices=1,  # one vehicle: no split over the host devices
-    )
+    res = s.rollout(record="all", compiler_options=options, devices=1)  # one vehicle: no split over devices
     one = jax.jit(lambda red: sc.evaluate(red, s, vals))(res.reduced)
     mismatch = {m: (float(want[m]), float(got[m])) for m in want if not _equal(want[m], got[m])}
     rec = flatten(_first(res.trajectory))
