@@ -25,6 +25,7 @@ from sims.studies.study import Study
 from sims.studies.tables import run_table
 from sims.studies.variation import Variation, sampling_variations
 from sims.vehicles import presets
+from sims.vehicles.params import replace_chassis
 
 
 def monte_carlo_study(
@@ -103,7 +104,8 @@ def braking_table(preset_names=presets.PRESET_NAMES, surfaces=SURFACES, *, run=N
     (``run``: its keywords, ``compiler_options``, ``devices``, ``on_study``)."""
 
     def rows(study: Study, col) -> list[dict]:
-        base = sm._vehicle(study)
+        base = sm._vehicle(study)  # the reference's vehicle: the preset with the table's fixed chassis fields
+        base = base._replace(chassis=replace_chassis(base.chassis, **kw.get("chassis", None) or {}))
         return [
             dict(
                 preset=study.preset,

@@ -60,16 +60,19 @@ def skidpad_table(
     :func:`sims.studies.tables.run_table` (``run``: its keywords, ``compiler_options``, ``devices``,
     ``on_study``) and :func:`~sims.scenarios.skidpad.analyse` of its rows."""
 
+    wheelbase: dict[str, float] = {}  # per study: of the vehicle its a_y grid was made for
+
     def studies():
         for name in preset_names:
             for s in surfaces:
                 base = sm._vehicle(Study(preset=name, tire=tire, surface=s))  # the study's vehicle
                 ays = ay_targets(base, radius=radius, n_points=n_points)
-                yield table_study(name, s, ays, radius=radius, tire=tire, options=options)
+                study = table_study(name, s, ays, radius=radius, tire=tire, options=options)
+                wheelbase[study.name] = float(base.chassis.cg_to_front + base.chassis.cg_to_rear)
+                yield study
 
     def rows(study: Study, col) -> list[dict]:
-        ch = sm._vehicle(study).chassis
-        r = analyse(points_of(col), float(ch.cg_to_front + ch.cg_to_rear), radius)
+        r = analyse(points_of(col), wheelbase[study.name], radius)
         limit = r.ay_limit
         return [
             dict(
