@@ -77,7 +77,8 @@ def jax_fleet(n: int, seed: int = 0, dtype=None):
     import jax.numpy as jnp
 
     import jaxtire
-    from sims.vehicles import DOUBLE_TRACK, Controls, make_chassis, make_vehicle
+    from sims.roads.contact import make_contact
+    from sims.vehicles import DOUBLE_TRACK, Controls, fleet_axes, make_chassis, make_vehicle
     from sims.vehicles.params import CHASSIS_DEFAULTS, TireScale
 
     dtype = dtype or jnp.float32
@@ -91,13 +92,13 @@ def jax_fleet(n: int, seed: int = 0, dtype=None):
         **values,
         tire_scale_front=TireScale(arrs["mu_front"], arrs["mu_front"], one, one),
         tire_scale_rear=TireScale(arrs["mu_rear"], arrs["mu_rear"], one, one),
-        surface_ids=arrs["surface_ids"],
         tire_sides=(0.0, 0.0, 0.0, 0.0),  # every tire as measured, as the numpy reference step evaluates it
         dtype=dtype,
     )
-    params = make_vehicle(ch, jaxtire.default_tire(dtype=dtype), dtype=dtype)
-    state = jax.vmap(lambda c, v, r: DOUBLE_TRACK.init_state(params._replace(chassis=c), v, yaw_rate=r))(
-        params.chassis, ctl["speed"], ctl["yaw_rate"]
+    contact = make_contact(np.zeros(n), np.zeros(n), arrs["surface_ids"], dtype=dtype)
+    params = make_vehicle(ch, jaxtire.default_tire(dtype=dtype), dtype=dtype, contact=contact)
+    state = jax.vmap(lambda p, v, r: DOUBLE_TRACK.init_state(p, v, yaw_rate=r), in_axes=(fleet_axes(params), 0, 0))(
+        params, ctl["speed"], ctl["yaw_rate"]
     )
     controls = Controls(steer=ctl["steer"], throttle=ctl["throttle"], brake=ctl["brake"])
     return params, state, controls
@@ -105,7 +106,7 @@ def jax_fleet(n: int, seed: int = 0, dtype=None):
 
 def fleet_step_fn(dt: float):
     """``step(params, state, controls) -> state`` for a fleet: :func:`sims.vehicles.integrators.make_step` of the
-    double track, vmapped over the vehicles (chassis batched, tires and surface table shared)."""
+    double track, vmapped over the vehicles (chassis and contact batched, tires and surface table shared)."""
     import jax
 
     from sims.vehicles import DOUBLE_TRACK, fleet_axes

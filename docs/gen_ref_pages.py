@@ -102,6 +102,12 @@ def write_copies() -> None:
 #: (title, module, table name, what it is) of the parameters page, in its order
 PARAMETER_TABLES = (
     ("Chassis", "sims.vehicles.params", "CHASSIS_FIELDS", "`make_chassis(**values)`, `replace_chassis(ch, **changes)`"),
+    (
+        "Road under the car (`VehicleParams.contact`)",
+        "sims.roads.contact",
+        "CONTACT_FIELDS",
+        "`make_contact(grade, bank, surface_ids)`, `replace_contact(c, **changes)`",
+    ),
     ("Suspension (full vehicle)", "sims.vehicles.suspension", "SUSPENSION_FIELDS", "`make_suspension(**values)`"),
     ("Drivers", "sims.drivers", "DRIVER_FIELDS", "every driver field of this name, in every driver"),
 )

@@ -12,7 +12,7 @@ default, SI unit and allowed range.  The helpers below are the only code that re
 * :func:`replace`: ``obj._replace(**changes)`` with the changed fields checked (a validated ``replace``);
 * :func:`markdown`: the table as a Markdown table (the docs' parameter page is generated from it).
 
-Tables in the project: :data:`sims.vehicles.params.CHASSIS_FIELDS`,
+Tables in the project: :data:`sims.vehicles.params.CHASSIS_FIELDS`, :data:`sims.roads.contact.CONTACT_FIELDS`,
 :data:`sims.vehicles.suspension.SUSPENSION_FIELDS`, :data:`sims.drivers.DRIVER_FIELDS` (ranges and units
 only: a driver's defaults are its dataclass defaults).
 """

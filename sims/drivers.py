@@ -396,11 +396,12 @@ def per_wheel(front, rear, n: int):
     return jnp.stack([front] * (n // 2) + [rear] * (n // 2), axis=-1)
 
 
-def load_ratio(ch, state, n: int):
+def load_ratio(ch, contact, state, n: int):
     """Per wheel state: axle load now over the static axle load [-] (:func:`sims.vehicles.core.axle_loads`
-    at the state's speed and filtered ``ax``: the longitudinal load transfer and the downforce)."""
+    at the state's speed and filtered ``ax`` on the road ``contact``: the longitudinal load transfer and the
+    downforce)."""
     zero = jnp.zeros_like(state.vx)
-    (ff, fr), (ff0, fr0) = axle_loads(ch, state.vx, state.ax), axle_loads(ch, zero, zero)
+    (ff, fr), (ff0, fr0) = axle_loads(ch, contact, state.vx, state.ax), axle_loads(ch, contact, zero, zero)
     return per_wheel(ff / jnp.maximum(ff0, 1.0), fr / jnp.maximum(fr0, 1.0), n)
 
 
@@ -410,7 +411,7 @@ def peak_tables(params, n: int):
     ``params.surfaces``, both of shape ``(..., n, n_surfaces)`` (``n = 2``: both tires of the axle)."""
     ch = params.chassis
     zero = jnp.zeros_like(ch.mass)
-    ff, fr = axle_loads(ch, zero, zero)
+    ff, fr = axle_loads(ch, params.contact, zero, zero)
     k_rows, f_rows = [], []
     for tire, scale, load in ((params.tire_front, ch.tire_scale_front, ff), (params.tire_rear, ch.tire_scale_rear, fr)):
         fz = jnp.maximum(0.5 * load, 1.0)[..., None]  # one tire; the surface table on the last axis
@@ -495,10 +496,11 @@ class StraightBraking(Driver):
         n = state.omega.shape[-1]
         r = wheel_radii(ch, n)
         share, inertia, y = brake_shares(ch, n)
-        ids = on_road(params, state).chassis.surface_ids
+        contact = on_road(params, state).contact
+        ids = contact.surface_ids
         ids = ids if n == 4 else ids[..., ::2]  # the single track: the left wheel's surface per axle
         k_peak, f_peak = (jnp.take_along_axis(tb, ids[..., None], axis=-1)[..., 0] for tb in (k_table, f_table))
-        f_peak = f_peak * load_ratio(ch, state, n)
+        f_peak = f_peak * load_ratio(ch, contact, state, n)
         torque = jnp.maximum(ch.max_brake_torque * share, 1.0)
         gain = inertia / (r * torque)
         kp = 2.0 * self.zeta * self.bandwidth * gain
@@ -746,7 +748,7 @@ class LapFollower(Driver):
         s2 = s1 + self.t_ff * v + 1.0
         v1, v2 = sample(self.path, s1).speed, sample(self.path, s2).speed
         a_t = (v2 * v2 - v1 * v1) / (2.0 * (s2 - s1))
-        gx = gravity(ch)[0]
+        gx = gravity(params.contact)[0]
         force = ch.mass * (a_t + self.accel_gain * (v1 - v) - gx) + 0.5 * ch.air_density * ch.drag_area * v * v
         n = state.omega.shape[-1]
         y = brake_shares(ch, n)[2]

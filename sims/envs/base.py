@@ -59,7 +59,7 @@ import numpy as np
 
 from jaxtire.surfaces import preset_table
 from sims.run.chunked import chunked as _chunked
-from sims.run.fleet import scale_chassis
+from sims.run.fleet import scale_vehicle
 from sims.vehicles import MODELS, get_model, presets
 from sims.vehicles.core import rolling_radii
 from sims.vehicles.integrators import make_step_with_telemetry
@@ -134,9 +134,9 @@ WHEELS = ("fl", "fr", "rl", "rr")
 
 def vehicle_for(params, phys: Physics) -> VehicleParams:
     """The base vehicle of ``params`` with the episode's sampled :class:`Physics` applied (the fleet's own
-    :func:`sims.run.fleet.scale_chassis`, tire stiffness unchanged)."""
+    :func:`sims.run.fleet.scale_vehicle`, tire stiffness unchanged)."""
     vp = params.vehicle
-    return vp._replace(chassis=scale_chassis(vp.chassis, phys.mass_scale, phys.mu_scale, 1.0, phys.surface_ids))
+    return scale_vehicle(vp, phys.mass_scale, phys.mu_scale, 1.0, phys.surface_ids)
 
 
 #: the vehicle models an environment can run (four wheels: the observations have one entry per wheel)

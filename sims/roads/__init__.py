@@ -6,4 +6,4 @@ normal and surface under each wheel).  Roads are data (pytrees), so a fleet can 
 in one compiled program.
 """
 
-__all__ = ["circuits", "path", "profile", "raceline"]
+__all__ = ["circuits", "contact", "path", "profile", "raceline", "road"]

@@ -10,7 +10,7 @@ pad their profiles with zeros, so a road is flat outside its features)::
 
 The slope ``dh/dX`` is the segment's and the road normal of a wheel track ``n = (-dh/dX, 0, 1) /
 sqrt(1 + (dh/dX)^2)`` (ground axes; the profile has no cross slope within a track).  The reading is O(1)
-per wheel (an index, no search).  ``base`` is an optional :class:`sims.vehicles.road.Road` (grade, bank and
+per wheel (an index, no search).  ``base`` is an optional :class:`sims.roads.road.Road` (grade, bank and
 surfaces along the road) the profile lies on; it is used as that road.
 
 Profiles are pytrees (NamedTuple), built on a shared grid by :func:`flat` and summed with
@@ -46,7 +46,7 @@ ISO8608_N0 = 0.1
 
 class Profile(NamedTuple):
     """Heights of two wheel tracks on a uniform grid (module docstring): ``start`` [m], ``spacing`` [m],
-    ``left``, ``right`` (n,) [m], ``split_y`` [m], ``base`` a :class:`sims.vehicles.road.Road` or ``None``.
+    ``left``, ``right`` (n,) [m], ``split_y`` [m], ``base`` a :class:`sims.roads.road.Road` or ``None``.
     Build with :func:`flat` and the builders; a leading vehicle axis on every leaf: :func:`batched`."""
 
     start: Any

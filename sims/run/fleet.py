@@ -36,13 +36,14 @@ from jax.sharding import PartitionSpec as P
 from jaxtire.surfaces import surface_id
 from jaxtire.validation import ValidationError, check_int, check_range, is_concrete
 from sims.drivers import check_target_speed
+from sims.roads.contact import check_surface_ids
 from sims.run._scan import blocked, check_steps, chunk_fns
 from sims.run.mesh import block_of, padded_size, place, split_call, unpad
 from sims.run.placement import Placement
 from sims.run.rollout import RolloutResult, _rollout_impl, launch
 from sims.run.spec import RunSpec, run_config
 from sims.vehicles import get_model
-from sims.vehicles.params import Chassis, Controls, TireScale, VehicleParams, check_surface_ids, fleet_axes
+from sims.vehicles.params import Controls, TireScale, VehicleParams, fleet_axes
 
 
 def broadcast(tree, n: int):
@@ -73,20 +74,18 @@ def fleet_start(params: VehicleParams, model, driver, *, speed=0.0, yaw_rate=0.0
 
 def fleet_size(params: VehicleParams) -> int:
     """Number of vehicles of a fleet (the leading size of its chassis leaves)."""
-    shapes = {jnp.shape(x)[0] for x in jax.tree.leaves(params.chassis._replace(surface_ids=0)) if jnp.ndim(x)}
-    ids = jnp.shape(params.chassis.surface_ids)
-    if len(ids) == 2:
-        shapes.add(ids[0])
+    shapes = {jnp.shape(x)[0] for x in jax.tree.leaves(params.chassis) if jnp.ndim(x)}
     if len(shapes) != 1:
         raise ValueError(f"fleet chassis leaves must share one leading vehicle axis, got sizes {sorted(shapes)}")
     return shapes.pop()
 
 
 def make_fleet(params: VehicleParams, n: int) -> VehicleParams:
-    """``n`` identical copies of one vehicle, as a fleet (chassis batched, tires and surfaces shared)."""
+    """``n`` identical copies of one vehicle, as a fleet (chassis and contact batched, tires and surfaces
+    shared)."""
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"n = {n!r} vehicles must be an integer >= 1")
-    return params._replace(chassis=broadcast(params.chassis, n))
+    return params._replace(chassis=broadcast(params.chassis, n), contact=broadcast(params.contact, n))
 
 
 class Sampling(NamedTuple):
@@ -153,21 +152,23 @@ def surface_ids_of(surfaces, source: str = "Sampling.surfaces") -> tuple[int, ..
     return tuple(out)
 
 
-def scale_chassis(ch: Chassis, mass_f, mu_f, k_f, surface_ids) -> Chassis:
-    """``ch`` with sampled factors applied: ``mass_f`` [-] on mass and yaw inertia, ``mu_f`` [-] on the tire
-    friction scales ``mu_x``, ``mu_y`` and ``k_f`` [-] on ``k_x``, ``k_y`` of both axles, and ``surface_ids``
-    (int32, FL FR RL RR); the one place the fleet sampler and the RL environments randomise a vehicle."""
+def scale_vehicle(params: VehicleParams, mass_f, mu_f, k_f, surface_ids) -> VehicleParams:
+    """``params`` with sampled factors applied: ``mass_f`` [-] on mass and yaw inertia, ``mu_f`` [-] on the tire
+    friction scales ``mu_x``, ``mu_y`` and ``k_f`` [-] on ``k_x``, ``k_y`` of both axles, and the contact's
+    ``surface_ids`` (int32, FL FR RL RR); the one place the fleet sampler and the RL environments randomise a
+    vehicle."""
+    ch = params.chassis
 
     def scaled(ts: TireScale) -> TireScale:
         return TireScale(ts.mu_x * mu_f, ts.mu_y * mu_f, ts.k_x * k_f, ts.k_y * k_f)
 
-    return ch._replace(
+    chassis = ch._replace(
         mass=ch.mass * mass_f,
         yaw_inertia=ch.yaw_inertia * mass_f,
         tire_scale_front=scaled(ch.tire_scale_front),
         tire_scale_rear=scaled(ch.tire_scale_rear),
-        surface_ids=surface_ids,
     )
+    return params._replace(chassis=chassis, contact=params.contact._replace(surface_ids=surface_ids))
 
 
 def sample_fleet(key, params: VehicleParams, n: int, sampling: Sampling = Sampling()):
@@ -184,14 +185,13 @@ def sample_fleet(key, params: VehicleParams, n: int, sampling: Sampling = Sampli
     if ids.ndim != 1 or ids.size == 0:
         raise ValueError(f"Sampling.surfaces must be a non-empty list of surface ids, got {sampling.surfaces!r}")
     check_surface_ids(np.repeat(ids[:, None], 4, axis=1), n_surf, source="Sampling.surfaces")
-    ch = params.chassis
-    dtype = jnp.asarray(ch.mass).dtype
+    dtype = jnp.asarray(params.chassis.mass).dtype
     k_mass, k_mu, k_stiff, k_surf = jax.random.split(key, 4)
     u = lambda k, rng: jax.random.uniform(k, (n,), dtype, rng[0], rng[1])  # noqa: E731
     mass_f, mu_f, k_f = u(k_mass, sampling.mass), u(k_mu, sampling.mu), u(k_stiff, sampling.stiffness)
     sid = jnp.asarray(ids, jnp.int32)[jax.random.randint(k_surf, (n,), 0, ids.size)]
-    fleet = scale_chassis(broadcast(ch, n), mass_f, mu_f, k_f, jnp.broadcast_to(sid[:, None], (n, 4)))
-    return params._replace(chassis=fleet), FleetSample(mass_f, mu_f, k_f, sid)
+    fleet = scale_vehicle(make_fleet(params, n), mass_f, mu_f, k_f, jnp.broadcast_to(sid[:, None], (n, 4)))
+    return fleet, FleetSample(mass_f, mu_f, k_f, sid)
 
 
 def _fleet_impl(params, state0, controls, reducer, t0, *, params_axes, driver_axes, reducer_axes, block, **static):
@@ -519,7 +519,8 @@ class FleetRun:
                 def one(t, d=first):
                     return t if d is None else jax.device_put(t, d)
 
-                params = one(p0._replace(chassis=jax.tree.map(take, p0.chassis)))
+                per = lambda ax, sub, take=take: sub if ax is None else jax.tree.map(take, sub)  # noqa: E731
+                params = one(jax.tree.map(per, fleet_axes(p0), p0, is_leaf=lambda x: x is None))
                 driver = one(jax.tree.map(take, d0) if self._driver_axes == 0 else d0)
                 r0 = self._args[3]
                 reducer = one(jax.tree.map(take, r0) if self._reducer_axes == 0 else r0)

@@ -30,6 +30,7 @@ import jax.numpy as jnp
 from jaxtire.numerics import safe_norm
 from jaxtire.surfaces import surface_id
 from sims.drivers import Constant, pytree_dataclass
+from sims.roads.contact import broadcast_contact
 from sims.run.fleet import fleet_size, fleet_start
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, per_vehicle
 from sims.scenarios.config import check_config
@@ -155,7 +156,9 @@ def split_mu(params: VehicleParams, low, high) -> VehicleParams:
     ids = [surface_id(s) if isinstance(s, str) else int(s) for s in (low, high)]
     n = fleet_size(params)
     row = jnp.asarray([ids[0], ids[1], ids[0], ids[1]], jnp.int32)
-    return params._replace(chassis=params.chassis._replace(surface_ids=jnp.broadcast_to(row, (n, 4))))
+    return params._replace(
+        contact=broadcast_contact(params.contact, n)._replace(surface_ids=jnp.broadcast_to(row, (n, 4)))
+    )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -35,13 +35,14 @@ from jaxtire.numerics import safe_norm
 from jaxtire.surfaces import lookup, surface_id
 from jaxtire.tire import scale_tire, tire_forces
 from sims.drivers import LaneHoldBraking, StraightBraking, pytree_dataclass
-from sims.run.fleet import FleetRun, fleet_start
+from sims.roads.contact import broadcast_contact
+from sims.roads.road import surface_change
+from sims.run.fleet import FleetRun, fleet_size, fleet_start
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, per_vehicle
 from sims.scenarios.config import check_config
 from sims.vehicles.core import axle_loads
 from sims.vehicles.grip import peak_braking
 from sims.vehicles.params import VehicleParams
-from sims.vehicles.road import surface_change
 
 #: Surfaces of the validation table.
 SURFACES = ("asphalt_dry", "asphalt_wet", "gravel", "snow", "ice")
@@ -278,13 +279,13 @@ class SplitMuBraking(Braking):
 
     def road_params(self, params: VehicleParams, settings) -> VehicleParams:
         sl, sr = _surface(self.left), _surface(self.right)
-        return _with_chassis(params, surface_ids=jnp.asarray([sl, sr, sl, sr], jnp.int32))
+        return _with_contact(params, surface_ids=jnp.asarray([sl, sr, sl, sr], jnp.int32))
 
 
 @dataclasses.dataclass(frozen=True)
 class GradeBraking(Braking):
     """:class:`Braking` down a constant slope: setting ``grade`` [rad] (default ``atan(0.1)``, a 10 % grade;
-    per vehicle, differentiable) sets ``road_grade = -grade`` (as :func:`downhill_brake_test`)."""
+    per vehicle, differentiable) sets the contact's ``grade = -grade`` (as :func:`downhill_brake_test`)."""
 
     name: str = "grade_braking"
     settings: Any = dataclasses.field(
@@ -296,13 +297,13 @@ class GradeBraking(Braking):
     )
 
     def road_params(self, params: VehicleParams, settings) -> VehicleParams:
-        return _with_chassis(params, road_grade=-settings["grade"])
+        return _with_contact(params, grade=-settings["grade"])
 
 
 @dataclasses.dataclass(frozen=True)
 class MuJumpBraking(Braking):
     """:class:`Braking` over a surface change (a mu-jump): the road's surface changes from ``before`` to
-    ``after`` (names or ids, static) at ``station`` [m] along ``X`` (:func:`sims.vehicles.road.surface_change`;
+    ``after`` (names or ids, static) at ``station`` [m] along ``X`` (:func:`sims.roads.road.surface_change`;
     the start is at ``X = 0``), so the ABS meets the new surface mid-stop."""
 
     name: str = "mu_jump_braking"
@@ -321,7 +322,7 @@ def sliding_friction(params: VehicleParams, surface: str | int, speed=V0) -> flo
     sid = surface_id(surface) if isinstance(surface, str) else int(surface)
     surf = lookup(params.surfaces, jnp.asarray(sid))
     ch = params.chassis
-    ff, fr = axle_loads(ch, jnp.zeros(()), jnp.zeros(()))
+    ff, fr = axle_loads(ch, params.contact, jnp.zeros(()), jnp.zeros(()))
     total: jax.Array | float = 0.0
     for tire, scale, load in ((params.tire_front, ch.tire_scale_front, ff), (params.tire_rear, ch.tire_scale_rear, fr)):
         fz = 0.5 * load
@@ -361,7 +362,7 @@ def friction_bound(params: VehicleParams, surface: str | int, speed=V0, n_iter: 
     drag = float(surf.drag) * GRAVITY
     a = drag
     for _ in range(n_iter):
-        loads = axle_loads(ch, jnp.zeros(()), jnp.asarray(-a, jnp.asarray(ch.mass).dtype))
+        loads = axle_loads(ch, params.contact, jnp.zeros(()), jnp.asarray(-a, jnp.asarray(ch.mass).dtype))
         force = 0.0
         for (tire, scale), load, share in zip(tires, loads, shares, strict=True):
             if share > 0.0:
@@ -397,21 +398,22 @@ def format_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _with_chassis(params: VehicleParams, **fields) -> VehicleParams:
-    """``params`` (chassis batched) with chassis ``fields`` replaced, each broadcast to the fleet."""
-    ch = params.chassis
+def _with_contact(params: VehicleParams, **fields) -> VehicleParams:
+    """``params`` (a fleet) with the contact's ``fields`` replaced (:class:`~sims.roads.contact.Contact`), each
+    broadcast to one value per vehicle."""
+    c = broadcast_contact(params.contact, fleet_size(params))
     rep: dict[str, Any] = {}
     for k, v in fields.items():
-        old = jnp.asarray(getattr(ch, k))
+        old = jnp.asarray(getattr(c, k))
         rep[k] = jnp.broadcast_to(jnp.asarray(v, old.dtype), old.shape)
-    return params._replace(chassis=ch._replace(**rep))
+    return params._replace(contact=c._replace(**rep))
 
 
 def downhill_brake_test(params: VehicleParams, abs_on, grade=math.atan(0.1), **kw):
     """:func:`brake_test` of the fleet ``params`` going *down* a constant slope of ``grade`` [rad] (default
-    10 %): ``road_grade = -grade``.  A locked car then decelerates at about ``g (mu cos(grade) - sin(grade))``
+    10 %): the contact's ``grade = -grade``.  A locked car then decelerates at about ``g (mu cos(grade) - sin(grade))``
     instead of ``mu g``."""
-    return brake_test(_with_chassis(params, road_grade=-jnp.asarray(grade)), abs_on, **kw)
+    return brake_test(_with_contact(params, grade=-jnp.asarray(grade)), abs_on, **kw)
 
 
 def split_mu_brake_test(params: VehicleParams, abs_on, left="asphalt_dry", right="ice", **kw):
@@ -419,4 +421,4 @@ def split_mu_brake_test(params: VehicleParams, abs_on, left="asphalt_dry", right
     on ``right`` (names or ids): the braking forces differ side to side, so the car yaws towards the
     high-grip side unless the driver (here: none, steering held straight) or ABS limits it."""
     sl, sr = _surface(left), _surface(right)
-    return brake_test(_with_chassis(params, surface_ids=jnp.asarray([sl, sr, sl, sr], jnp.int32)), abs_on, **kw)
+    return brake_test(_with_contact(params, surface_ids=jnp.asarray([sl, sr, sl, sr], jnp.int32)), abs_on, **kw)

@@ -74,7 +74,7 @@ def understeer_gradient(params: VehicleParams):
     loads with the vehicle's tire scales, on the surface table's entry 0)."""
     ch = params.chassis
     z = jnp.zeros_like(ch.mass)
-    ff, fr = axle_loads(ch, z, z)
+    ff, fr = axle_loads(ch, params.contact, z, z)
     cf = 2.0 * linear_stiffness(scale_tire(params.tire_front, *ch.tire_scale_front), 0.5 * ff)[1]
     cr = 2.0 * linear_stiffness(scale_tire(params.tire_rear, *ch.tire_scale_rear), 0.5 * fr)[1]
     L = ch.cg_to_front + ch.cg_to_rear

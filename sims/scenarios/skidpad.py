@@ -293,8 +293,8 @@ def understeer_theory(params: VehicleParams) -> float:
     (:func:`sims.vehicles.core.axle_loads` at rest) on the mean surface of the axle's wheels, camber 0."""
     ch = params.chassis
     zero = jnp.zeros((), jnp.asarray(ch.mass).dtype)
-    loads = axle_loads(ch, zero, zero)
-    ids = jnp.asarray(ch.surface_ids)
+    loads = axle_loads(ch, params.contact, zero, zero)
+    ids = jnp.asarray(params.contact.surface_ids)
     stiff = []
     for k, (tire, scale, load) in enumerate(
         ((params.tire_front, ch.tire_scale_front, loads[0]), (params.tire_rear, ch.tire_scale_rear, loads[1]))
@@ -340,7 +340,7 @@ def ay_targets(params: VehicleParams, *, radius: float = RADIUS, n_points: int =
     check_config("skidpad", radius=radius, n_points=n_points, ay_max=ay_max)
     ch = params.chassis
     if ay_max is None:
-        grip = float(jnp.mean(lookup(params.surfaces, jnp.asarray(ch.surface_ids)).grip))
+        grip = float(jnp.mean(lookup(params.surfaces, jnp.asarray(params.contact.surface_ids)).grip))
         mu_g = GRAVITY * grip * float(max(ch.tire_scale_front.mu_y, ch.tire_scale_rear.mu_y))
         c = 0.5 * float(ch.air_density * ch.lift_area) * radius / (float(ch.mass) * GRAVITY)  # downforce per ay
         ay_max = 1.4 * mu_g / (1.0 - min(max(mu_g * c, 0.0), 0.5))
@@ -387,11 +387,11 @@ def format_table(rows: list[dict]) -> str:
 
 def banked_skidpad(params: VehicleParams, bank: float, *, radius: float = RADIUS, **kw) -> SkidpadResult:
     """:func:`skidpad` on a circle banked by ``bank`` [rad] towards its centre (the outside higher; the car
-    turns left, so ``road_bank = -bank``, constant in the body frame as on a circular banked track).  At
+    turns left, so the contact's ``bank = -bank``, constant in the body frame as on a circular banked track).  At
     the speed ``sqrt(g R tan(bank))`` gravity alone holds the car on the circle (no tire side force)."""
-    ch = params.chassis
+    c = params.contact
     return skidpad(
-        params._replace(chassis=ch._replace(road_bank=jnp.asarray(-bank, jnp.asarray(ch.mass).dtype))),
+        params._replace(contact=c._replace(bank=jnp.asarray(-bank, jnp.asarray(c.bank).dtype))),
         radius=radius,
         **kw,
     )

@@ -378,7 +378,7 @@ def _inputs(study: Study, scenario, base, cols: Mapping[str, Any], n: int):
     """``(fleet params, settings)`` of ``n`` vehicles from the drawn columns ``cols`` (path -> (n,)): pure JAX
     in the column values (differentiated by the pathwise gradients)."""
     by = {v.path: v.by for v in study.vary}
-    veh = {p: x for p, x in cols.items() if resolve(p).kind in ("chassis", "tire_scale", "surface")}
+    veh = {p: x for p, x in cols.items() if resolve(p).kind in ("chassis", "tire_scale", "surface", "contact")}
     params = vary_vehicle(base, n, veh, by, {v.path: v.also for v in study.vary})
     dtype = jnp.asarray(params.chassis.mass).dtype
     nominal = {**scenario.settings, **study.settings}
@@ -551,6 +551,8 @@ def _nominal(path: str, base, settings: Mapping[str, float]) -> list[tuple[str, 
     ch = base.chassis
     if tgt.kind == "chassis":
         return [(path, float(getattr(ch, tgt.field)))]
+    if tgt.kind == "contact":
+        return [(path, float(jnp.mean(jnp.asarray(getattr(base.contact, tgt.field)))))]
     if tgt.kind == "setting":
         return [(path, float(settings[tgt.field]))]
     if tgt.kind != "tire_scale":

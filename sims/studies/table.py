@@ -30,7 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from jaxtire import fields
 from sims.drivers import DRIVER_UNITS  # the driver table's units (drivers.DRIVER_FIELDS)
+from sims.roads.contact import CONTACT_FIELDS
 from sims.run.longrun import atomic_write
 from sims.studies.variation import resolve
 from sims.vehicles.params import CHASSIS_UNITS  # the chassis table's units (params.CHASSIS_FIELDS)
@@ -58,12 +60,17 @@ SETTING_UNITS = dict(
 
 def unit(path: str) -> str:
     """The SI unit of the values of a varied ``path`` (:func:`sims.studies.variation.resolve`): ``-`` for tire
-    scales and surface ids, :data:`sims.vehicles.params.CHASSIS_UNITS`, :data:`SETTING_UNITS`,
+    scales and surface ids, :data:`sims.vehicles.params.CHASSIS_UNITS`, the road's (:data:`sims.roads.contact.CONTACT_FIELDS`), :data:`SETTING_UNITS`,
     :data:`sims.drivers.DRIVER_UNITS`; ``?`` where none is recorded (a custom scenario's setting)."""
     tgt = resolve(path)
     if tgt.kind in ("tire_scale", "surface"):
         return "-"
-    table = {"chassis": CHASSIS_UNITS, "setting": SETTING_UNITS, "driver": DRIVER_UNITS}[tgt.kind]
+    table = {
+        "chassis": CHASSIS_UNITS,
+        "contact": fields.units(CONTACT_FIELDS),
+        "setting": SETTING_UNITS,
+        "driver": DRIVER_UNITS,
+    }[tgt.kind]
     return table.get(tgt.field, "?")
 
 

@@ -8,8 +8,8 @@ Paths (each validated against the range table of its field):
 * ``vehicle.chassis.tire_scale_front.<f>`` / ``tire_scale_rear.<f>`` (``f`` in ``mu_x, mu_y, k_x, k_y``,
   :data:`~sims.vehicles.params.TIRE_SCALE_RANGE`), and ``vehicle.tire_scale.<f>``: both axles at once;
 * ``vehicle.surface`` (alias ``road.surface``): the surface under all four wheels, by name or id (a
-  ``choice`` or ``grid``); ``road.grade`` / ``road.bank``: aliases of the chassis' ``road_grade`` /
-  ``road_bank``;
+  ``choice`` or ``grid``); ``road.grade`` / ``road.bank`` [rad]: the grade and bank of the road under the car
+  (:class:`~sims.roads.contact.Contact`, :data:`~sims.roads.contact.CONTACT_FIELDS`);
 * ``driver.<field>``: a field of the scenario's driver (:data:`sims.drivers.DRIVER_RANGES`);
 * ``scenario.<setting>``: a key of the scenario's ``settings`` (validated by
   :data:`sims.scenarios.config.SCENARIO_RANGES` where it names one, and by the scenario's own setup).
@@ -52,17 +52,14 @@ from jaxtire.surfaces import PRESET_NAMES as SURFACE_NAMES
 from jaxtire.surfaces import surface_id
 from jaxtire.validation import ValidationError, check_choice, check_range
 from sims.drivers import DRIVER_RANGES
+from sims.roads.contact import CONTACT_FIELDS, broadcast_contact
 from sims.run.fleet import Sampling, broadcast, surface_ids_of
 from sims.scenarios.config import SCENARIO_RANGES
 from sims.studies.designs import STRUCTURED, points
 from sims.vehicles.params import CHASSIS_RANGES, TIRE_SCALE_RANGE, TireScale, VehicleParams, validate_params
 
 DISTRIBUTIONS = ("uniform", "normal", "lognormal", "choice", "grid")
-_ALIASES = {
-    "road.surface": "vehicle.surface",
-    "road.grade": "vehicle.chassis.road_grade",
-    "road.bank": "vehicle.chassis.road_bank",
-}
+_ALIASES = {"road.surface": "vehicle.surface"}
 _ANY = (-math.inf, math.inf, True, True)
 
 
@@ -93,8 +90,9 @@ class Variation(NamedTuple):
 
 
 class Target(NamedTuple):
-    """Where a path points: ``kind`` (``chassis``, ``tire_scale``, ``surface``, ``driver``, ``setting``),
-    ``field`` (chassis field, ``"front.mu_x"`` / ``"both.mu_x"``, driver field, setting key) and the allowed
+    """Where a path points: ``kind`` (``chassis``, ``tire_scale``, ``surface``, ``contact``, ``driver``,
+    ``setting``), ``field`` (chassis field, ``"front.mu_x"`` / ``"both.mu_x"``, contact field, driver field,
+    setting key) and the allowed
     range of the value ``(low, high, low incl., high incl.)``."""
 
     kind: str
@@ -110,6 +108,8 @@ def resolve(path: str, settings: Mapping[str, Any] | None = None) -> Target:
     src = "Variation"
     if p == "vehicle.surface":
         return Target("surface", "surface_ids", (0, len(SURFACE_NAMES) - 1, True, True))
+    if len(parts) == 2 and parts[0] == "road" and parts[1] in CONTACT_FIELDS:
+        return Target("contact", parts[1], CONTACT_FIELDS[parts[1]].range)
     if len(parts) == 3 and parts[:2] == ["vehicle", "chassis"] and parts[2] in CHASSIS_RANGES:
         return Target("chassis", parts[2], CHASSIS_RANGES[parts[2]])
     if len(parts) == 4 and parts[:2] == ["vehicle", "chassis"] and parts[2] in ("tire_scale_front", "tire_scale_rear"):
@@ -356,6 +356,7 @@ def vary_vehicle(
     draw applies to).  Pure JAX in ``values`` (the studies
     differentiate through it); validated (:func:`~sims.vehicles.params.validate_params`) when concrete."""
     ch = broadcast(base.chassis, n)
+    contact = broadcast_contact(base.contact, n)
     also = also or {}
     rep: dict[str, Any] = {}
     scales = {"front": ch.tire_scale_front, "rear": ch.tire_scale_rear}
@@ -368,11 +369,13 @@ def vary_vehicle(
             axle, f = tgt.field.split(".")
             for a in ("front", "rear") if axle == "both" else (axle,):
                 scales[a] = scales[a]._replace(**{f: _set(getattr(scales[a], f), x, by[path])})
+        elif tgt.kind == "contact":
+            contact = contact._replace(**{tgt.field: _set(getattr(contact, tgt.field), x, by[path])})
         elif tgt.kind == "surface":
             ids = jnp.round(jnp.asarray(x)).astype(jnp.int32)
-            rep["surface_ids"] = jnp.broadcast_to(ids[:, None], (n, 4))
+            contact = contact._replace(surface_ids=jnp.broadcast_to(ids[:, None], (n, 4)))
     ch = ch._replace(**rep, tire_scale_front=scales["front"], tire_scale_rear=scales["rear"])
-    fleet = base._replace(chassis=ch)
+    fleet = base._replace(chassis=ch, contact=contact)
     if all(not isinstance(x, jax.core.Tracer) for x in values.values()):
         validate_params(fleet, source="study vehicle")
     return fleet

@@ -303,13 +303,13 @@ def stability(esc: StabilityControl, ch, state, steer, radius: list):
     return out
 
 
-def engine_limit(c: ChassisControls, cs: ControlsState, ch, rows, drive_share: list, diffs: tuple, h):
+def engine_limit(c: ChassisControls, cs: ControlsState, ch, surface_ids, rows, drive_share: list, diffs: tuple, h):
     """The traction control's request on the engine: ``(limit on the driven wheels' total drive torque [N m],
     new ControlsState)``; :data:`NO_LIMIT` without traction control.  The engine takes the smaller of the
-    driver's torque and this (:func:`sims.vehicles.driveline.drive_torques`).  ``diffs``: the front and rear
-    axle differentials."""
+    driver's torque and this (:func:`sims.vehicles.driveline.drive_torques`).  ``surface_ids`` (4,): the
+    surface under each wheel; ``diffs``: the front and rear axle differentials."""
     max_brake = _max_brake(ch, rows)
-    limit, new = traction_limit(c.tc, cs, ch.surface_ids, rows, drive_share, max_brake, diffs, h)
+    limit, new = traction_limit(c.tc, cs, surface_ids, rows, drive_share, max_brake, diffs, h)
     # off: a finite "no limit" (an inf would put inf x 0 = NaN into the gradient of the engine's cap)
     return jnp.where(c.tc.on > 0.5, limit, NO_LIMIT), new
 
@@ -318,15 +318,18 @@ def _max_brake(ch, rows) -> list:
     return [jnp.maximum(ch.max_brake_torque * b, 1e-6) for b in rows.brake_share]
 
 
-def arbitrate(c: ChassisControls, cs: ControlsState, ch, state, steer, rows, torques: list, drive_share: list, h):
+def arbitrate(
+    c: ChassisControls, cs: ControlsState, ch, surface_ids, state, steer, rows, torques: list, drive_share: list, h
+):
     """The one place where driver (ABS), traction control and stability control meet, per wheel.
 
     Returns the brake commands (list, [-] in [0, 1] of each wheel's full brake torque) and the traction
     control's brake torques [N m] (list, for its engine loop next step): each wheel's command the largest of the driver's (with its ABS), the traction control's (from this step's drive torques
-    ``torques`` [N m], :func:`traction_brakes`) and the stability control's requests."""
+    ``torques`` [N m], :func:`traction_brakes`, on the surfaces ``surface_ids`` (4,) under the wheels) and the
+    stability control's requests."""
     n = len(rows.omega)
     max_brake = _max_brake(ch, rows)
-    tc_t = traction_brakes(c.tc, cs, ch.surface_ids, rows, torques, drive_share, h)
+    tc_t = traction_brakes(c.tc, cs, surface_ids, rows, torques, drive_share, h)
     esc_t = stability(c.esc, ch, state, steer, rows.radius)
     brakes = []
     for i in range(n):

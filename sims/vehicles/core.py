@@ -135,6 +135,7 @@ from jaxtire.tire import (
     tire_forces,
 )
 from jaxtire.transient import SIGMA_MIN, contact_stiffness, relax_factors
+from sims.roads.contact import Contact
 from sims.vehicles import driveline
 from sims.vehicles.integrators import semi_implicit_euler
 from sims.vehicles.params import (
@@ -254,16 +255,17 @@ def make_model(name: str, n_wheels: int, geometry: Callable) -> Model:
     return Model(name, n_wheels, model_rates, geometry)
 
 
-def gravity(ch: Chassis):
-    """Gravity per unit mass in the body frame [m/s^2] on a road of grade ``theta`` (``road_grade``) and
-    bank ``phi`` (``road_bank``): ``g_x = -g sin(theta)``, ``g_y = -g cos(theta) sin(phi)`` (in the road
-    plane) and ``g_n = g cos(theta) cos(phi)`` (into the road).  Flat road: ``(0, 0, g)``."""
-    st, ct = sincos(ch.road_grade)
-    sb, cb = sincos(ch.road_bank)
+def gravity(contact: Contact):
+    """Gravity per unit mass in the body frame [m/s^2] on a road of grade ``theta`` and bank ``phi`` (the
+    :class:`~sims.roads.contact.Contact` under the car): ``g_x = -g sin(theta)``, ``g_y = -g cos(theta)
+    sin(phi)`` (in the road plane) and ``g_n = g cos(theta) cos(phi)`` (into the road).  Flat road: ``(0, 0,
+    g)``."""
+    st, ct = sincos(contact.grade)
+    sb, cb = sincos(contact.bank)
     return -GRAVITY * st, -GRAVITY * ct * sb, GRAVITY * ct * cb
 
 
-def axle_loads(ch: Chassis, vx, ax):
+def axle_loads(ch: Chassis, contact: Contact, vx, ax):
     """Front and rear axle loads [N] with downforce and quasi-static longitudinal load transfer::
 
         Ff = m g_n b / L + F_down beta - m (a_x - g_x) h / L,
@@ -272,7 +274,7 @@ def axle_loads(ch: Chassis, vx, ax):
     (:func:`gravity`; ``a_x - g_x`` the specific force, so a car parked uphill loads its rear axle), so
     ``Ff + Fr = m g_n + F_down`` exactly (braking, ``a_x < 0``, moves load to the front)."""
     L = ch.cg_to_front + ch.cg_to_rear
-    gx, _, gn = gravity(ch)
+    gx, _, gn = gravity(contact)
     down = 0.5 * ch.air_density * ch.lift_area * vx * vx
     shift = ch.mass * (ax - gx) * ch.cg_height / L
     ff = ch.mass * gn * ch.cg_to_rear / L + down * ch.aero_balance_front - shift
@@ -280,24 +282,24 @@ def axle_loads(ch: Chassis, vx, ax):
     return ff, fr
 
 
-def lateral_transfer(ch: Chassis, ay):
+def lateral_transfer(ch: Chassis, contact: Contact, ay):
     """Lateral load transfer per wheel [N], front and rear: ``dF = lambda m (a_y - g_y) h / t`` (``lambda`` the
     axle's share of the roll stiffness); it is added to the right wheels and taken from the left ones
     (``a_y > 0`` in a left turn loads the right, outer wheels)."""
-    m_roll = ch.mass * (ay - gravity(ch)[1]) * ch.cg_height
+    m_roll = ch.mass * (ay - gravity(contact)[1]) * ch.cg_height
     return (ch.roll_stiffness_front * m_roll / ch.track_front, (1.0 - ch.roll_stiffness_front) * m_roll / ch.track_rear)
 
 
-def clamped_axle_loads(ch: Chassis, vx, ax):
+def clamped_axle_loads(ch: Chassis, contact: Contact, vx, ax):
     """:func:`axle_loads` with a wheelie / stoppie handled by statics: ``Ff`` clipped to ``[0, W]``,
     ``Fr = W - Ff`` (``W = m g + F_down``), so the sum stays ``W`` when an axle lifts."""
-    ff, fr = axle_loads(ch, vx, ax)
+    ff, fr = axle_loads(ch, contact, vx, ax)
     total = ff + fr
     ff = jnp.clip(ff, 0.0, jnp.maximum(total, 0.0))
     return ff, total - ff
 
 
-def corner_loads(ch: Chassis, vx, ax, ay):
+def corner_loads(ch: Chassis, contact: Contact, vx, ax, ay):
     """Vertical loads [N] of the four wheels FL, FR, RL, RR: roll-stiffness split, wheel lift by statics.
 
     Equilibrium of the rigid chassis fixes three combinations of the four loads ``F = (F1, F2, F3, F4)``::
@@ -320,10 +322,10 @@ def corner_loads(ch: Chassis, vx, ax, ay):
     modelled.  Hence ``sum F = W`` in every state (up to rounding).  Piecewise linear in the inputs
     (``clip``/``min``/``max`` only): gradients finite everywhere, including at lift-off.
     """
-    ff, fr = clamped_axle_loads(ch, vx, ax)
+    ff, fr = clamped_axle_loads(ch, contact, vx, ax)
     tf, tr = ch.track_front, ch.track_rear
     cap = 0.5 * (tf * ff + tr * fr)
-    m_roll = jnp.clip(ch.mass * (ay - gravity(ch)[1]) * ch.cg_height, -cap, cap)
+    m_roll = jnp.clip(ch.mass * (ay - gravity(contact)[1]) * ch.cg_height, -cap, cap)
     lam = ch.roll_stiffness_front
     dff = lam * m_roll / tf
     dfr = (1.0 - lam) * m_roll / tr
@@ -339,7 +341,7 @@ def rolling_radii(params: VehicleParams, n_wheels: int, omega=0.0, loads=None):
     :func:`jaxtire.tire.rolling_radius` of each axle's tire at spin ``omega`` [rad/s] (scalar or per wheel)
     and ``loads`` [N] (a list, one per wheel state, per tire), or with ``loads=None`` at the static loads
     ``Ff / 2``, ``Fr / 2`` of the standing car (:func:`clamped_axle_loads` at zero speed and acceleration,
-    the chassis' grade); the chassis radius where the tire has no vertical model.
+    the contact's grade); the chassis radius where the tire has no vertical model.
 
     The one source of the slip radius outside the step: :meth:`Model.init_state` (free rolling start) and
     the slip estimates of drivers (ABS) and observations (a real ECU's calibrated rolling radius), so that
@@ -349,7 +351,7 @@ def rolling_radii(params: VehicleParams, n_wheels: int, omega=0.0, loads=None):
     radius = wheel_layout(ch, n_wheels).radius
     nf = n_wheels // 2
     if loads is None:
-        ff, fr = clamped_axle_loads(ch, 0.0, 0.0)
+        ff, fr = clamped_axle_loads(ch, params.contact, 0.0, 0.0)
         loads = [0.5 * ff] * nf + [0.5 * fr] * nf
     omega = wheel_list(omega, n_wheels)
     tires = [params.tire_front] * nf + [params.tire_rear] * nf
@@ -501,7 +503,7 @@ class _WheelOut(NamedTuple):
     range_code: Any  # int8 bits of the tire's validity ranges left (jaxtire.tire.out_of_range_code)
 
 
-class Contact(NamedTuple):
+class LaggedSlip(NamedTuple):
     """One wheel's transient contact over a step (:func:`contact_step`): the lagged slips ``kappa`` [-] and
     ``tan_alpha`` [-] the tire is evaluated at, the predicted deflections ``dx``, ``dy`` [m] (the exact step
     with the start-of-step velocities), the gains ``gx``, ``gy`` [s] of the deflections on the slip
@@ -520,7 +522,7 @@ class Contact(NamedTuple):
     ky: Any
 
 
-def contact_step(tire, fz, k_x, k_y, defl_x, defl_y, vsx, vsy, speed, h) -> Contact:
+def contact_step(tire, fz, k_x, k_y, defl_x, defl_y, vsx, vsy, speed, h) -> LaggedSlip:
     """The first-order (stretched-string) contact of one tire over a step ``h`` [s] (module docstring).
 
     ``fz`` [N] load, ``k_x`` [N], ``k_y`` [N/rad] the slip stiffnesses (:func:`jaxtire.tire.linear_stiffness`),
@@ -542,7 +544,7 @@ def contact_step(tire, fz, k_x, k_y, defl_x, defl_y, vsx, vsy, speed, h) -> Cont
     m_c = jnp.maximum(fz, 1.0) / GRAVITY  # corner mass [kg]
     tx, ty = (fade * (2.0 * LOW_SPEED_DAMPING_RATIO) * jnp.sqrt(m_c / c) for c in (cx, cy))
     isx, isy = 1.0 / sx, 1.0 / sy
-    return Contact(
+    return LaggedSlip(
         (dx + tx * vsx) * isx, (dy + ty * vsy) * isy, dx, dy, gx, gy, sx, sy, (gx + tx) * isx, (gy + ty) * isy
     )
 
@@ -558,7 +560,7 @@ class _Row(NamedTuple):
     uwx: Any
     s: Any
     c: Any
-    ct: Contact
+    ct: LaggedSlip
     jx: Any
     js: Any
     jy: Any
@@ -737,7 +739,15 @@ def _driveline_wheels(params: VehicleParams, state: VehicleState, controls: Cont
     )
     steer = jnp.clip(controls.steer, -ch.max_steer, ch.max_steer)
     torques, brakes, new = driveline.drive_torques(
-        params.driveline, state.drive, ch, steer, jnp.clip(controls.throttle, -1.0, 1.0), wheel_rows, state, h
+        params.driveline,
+        state.drive,
+        ch,
+        params.contact.surface_ids,
+        steer,
+        jnp.clip(controls.throttle, -1.0, 1.0),
+        wheel_rows,
+        state,
+        h,
     )
     o = _wheel_spin(ch, w._replace(brake=_stack(brakes)), rows, _stack(torques), h, mult)
     return o, jax.tree.map(lambda a, b: (a - b) / h, new, state.drive)
@@ -795,7 +805,7 @@ def rates(params: VehicleParams, state: VehicleState, controls: Controls, h, geo
     X, Y = _stack(geom.x), _stack(geom.y)
     m, iz = ch.mass, ch.yaw_inertia
     kd = 0.5 * ch.air_density * ch.drag_area * safe_norm(vx, vy)
-    gx, gy, _ = gravity(ch)
+    gx, gy, _ = gravity(params.contact)
     qx = _wheel_sum(o.fbx) - kd * vx + m * r * vy + m * gx
     qy = _wheel_sum(o.fby) - kd * vy - m * r * vx + m * gy
     qr = _wheel_sum(X * o.fby - Y * o.fbx)

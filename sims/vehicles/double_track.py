@@ -52,8 +52,8 @@ def geometry(params: VehicleParams, state: VehicleState, controls: Controls) -> 
     dl, dr = ackermann_angles(delta, ch.cg_to_front + ch.cg_to_rear, ch.track_front, ch.ackermann)
     zero = jnp.zeros_like(dl)
     # max(., 0) only removes rounding below zero (corner_loads never goes negative otherwise)
-    fz = [jnp.maximum(v, 0.0) for v in core.corner_loads(ch, state.vx, state.ax, state.ay)]
-    ids = jnp.asarray(ch.surface_ids)
+    fz = [jnp.maximum(v, 0.0) for v in core.corner_loads(ch, params.contact, state.vx, state.ax, state.ay)]
+    ids = jnp.asarray(params.contact.surface_ids)
     lay = wheel_layout(ch, 4)
     return core.Geometry(
         x=lay.x,

@@ -497,13 +497,14 @@ def init_drive_state(params, omega, loads: list, gear=None) -> DriveState:
     )
 
 
-def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: WheelRows, state, h):
+def drive_torques(dl: Driveline, ds: DriveState, ch, surface_ids, steer, throttle, rows: WheelRows, state, h):
     """One step of the driveline (module docstring) for one vehicle.
 
     Returns ``(wheel drive torques [N m] list, per-wheel brake commands list, new DriveState)``: the
     torques go into each wheel's row ``D_i (w_i' - w_i) = h (T_i + tau_i + T_friction)``, the brake commands
     (driver / ABS, traction control, stability control arbitrated per wheel,
-    :func:`sims.vehicles.controls.arbitrate`) into its Coulomb friction."""
+    :func:`sims.vehicles.controls.arbitrate`, on the surfaces ``surface_ids`` (4,) under the wheels) into its
+    Coulomb friction."""
     e, g = dl.engine, dl.gearbox
     n = len(rows.omega)
     q = [1.0 / d for d in rows.inertia]
@@ -522,7 +523,7 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
     # chassis controls: the traction control's engine torque limit (the brakes below, on this step's torques)
     drive_share = [s * 0.5, s * 0.5, (1.0 - s) * 0.5, (1.0 - s) * 0.5] if n == 4 else [s, 1.0 - s]
     t_limit, cstate = chassis_controls.engine_limit(
-        dl.controls, ds.controls, ch, rows, drive_share, (dl.front, dl.rear), h
+        dl.controls, ds.controls, ch, surface_ids, rows, drive_share, (dl.front, dl.rear), h
     )
     thr = throttle
 
@@ -569,7 +570,9 @@ def drive_torques(dl: Driveline, ds: DriveState, ch, steer, throttle, rows: Whee
         torques = [t_front, t_rear]
     w_c = centre.free + h * centre.q * t_out  # the carrier after the step
     # each wheel's brake: the driver's (ABS), the traction control's on this step's torques, the ESC's
-    brakes, held = chassis_controls.arbitrate(dl.controls, ds.controls, ch, state, steer, rows, torques, drive_share, h)
+    brakes, held = chassis_controls.arbitrate(
+        dl.controls, ds.controls, ch, surface_ids, state, steer, rows, torques, drive_share, h
+    )
 
     # automatic shift schedule on the gearbox input speed (the engine speed with the clutch closed)
     w_in = ratio * w_c

@@ -75,7 +75,7 @@ Simplifications: small roll and pitch angles; the road's slope tilts neither the
 contact (the height under the wheel centre is used, fine for bumps and kerbs with slopes up to ~0.2);
 the vertical tire force omits MF's ``Q_FCX``, ``Q_FCY`` in-plane corrections; gyroscopic terms are left out.
 
-Roads: ``params.road`` ``None``, a :class:`sims.vehicles.road.Road` (grade, bank, surfaces) or a
+Roads: ``params.road`` ``None``, a :class:`sims.roads.road.Road` (grade, bank, surfaces) or a
 :class:`sims.roads.profile.Profile` (height per wheel track, optionally on such a Road).
 ``params.suspension``: a :class:`~sims.vehicles.suspension.Suspension`, or ``None`` for
 :func:`~sims.vehicles.suspension.default_suspension` of the chassis.
@@ -355,7 +355,7 @@ def vertical_rates(params: VehicleParams, state, cn: Corners, lay: Layout, fxb, 
     :data:`THETA` by default; ``None`` there: the statics' Newton form ``(M + h C + h^2 K) a = F``)."""
     ch, s = params.chassis, suspension_of(params)
     L = ch.cg_to_front + ch.cg_to_rear
-    gn = core.gravity(ch)[2]
+    gn = core.gravity(params.contact)[2]
     down = 0.5 * ch.air_density * ch.lift_area * state.vx * state.vx
     d_axle = [down * ch.aero_balance_front, down * (1.0 - ch.aero_balance_front)]
     fj, g_u, fxl, fyl = [], [], [], []

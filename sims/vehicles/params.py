@@ -34,8 +34,9 @@ from jaxtire import fields
 from jaxtire.fields import Field
 from jaxtire.surfaces import SurfaceTable, preset_table
 from jaxtire.validation import ValidationError, check_choice, check_range, is_concrete
+from sims.roads.contact import Contact, contact_axes, make_contact, validate_contact
+from sims.roads.road import check_road
 from sims.vehicles.driveline import fleet_axis, validate_driveline
-from sims.vehicles.road import check_road
 
 #: Wheel order of the double-track model.
 WHEELS = ("FL", "FR", "RL", "RR")
@@ -90,13 +91,9 @@ class Chassis(NamedTuple):
     Loads: ``load_transfer_tau`` [s] time constant of the first-order filter on the accelerations that
     drive the quasi-static load transfer (the unmodelled pitch/roll dynamics; 0 = the last step's value).
 
-    Road (constant per vehicle): ``road_grade`` [rad] slope of the road along the car's heading
-    (positive: the road rises ahead, 20 % grade = ``atan(0.2)``), ``road_bank`` [rad] cross slope
-    (positive: the left side is higher).  They enter through the gravity components in the body frame
-    and the load transfer (:func:`sims.vehicles.core.gravity`).
+    The road under the car (grade, bank, surfaces) is not the chassis': :attr:`VehicleParams.contact`.
 
-    Per vehicle: ``tire_scale_front`` / ``tire_scale_rear`` (:class:`TireScale`), ``surface_ids`` int (4,)
-    surface id per wheel FL, FR, RL, RR into :attr:`VehicleParams.surfaces`; ``tire_sides`` float (4,)
+    Per vehicle: ``tire_scale_front`` / ``tire_scale_rear`` (:class:`TireScale`); ``tire_sides`` float (4,)
     the side each tire is mounted on, FL, FR, RL, RR (default ``(+1, -1, +1, -1)``: left tires +1, right
     tires -1, so an asymmetric tire file, e.g. one with conicity or ply steer, is mirrored on the right
     and the car runs straight; 0 evaluates the tire as measured).  Passed to the tire as its ``side``
@@ -134,11 +131,8 @@ class Chassis(NamedTuple):
     aero_balance_front: Any
     air_density: Any
     load_transfer_tau: Any
-    road_grade: Any
-    road_bank: Any
     tire_scale_front: TireScale
     tire_scale_rear: TireScale
-    surface_ids: Any
     tire_sides: Any = (1.0, -1.0, 1.0, -1.0)
     body_width: Any = 1.80
     overhang_front: Any = 0.88
@@ -155,13 +149,15 @@ class Chassis(NamedTuple):
 
 
 class VehicleParams(NamedTuple):
-    """What a model's ``step`` takes as ``params``: chassis + base tires + surface table.
+    """What a model's ``step`` takes as ``params``: chassis + base tires + surface table + the road under it.
 
     ``tire_front`` / ``tire_rear`` are jaxtire tire pytrees (the static choice of tire model is the
     pytree type: :class:`~jaxtire.params.MFParams` or :class:`~jaxtire.simple.SimpleParams`);
-    ``surfaces`` a :class:`jaxtire.surfaces.SurfaceTable` (at most 16 entries); ``road`` ``None`` (the
-    chassis' constant ``road_grade``, ``road_bank`` and ``surface_ids`` apply) or a
-    :class:`sims.vehicles.road.Road` whose grade, bank and per-wheel surfaces along the road replace them.
+    ``surfaces`` a :class:`jaxtire.surfaces.SurfaceTable` (at most 16 entries); ``contact`` the road under the
+    car (:class:`sims.roads.contact.Contact`: grade, bank [rad], the surface id of each wheel into
+    ``surfaces``), constant per vehicle unless ``road`` is given: ``road`` ``None`` or a
+    :class:`sims.roads.road.Road` (or a :class:`sims.roads.profile.Profile`) whose grade, bank and per-wheel
+    surfaces along the road replace the contact at every step (:func:`sims.vehicles.road.on_road`).
     ``suspension``: the full vehicle's :class:`sims.vehicles.suspension.Suspension` (batched like the
     chassis), ``None`` for the planar models or a suspension derived from the chassis.
     ``driveline`` ``None`` (the chassis' one-number drive) or a per-vehicle
@@ -172,6 +168,7 @@ class VehicleParams(NamedTuple):
     tire_front: Any
     tire_rear: Any
     surfaces: SurfaceTable
+    contact: Contact
     road: Any = None
     suspension: Any = None
     driveline: Any = None
@@ -248,8 +245,6 @@ CHASSIS_FIELDS: dict[str, Field] = {
     "aero_balance_front": Field(0.5, "-", 0.0, 1.0, True, True),
     "air_density": Field(1.2, "kg/m^3", 0.0, 10.0, True, True),
     "load_transfer_tau": Field(0.05, "s", 0.0, 10.0, True, True),
-    "road_grade": Field(0.0, "rad", -0.8, 0.8, True, True),
-    "road_bank": Field(0.0, "rad", -0.8, 0.8, True, True),
     "body_width": Field(1.80, "m", 0.0, 10.0, False, True),
     "overhang_front": Field(0.88, "m", 0.0, 10.0, True, True),
     "overhang_rear": Field(0.74, "m", 0.0, 10.0, True, True),
@@ -263,25 +258,7 @@ CHASSIS_UNITS: dict[str, str] = fields.units(CHASSIS_FIELDS)
 TIRE_SCALE_RANGE = (0.0, 10.0, False, True)
 
 
-def check_surface_ids(ids, n_surfaces: int, source: str = "Chassis") -> None:
-    """Raise ``ValueError`` unless ``ids`` are integers in ``[0, n_surfaces)`` with a last axis of 4."""
-    arr = np.asarray(ids)
-    if arr.ndim == 0 or arr.shape[-1] != 4:
-        raise ValidationError(
-            f"{source}: surface_ids must have a last axis of 4 (FL, FR, RL, RR), got shape {arr.shape}"
-        )
-    if not np.issubdtype(arr.dtype, np.integer):
-        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
-            raise ValidationError(f"{source}: surface_ids must be integers, got {arr.ravel()[:4]}")
-    bad = (arr < 0) | (arr >= n_surfaces)
-    if bad.any():
-        raise ValidationError(
-            f"{source}: surface id {int(arr[bad].ravel()[0])} is outside the surface table "
-            f"(allowed 0 to {n_surfaces - 1} for a table of {n_surfaces})"
-        )
-
-
-def validate_chassis(ch: Chassis, n_surfaces: int | None = None, source: str = "Chassis", dtype=None) -> None:
+def validate_chassis(ch: Chassis, source: str = "Chassis", dtype=None) -> None:
     """Check every field of a (possibly batched) concrete :class:`Chassis`; tracers are skipped.
 
     Each value must lie in its :data:`CHASSIS_RANGES` entry and be finite once stored in ``dtype`` (default
@@ -296,8 +273,6 @@ def validate_chassis(ch: Chassis, n_surfaces: int | None = None, source: str = "
             check_range(
                 f"tire_scale_{axle}.{f}", getattr(sc, f), *TIRE_SCALE_RANGE, source=source, allow_inf=True, dtype=dtype
             )
-    if n_surfaces is not None:
-        check_surface_ids(ch.surface_ids, n_surfaces, source=source)
     check_tire_sides(ch.tire_sides, source=source)
 
 
@@ -318,11 +293,13 @@ def check_tire_sides(sides, source: str = "Chassis") -> None:
 
 
 def validate_params(params: VehicleParams, source: str = "VehicleParams") -> None:
-    """Validate a concrete :class:`VehicleParams` (chassis ranges, surface ids against the table)."""
+    """Validate a concrete :class:`VehicleParams` (chassis ranges, the contact's angles and its surface ids
+    against the table, the road, the driveline)."""
     if not isinstance(params, VehicleParams):
         raise ValueError(f"{source}: expected VehicleParams, got {type(params).__name__}")
     n = int(np.shape(params.surfaces.grip)[-1])
-    validate_chassis(params.chassis, n, source=source)
+    validate_chassis(params.chassis, source=source)
+    validate_contact(params.contact, n, source=source)
     if params.road is not None and is_concrete(params.road):
         check_road(params.road, n, source=source)
     if params.driveline is not None:
@@ -334,36 +311,29 @@ def make_chassis(
     dtype=None,
     tire_scale_front=None,
     tire_scale_rear=None,
-    surface_ids=None,
     tire_sides=None,
-    n_surfaces: int = 16,
     **values,
 ) -> Chassis:
     """A validated :class:`Chassis`; unspecified fields take :data:`CHASSIS_DEFAULTS`.
 
-    ``surface_ids`` (default all 0) may be a scalar (every wheel) or 4 values; they are checked against a
-    table of ``n_surfaces`` entries.  ``tire_sides`` (default :data:`DEFAULT_TIRE_SIDES`) 4 values of
+    ``tire_sides`` (default :data:`DEFAULT_TIRE_SIDES`) 4 values of
     +1 / -1 / 0 (see :class:`Chassis`).  Values may be arrays with a leading vehicle axis.
     """
     full = fields.merge(CHASSIS_FIELDS, values, source="Chassis")
-    ids = np.asarray(0 if surface_ids is None else surface_ids)
-    if ids.ndim == 0:
-        ids = np.full(4, ids)
     sf = TireScale(*tire_scale_front) if tire_scale_front is not None else TireScale()
     sr = TireScale(*tire_scale_rear) if tire_scale_rear is not None else TireScale()
     sides = np.asarray(DEFAULT_TIRE_SIDES if tire_sides is None else tire_sides, dtype=float)
     if sides.ndim >= 1 and sides.shape[-1] == 4:  # batch the sides like the other per-vehicle fields
-        batch = np.broadcast_shapes(*(np.shape(v) for v in full.values()), ids.shape[:-1], sides.shape[:-1])
+        batch = np.broadcast_shapes(*(np.shape(v) for v in full.values()), sides.shape[:-1])
         sides = np.broadcast_to(sides, batch + (4,))
-    raw = Chassis(**full, tire_scale_front=sf, tire_scale_rear=sr, surface_ids=ids, tire_sides=sides)
+    raw = Chassis(**full, tire_scale_front=sf, tire_scale_rear=sr, tire_sides=sides)
     dtype = dtype or jnp.result_type(float)
-    validate_chassis(raw, n_surfaces, dtype=dtype)
+    validate_chassis(raw, dtype=dtype)
     as_f = lambda v: jnp.asarray(v, dtype)  # noqa: E731
     return Chassis(
         **{k: as_f(v) for k, v in full.items()},
         tire_scale_front=TireScale(*(as_f(v) for v in sf)),
         tire_scale_rear=TireScale(*(as_f(v) for v in sr)),
-        surface_ids=jnp.asarray(np.round(ids).astype(np.int32)),
         tire_sides=as_f(sides),
     )
 
@@ -382,11 +352,18 @@ def _tire_dtype(tire):
 
 
 def make_vehicle(
-    chassis: Chassis, tire_front, tire_rear=None, surfaces: SurfaceTable | None = None, dtype=None
+    chassis: Chassis,
+    tire_front,
+    tire_rear=None,
+    surfaces: SurfaceTable | None = None,
+    dtype=None,
+    *,
+    contact: Contact | None = None,
 ) -> VehicleParams:
     """Assemble validated :class:`VehicleParams` (``tire_rear`` defaults to ``tire_front``,
-    ``surfaces`` to :func:`jaxtire.surfaces.preset_table`).  Everything is cast to ``dtype``
-    (default: the default float dtype, float32 unless x64 is enabled)."""
+    ``surfaces`` to :func:`jaxtire.surfaces.preset_table`, ``contact`` to a flat road on surface 0,
+    :func:`sims.roads.contact.make_contact`).  Everything is cast to ``dtype`` (default: the default float
+    dtype, float32 unless x64 is enabled)."""
     if tire_rear is None:
         tire_rear = tire_front
     if surfaces is None:
@@ -394,7 +371,7 @@ def make_vehicle(
     if not isinstance(chassis, Chassis):
         raise ValueError(f"make_vehicle: chassis must be a Chassis, got {type(chassis).__name__}")
     dtype = dtype or jnp.result_type(float)
-    params = VehicleParams(chassis, tire_front, tire_rear, surfaces)
+    params = VehicleParams(chassis, tire_front, tire_rear, surfaces, make_contact() if contact is None else contact)
     validate_params(params, source="make_vehicle")
     return astype(params, dtype)
 
@@ -410,13 +387,15 @@ def astype(params: VehicleParams, dtype) -> VehicleParams:
 
 
 def fleet_axes(params: VehicleParams) -> VehicleParams:
-    """``vmap`` ``in_axes`` for a fleet: chassis (and suspension) batched on axis 0, tires, surface table and
-    road shared (a road with a leading vehicle axis, :func:`sims.roads.profile.batched`, batched too), the
-    driveline batched or shared (:func:`sims.vehicles.driveline.fleet_axis`)."""
+    """``vmap`` ``in_axes`` for a fleet: chassis (and suspension) batched on axis 0, tires and surface table
+    shared, the contact per vehicle or shared (:func:`sims.roads.contact.contact_axes`), the road shared (a road
+    with a leading vehicle axis, :func:`sims.roads.profile.batched`, batched too), the driveline batched or
+    shared (:func:`sims.vehicles.driveline.fleet_axis`)."""
     road = getattr(params, "road", None)
     road_axis = 0 if getattr(road, "per_vehicle", False) else None
+    axes = (0, None, None, None, contact_axes(params.contact), road_axis, 0, fleet_axis(params.driveline))
     # the leaves are vmap axes (int / None), not parameters: _make skips the field types
-    return VehicleParams._make((0, None, None, None, road_axis, 0, fleet_axis(params.driveline)))
+    return VehicleParams._make(axes)
 
 
 def init_state(

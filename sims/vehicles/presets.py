@@ -38,6 +38,7 @@ from jaxtire.surfaces import SurfaceTable, preset_table
 from jaxtire.tir import default_tire
 from jaxtire.tire import is_tire, with_nominal
 from jaxtire.validation import check_choice
+from sims.roads.contact import make_contact
 from sims.vehicles.driveline import Differential, Driveline, Engine, Gearbox, make_driveline, rpm, validate_driveline
 from sims.vehicles.params import CHASSIS_DEFAULTS, TireScale, VehicleParams, make_chassis, make_vehicle
 
@@ -203,7 +204,9 @@ def get(
     surfaces: SurfaceTable | None = None,
     dtype=None,
     *,
-    surface_ids=None,
+    surface_ids=0,
+    grade=0.0,
+    bank=0.0,
     driveline: bool | Driveline = False,
     **overrides,
 ) -> VehicleParams:
@@ -212,23 +215,18 @@ def get(
     :func:`base_tire`); ``overrides`` replace chassis fields; ``driveline`` ``True`` attaches the preset's
     :func:`get_driveline` (engine, gearbox, differentials), a :class:`~sims.vehicles.driveline.Driveline` that one,
     ``False`` (default) the chassis' one-number drive;
-    ``surface_ids`` (scalar or 4 values, default 0) index ``surfaces`` (default
-    :func:`jaxtire.surfaces.preset_table`)."""
+    the road under the car (:class:`~sims.roads.contact.Contact`): ``surface_ids`` (scalar or 4 values, default
+    0) index ``surfaces`` (default :func:`jaxtire.surfaces.preset_table`), ``grade`` and ``bank`` [rad] (default
+    0: flat)."""
     spec = PRESETS[check_name(name)]
     surfaces = preset_table() if surfaces is None else surfaces
     n_surf = int(jnp.shape(surfaces.grip)[-1])
     values = {**spec["chassis"], **overrides}
-    ch = make_chassis(
-        dtype=dtype,
-        tire_scale_front=spec["scale_front"],
-        tire_scale_rear=spec["scale_rear"],
-        surface_ids=surface_ids,
-        n_surfaces=n_surf,
-        **values,
-    )
+    ch = make_chassis(dtype=dtype, tire_scale_front=spec["scale_front"], tire_scale_rear=spec["scale_rear"], **values)
+    contact = make_contact(grade, bank, surface_ids, n_surfaces=n_surf, dtype=dtype)
     tf = base_tire(tire, dtype, **(spec["tire_front"] or {}))
     tr = base_tire(tire, dtype, **(spec["tire_rear"] or {}))
-    params = make_vehicle(ch, tf, tr, surfaces, dtype=dtype)
+    params = make_vehicle(ch, tf, tr, surfaces, dtype=dtype, contact=contact)
     if driveline is False:
         return params
     dl = get_driveline(name, dtype=dtype) if driveline is True else driveline

@@ -161,7 +161,7 @@ def friction_tables(
     frac = jnp.linspace(0.0, 1.0, n_loads, dtype=dtype)
     fz = fz_max * frac
     load = jnp.maximum(fz[1:], 1.0)  # the tire at 0 N carries 0 N (set below), no 0/0 in its equations
-    ids = jnp.asarray(ch.surface_ids)
+    ids = jnp.asarray(params.contact.surface_ids)
     tires = [scale_tire(params.tire_front, *ch.tire_scale_front), scale_tire(params.tire_rear, *ch.tire_scale_rear)]
     surfs = [lookup(params.surfaces, ids[..., 0]), lookup(params.surfaces, ids[..., 2])]
     axes = ("drive", "brake", "lateral", (0.0, -1.0, 0.0, 1.0))  # the last: +Fy at alpha < 0 (mounted side)
@@ -260,16 +260,14 @@ def _safe_ratio(num, den, big=1e9):
     return jnp.where(ok, num / jnp.where(ok, den, 1.0), big)
 
 
-def _road_chassis(ch, grade, bank):
-    return ch._replace(road_grade=grade, road_bank=bank)
-
-
 def _axle_terms(params: VehicleParams, tab: FrictionTables, v, ax, ay, grade, bank):
-    """``(chassis on the road, loads, (u_f, u_r) the axles' lateral utilisations, (Fy_f, Fy_r) their needed
-    lateral forces)`` (module docstring)."""
-    ch = _road_chassis(params.chassis, grade, bank)
-    fz = corner_loads(ch, v, ax, ay)
-    _, gy, _ = gravity(ch)
+    """``(the road's gravity (g_x, g_y, g_n), loads, (u_f, u_r) the axles' lateral utilisations, (Fy_f, Fy_r)
+    their needed lateral forces)`` (module docstring)."""
+    ch = params.chassis
+    road = params.contact._replace(grade=grade, bank=bank)
+    fz = corner_loads(ch, road, v, ax, ay)
+    g = gravity(road)
+    gy = g[1]
     L = ch.cg_to_front + ch.cg_to_rear
     fy_need = ch.mass * (ay - gy)
     fy = [_interp(tab.lateral[_AXLE[i]], tab.fz, fz[i]) for i in range(4)]
@@ -281,7 +279,7 @@ def _axle_terms(params: VehicleParams, tab: FrictionTables, v, ax, ay, grade, ba
     need_f, need_r = jnp.abs(fy_need) * ch.cg_to_rear / L, jnp.abs(fy_need) * ch.cg_to_front / L
     u_f = need_f / jnp.maximum(fy[0] + fy[1], 1e-6)
     u_r = need_r / jnp.maximum(fy[2] + fy[3], 1e-6)
-    return ch, fz, (u_f, u_r), (need_f, need_r)
+    return g, fz, (u_f, u_r), (need_f, need_r)
 
 
 #: The axle (0 front, 1 rear) of each wheel FL, FR, RL, RR.
@@ -294,7 +292,8 @@ def _ellipse(u):
 
 def _long_accel(params: VehicleParams, tab: FrictionTables, v, ax, ay, grade, bank, brake):
     """One fixed-point update of the longitudinal limit; ``brake`` a bool (array: traced, both formulas)."""
-    ch, fz, util, need = _axle_terms(params, tab, v, ax, ay, grade, bank)
+    ch = params.chassis
+    g, fz, util, need = _axle_terms(params, tab, v, ax, ay, grade, bank)
     table = jnp.where(brake, tab.brake, tab.drive)
     cap = [_interp(table[_AXLE[i]], tab.fz, fz[i]) for i in range(4)]
     drag = 0.5 * ch.air_density * ch.drag_area * v * v
@@ -307,7 +306,7 @@ def _long_accel(params: VehicleParams, tab: FrictionTables, v, ax, ay, grade, ba
         drag = drag + 0.5 * (need[0] * (alpha[0] + alpha[1]) + need[1] * (alpha[2] + alpha[3]))
     front = 2.0 * smin(cap[0], cap[1])
     rear = 2.0 * smin(cap[2], cap[3])
-    gx = gravity(ch)[0]
+    gx = g[0]
     share = jnp.where(brake, ch.brake_bias_front, ch.drive_split_front)
     r = share * ch.wheel_radius_front + (1.0 - share) * ch.wheel_radius_rear
     re = r if tab.drive_radius is None else tab.drive_radius

@@ -22,7 +22,7 @@ from sims.vehicles.params import Controls, VehicleParams, VehicleState, wheel_la
 
 def axle_surfaces(params: VehicleParams) -> list:
     """Front and rear surfaces: the mean (:func:`jaxtire.surfaces.mean`) of each axle's two wheels."""
-    ids = jnp.asarray(params.chassis.surface_ids)
+    ids = jnp.asarray(params.contact.surface_ids)
     s = [lookup(params.surfaces, ids[..., i]) for i in range(4)]
     return [mean(s[0], s[1]), mean(s[2], s[3])]
 
@@ -31,7 +31,7 @@ def geometry(params: VehicleParams, state: VehicleState, controls: Controls) -> 
     """Axle positions, steer, per-tire loads and surfaces of the two axles (front, rear)."""
     ch = params.chassis
     delta = jnp.clip(controls.steer, -ch.max_steer, ch.max_steer)
-    ff, fr = core.clamped_axle_loads(ch, state.vx, state.ax)
+    ff, fr = core.clamped_axle_loads(ch, params.contact, state.vx, state.ax)
     zero = jnp.zeros_like(delta)
     lay = wheel_layout(ch, 2)
     return core.Geometry(

@@ -60,6 +60,7 @@ def test_markdown_lists_every_field_with_unit_default_and_range():
     "module, table, pytree",
     [
         ("sims.vehicles.params", "CHASSIS_FIELDS", "Chassis"),
+        ("sims.roads.contact", "CONTACT_FIELDS", "Contact"),
         ("sims.vehicles.suspension", "SUSPENSION_FIELDS", "Suspension"),
         ("sims.drivers", "DRIVER_FIELDS", None),
     ],

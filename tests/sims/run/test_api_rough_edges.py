@@ -66,7 +66,7 @@ def test_sampling_takes_surface_names_and_explains_bad_ranges(hatch):
     key = jax.random.PRNGKey(0)
     by_name, _ = sample_fleet(key, hatch, 4, Sampling(surfaces=("asphalt_wet", "snow")))
     by_id, _ = sample_fleet(key, hatch, 4, Sampling(surfaces=(surface_id("asphalt_wet"), surface_id("snow"))))
-    np.testing.assert_array_equal(by_name.chassis.surface_ids, by_id.chassis.surface_ids)
+    np.testing.assert_array_equal(by_name.contact.surface_ids, by_id.contact.surface_ids)
     with pytest.raises(ValidationError, match=r"mu = 0.9 is not a range; give \(low, high\), e.g. mu=\(0.9, 0.9\)"):
         sample_fleet(key, hatch, 4, Sampling(mu=0.9))
     with pytest.raises(ValidationError, match=r"mu = \(1.2, 0.9\) has low > high .*swap them: mu=\(0.9, 1.2\)"):

@@ -78,7 +78,7 @@ def test_long_rollout_of_1000_vehicles_parked_and_at_50_mps_has_no_nan_or_inf():
 def test_make_fleet_and_bad_sampling():
     p = presets.get("kart")
     f = make_fleet(p, 3)
-    assert np.shape(f.chassis.mass) == (3,) and np.shape(f.chassis.surface_ids) == (3, 4)
+    assert np.shape(f.chassis.mass) == (3,) and np.shape(f.contact.surface_ids) == (3, 4)
     with pytest.raises(ValueError, match="Sampling: mass"):
         sample_fleet(jax.random.PRNGKey(0), p, 3, Sampling(mass=(-1.0, 2.0)))
     with pytest.raises(ValueError, match="surface id 20"):

@@ -40,6 +40,7 @@ def test_long_run_records_equal_the_fleet_rollout_records_with_t(tmp_path):
     np.testing.assert_allclose(recs["t"][0], 0.5 + dt * 2 * np.arange(n // 2), rtol=1e-6)
     np.testing.assert_allclose(recs["state.vx"], ref.trajectory["state"].vx, rtol=0, atol=0)
     # telemetry is recomputed inside two differently fused programs: equal to the last bit or two (the
-    # states above and below stay bitwise equal)
-    np.testing.assert_allclose(recs["telemetry.fx"], ref.trajectory["telemetry"].fx, rtol=1e-6, atol=0)
+    # states above and below stay bitwise equal); atol: one float32 ulp of the ~4.5 kN forces (5e-4 N), for the
+    # free-rolling start's forces of ~1e-6 N, round-off of that size
+    np.testing.assert_allclose(recs["telemetry.fx"], ref.trajectory["telemetry"].fx, rtol=1e-6, atol=5e-4)
     np.testing.assert_allclose(np.asarray(res.final_state.vx), np.asarray(ref.final_state.vx), rtol=0, atol=0)

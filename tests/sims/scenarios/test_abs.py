@@ -33,10 +33,11 @@ def _fleet(names):
     k = 2 * len(SURFACES)
     ch = jax.tree.map(lambda *x: jnp.concatenate(x), *(broadcast(p.chassis, k) for p in ps))
     ids = np.tile(np.repeat([surface_id(s) for s in SURFACES], 2), len(names))
-    ch = ch._replace(surface_ids=jnp.broadcast_to(jnp.asarray(ids, jnp.int32)[:, None], (len(ids), 4)))
+    ids = jnp.broadcast_to(jnp.asarray(ids, jnp.int32)[:, None], (len(ids), 4))
+    contact = broadcast(ps[0].contact, len(ids))._replace(surface_ids=ids)
     abs_on = np.tile([0.0, 1.0], len(names) * len(SURFACES))
     res, _, _ = braking.brake_test(
-        ps[0]._replace(chassis=ch), abs_on, speed=SPEED, yaw_rate0=0.0, max_time=10.0, compiler_options=FAST
+        ps[0]._replace(chassis=ch, contact=contact), abs_on, speed=SPEED, yaw_rate0=0.0, max_time=10.0, compiler_options=FAST
     )
     out = {}
     for i in range(len(ids)):

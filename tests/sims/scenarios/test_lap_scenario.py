@@ -84,8 +84,10 @@ def test_race_car_transient_laps_on_three_circuits_in_one_program():
     ch = fleet.chassis
     wet, mu = surface_id("asphalt_wet"), jnp.asarray([1.0] * n + [1.0, 0.9, 1.0], jnp.float32)
     fleet = fleet._replace(
+        contact=fleet.contact._replace(
+            surface_ids=jnp.asarray([[0] * 4] * n + [[wet] * 4, [0] * 4, [0] * 4], jnp.int32)
+        ),
         chassis=ch._replace(
-            surface_ids=jnp.asarray([[0] * 4] * n + [[wet] * 4, [0] * 4, [0] * 4], jnp.int32),
             tire_scale_front=ch.tire_scale_front.with_friction(mu),
             tire_scale_rear=ch.tire_scale_rear.with_friction(mu),
             lift_area=ch.lift_area * jnp.asarray([1.0] * (n + 2) + [2.0 / 3.0], jnp.float32),

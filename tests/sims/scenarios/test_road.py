@@ -43,8 +43,8 @@ def test_4_banked_circle_at_the_balance_speed_needs_no_side_force_so_steer_is_ki
     p = presets.get("hatchback")
     bank, R = 0.15, 40.0
     v = math.sqrt(GRAVITY * R * math.tan(bank))
-    ch = broadcast(p.chassis._replace(road_bank=np.float32(-bank)), 1)
-    pts = circle_run(p._replace(chassis=ch), [v], radius=R, duration=12.0, settle=8.0)
+    banked = p._replace(chassis=broadcast(p.chassis, 1), contact=p.contact._replace(bank=np.float32(-bank)))
+    pts = circle_run(banked, [v], radius=R, duration=12.0, settle=8.0)
     L = float(p.chassis.wheelbase)
     assert pts.holds[0]
     assert float(pts.steer[0]) == pytest.approx(L / R, rel=0.05)

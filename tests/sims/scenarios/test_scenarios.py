@@ -56,7 +56,8 @@ def test_braking_table_study_is_the_former_fleet_run(table):
     ids = [surface_id(s) for s in braking.SURFACES]
     n = 2 * len(ids)
     sid = np.broadcast_to(np.asarray(ids * 2, np.int32)[:, None], (n, 4))
-    fleet = base._replace(chassis=broadcast(base.chassis, n)._replace(surface_ids=sid))
+    contact = broadcast(base.contact, n)._replace(surface_ids=sid)
+    fleet = base._replace(chassis=broadcast(base.chassis, n), contact=contact)
     res, _, _ = braking.brake_test(fleet, np.repeat([0.0, 1.0], len(ids)), compiler_options=FAST)
     rows = [r for r in table if r["preset"] == "sports_car"]
     assert [(r["mode"], r["surface"]) for r in rows] == [(m, s) for m in ("locked", "abs") for s in braking.SURFACES]

@@ -151,7 +151,7 @@ def test_tire_envelope_tables_against_the_tire():
     )
     ch = p.chassis
     tire = scale_tire(p.tire_rear, *ch.tire_scale_rear)
-    surf = lookup(p.surfaces, jnp.asarray(ch.surface_ids)[2])
+    surf = lookup(p.surfaces, jnp.asarray(p.contact.surface_ids)[2])
     idx = np.arange(1, 6)  # 1.4-7 kN
     fz = np.asarray(tab.fz)[idx]
     for table in (tab.drive_at, tab.brake_at):

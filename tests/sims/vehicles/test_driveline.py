@@ -288,7 +288,7 @@ def _tc_check(params, tr, i):
     sel = slice(int(0.3 / DT), None)
     fz = tr["fz"][i][sel]
     speed = float(tr["vx"][i][sel].mean())
-    ids = np.asarray(ch.surface_ids)
+    ids = np.asarray(p.contact.surface_ids)
     tire = scale_tire(p.tire_rear, *ch.tire_scale_rear)
     slips, bounds = [], 0.0
     for k in (2, 3):

@@ -165,21 +165,21 @@ def test_4_gravity_components_and_parked_uphill_load_transfer_by_hand(dtype):
     """Grade theta, bank phi: body-frame gravity (-g sin theta, -g cos theta sin phi, g cos theta cos phi);
     parked uphill the rear axle carries m g (cos theta a + sin theta h) / L; on a bank the low (right)
     side carries m g (cos phi t/2 + sin phi h) / t; loads sum to m g_n."""
-    p = presets.get("hatchback", road_grade=GRADE, road_bank=0.1, dtype=dtype)
+    p = presets.get("hatchback", grade=GRADE, bank=0.1, dtype=dtype)
     ch = p.chassis
-    assert gravity(ch)[0].dtype == dtype
-    gx, gy, gn = (float(v) for v in gravity(ch))
+    assert gravity(p.contact)[0].dtype == dtype
+    gx, gy, gn = (float(v) for v in gravity(p.contact))
     g = GRAVITY
     r5, r4 = tol(dtype, 1e-5, 1e-13), tol(dtype, 1e-4, 1e-12)
     assert gx == pytest.approx(-g * math.sin(GRADE), rel=r5)
     assert gy == pytest.approx(-g * math.cos(GRADE) * math.sin(0.1), rel=r5)
     assert gn == pytest.approx(g * math.cos(GRADE) * math.cos(0.1), rel=r5)
     m, a, b, h = (float(v) for v in (ch.mass, ch.cg_to_front, ch.cg_to_rear, ch.cg_height))
-    pu = presets.get("hatchback", road_grade=GRADE, dtype=dtype)
+    pu = presets.get("hatchback", grade=GRADE, dtype=dtype)
     fz = np.asarray(wheel_loads(pu, dt.init_state(pu, 0.0)), np.float64)
     assert fz[2:].sum() == pytest.approx(m * g * (math.cos(GRADE) * a + math.sin(GRADE) * h) / (a + b), rel=r4)
     assert fz.sum() == pytest.approx(m * g * math.cos(GRADE), rel=r4)
-    pb = presets.get("hatchback", road_bank=0.1, roll_stiffness_front=0.5, track_rear=1.55, dtype=dtype)
+    pb = presets.get("hatchback", bank=0.1, roll_stiffness_front=0.5, track_rear=1.55, dtype=dtype)
     fz = np.asarray(wheel_loads(pb, dt.init_state(pb, 0.0)), np.float64)
     t = float(pb.chassis.track_front)
     assert fz[[1, 3]].sum() == pytest.approx(m * g * (math.cos(0.1) * 0.5 + math.sin(0.1) * h / t), rel=r4)
@@ -188,7 +188,7 @@ def test_4_gravity_components_and_parked_uphill_load_transfer_by_hand(dtype):
 def test_3_4_on_a_20pct_grade_the_car_rolls_down_with_brakes_off_at_the_gravity_rate():
     """Brakes off, 3 s from rest: v = a t with a <= g sin(theta) m / (m + sum I_w / r^2) (rolling
     resistance and drag only subtract, ~ 0.01 g)."""
-    p = presets.get("hatchback", road_grade=GRADE)
+    p = presets.get("hatchback", grade=GRADE)
     ch = p.chassis
     m = float(ch.mass)
     m_eff = (
@@ -207,7 +207,7 @@ def test_3_4_on_a_20pct_grade_braked_wheels_are_held_exactly_and_the_car_does_no
     carcass springs hold the car (static deflection by hand: test_transient_tires.py).  The steady-slip tire was a
     slip damper at standstill (kappa = -u / V_REG): the car crept at u = -m g sin(theta) V_REG / sum_i Kx_i,
     4.9 mm/s here (by hand); now it moves < 1 mm from t = 1 s to 10 s."""
-    p = presets.get("hatchback", road_grade=GRADE)
+    p = presets.get("hatchback", grade=GRADE)
     ch = p.chassis
     s0 = dt.init_state(p, 0.0)
     fz = wheel_loads(p, s0)
@@ -222,11 +222,11 @@ def test_3_4_on_a_20pct_grade_braked_wheels_are_held_exactly_and_the_car_does_no
 
 
 def test_3_4_gradients_finite_at_standstill_and_on_a_grade():
-    p = presets.get("hatchback", road_grade=GRADE)
+    p = presets.get("hatchback", grade=GRADE)
     s0 = dt.init_state(p, 0.0)
 
     def loss(brake, grade):
-        pp = p._replace(chassis=p.chassis._replace(road_grade=grade))
+        pp = p._replace(contact=p.contact._replace(grade=grade))
         return _run(pp, s0, Controls(brake=brake), 200).x
 
     g = jax.grad(loss, argnums=(0, 1))(jnp.float32(1.0), jnp.float32(GRADE))

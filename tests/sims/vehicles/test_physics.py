@@ -242,7 +242,7 @@ def test_float64_matches_float32(hatch):
         assert fs.vx.dtype == jnp.float64 and fs.omega.dtype == jnp.float64
         x64 = float(fs.x)
     assert x64 == pytest.approx(x32, rel=1e-3)
-    assert astype(hatch, jnp.float32).chassis.surface_ids.dtype == jnp.int32
+    assert astype(hatch, jnp.float32).contact.surface_ids.dtype == jnp.int32
 
 
 def test_open_loop_array_and_openloop_driver_agree_with_decimated_recording(hatch):

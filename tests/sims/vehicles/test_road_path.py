@@ -17,7 +17,8 @@ from jaxtire.validation import ValidationError
 from sims.drivers import StraightBraking
 from sims.run.rollout import rollout
 from sims.scenarios.braking import friction_bound
-from sims.vehicles import DOUBLE_TRACK, core, presets, road
+from sims.roads import road
+from sims.vehicles import DOUBLE_TRACK, core, presets
 from sims.vehicles.params import Controls, validate_params
 from tests.sims.conftest import FAST
 
@@ -46,8 +47,8 @@ def test_surface_and_attitude_lookup_by_hand():
             GRAVITY * math.cos(0.1) * math.cos(-0.1),
         )
         want = (gx_r * math.cos(psi) + gy_r * math.sin(psi), -gx_r * math.sin(psi) + gy_r * math.cos(psi), gn)
-        ch = presets.get("hatchback").chassis._replace(road_grade=np.float32(th), road_bank=np.float32(ph))
-        np.testing.assert_allclose([float(v) for v in core.gravity(ch)], want, atol=2e-5)
+        c = presets.get("hatchback").contact._replace(grade=np.float32(th), bank=np.float32(ph))
+        np.testing.assert_allclose([float(v) for v in core.gravity(c)], want, atol=2e-5)
 
 
 def test_bad_roads_are_refused_with_the_field_named():
@@ -63,7 +64,7 @@ def test_bad_roads_are_refused_with_the_field_named():
 
 
 def test_a_uniform_road_equals_the_constant_chassis_fields():
-    p = presets.get("hatchback", road_grade=0.05, road_bank=0.1, surface_ids=ICE)
+    p = presets.get("hatchback", grade=0.05, bank=0.1, surface_ids=ICE)
     on_road = presets.get("hatchback")._replace(road=road.make_road([0.0], grade=0.05, bank=0.1, surface_left=ICE))
     s = DOUBLE_TRACK.init_state(p, 15.0, yaw_rate=0.1)
     u = Controls(0.05, 0.0, 0.3)

@@ -58,7 +58,7 @@ def test_braked_car_holds_on_a_20pct_grade_at_the_static_carcass_deflection(name
     """Brakes on, 20 % grade, 10 s at 5 ms: every wheel held at exactly omega = 0, the car settles on its
     carcass springs at u = m g sin(theta) / sum_i C_i (by hand; 1.8 mm on the hatchback) within 10 % and
     moves < 1 mm (measured: 0) between t = 1 s and 10 s.  The steady-slip tire crept at 4.9 mm/s here."""
-    p = presets.get(name, road_grade=GRADE)
+    p = presets.get(name, grade=GRADE)
     m = float(p.chassis.mass)
     u = m * GRAVITY * math.sin(GRADE) / _carcass(p.tire_front, _grade_loads(p)).sum()
     end, xs = dt.init_state(p, 0.0), []
@@ -77,7 +77,7 @@ def test_brakes_off_it_rolls_down_the_grade_at_gravity_less_rolling_resistance()
     """Brakes off, from rest: between t = 1 s and 3 s, a = (m g sin(theta) - sum_i |My_i| / R_i - drag) /
     (m + sum_i I_i / R_i^2) by hand (the rolling tire's moment My at the mean speed, the drag 1/2 rho CdA v^2)
     within 2 %."""
-    p = presets.get("hatchback", road_grade=GRADE)
+    p = presets.get("hatchback", grade=GRADE)
     ch = p.chassis
     m = float(ch.mass)
     R = [float(ch.wheel_radius_front)] * 2 + [float(ch.wheel_radius_rear)] * 2
@@ -97,7 +97,7 @@ def test_brakes_off_it_rolls_down_the_grade_at_gravity_less_rolling_resistance()
 def test_a_held_car_settles_without_sustained_oscillation():
     """The low-speed damping (damping ratio 0.5 per corner): the held car's speed decays, its oscillation
     on the carcass springs (~5 Hz) is gone within 1 s (|vx| < 0.1 mm/s from t = 1 s on)."""
-    p = presets.get("hatchback", road_grade=GRADE)
+    p = presets.get("hatchback", grade=GRADE)
 
     @jax.jit
     def speeds(s):
@@ -175,12 +175,12 @@ def test_derivatives_at_standstill_on_the_grade_match_finite_differences(x64):
     and the initial speed through the lag, the held wheels' Coulomb brake and the low-speed damping equal
     central differences (rel 1e-4).  Forward mode (one compile: the values and the tangents); the reverse
     mode through 200 steps on the grade: test_invariants.py::test_3_4_gradients_finite_...)."""
-    p = presets.get("hatchback", road_grade=GRADE, dtype=jnp.float64)
+    p = presets.get("hatchback", grade=GRADE, dtype=jnp.float64)
     s0 = dt.init_state(p, 0.0)
 
     def final_x(args):
         grade, speed = args
-        pp = p._replace(chassis=p.chassis._replace(road_grade=grade))
+        pp = p._replace(contact=p.contact._replace(grade=grade))
         s = s0._replace(vx=speed, omega=s0.omega + speed / p.chassis.wheel_radius_front)
         return _run(pp, s, Controls(brake=0.6), 100)[0].x
 

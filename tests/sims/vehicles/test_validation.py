@@ -8,6 +8,7 @@ from jaxtire.surfaces import make_table
 from sims.drivers import Constant
 from sims.run.rollout import rollout
 from sims.vehicles import DOUBLE_TRACK, make_chassis, make_vehicle, presets
+from sims.roads.contact import make_contact
 from sims.vehicles.params import Chassis
 
 
@@ -65,9 +66,9 @@ def test_surface_id_out_of_range_for_a_table_of_16():
     with pytest.raises(ValueError, match="surface id -1"):
         presets.get("hatchback", surfaces=table, surface_ids=[0, 0, -1, 0])
     p = presets.get("hatchback", surfaces=table, surface_ids=[15, 15, 0, 3])
-    assert np.asarray(p.chassis.surface_ids).tolist() == [15, 15, 0, 3]
+    assert np.asarray(p.contact.surface_ids).tolist() == [15, 15, 0, 3]
     with pytest.raises(ValueError, match="surface id 11"):  # the 11-entry preset table
-        make_vehicle(make_chassis(surface_ids=11, n_surfaces=16), presets.base_tire())
+        make_vehicle(make_chassis(), presets.base_tire(), contact=make_contact(surface_ids=11, n_surfaces=16))
 
 
 def test_one_table_of_chassis_fields():
@@ -76,7 +77,7 @@ def test_one_table_of_chassis_fields():
     (CHASSIS_UNITS) are read; every default lies in its own range and builds a valid chassis."""
     from sims.vehicles import params as P
 
-    pytree_fields = {"tire_scale_front", "tire_scale_rear", "surface_ids", "tire_sides"}
+    pytree_fields = {"tire_scale_front", "tire_scale_rear", "tire_sides"}
     assert list(P.CHASSIS_FIELDS) == [f for f in P.Chassis._fields if f not in pytree_fields]
     for name, f in P.CHASSIS_FIELDS.items():
         assert f.low < f.high and f.unit, name
