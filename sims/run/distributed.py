@@ -39,12 +39,11 @@ from typing import Any, NamedTuple
 
 import jax
 import numpy as np
-from jax.sharding import Mesh, NamedSharding
-from jax.sharding import PartitionSpec as P
 
-from sims.run.fleet import fleet_rollout
+from sims.run.fleet import global_rollout
 from sims.run.longrun import _names
-from sims.run.sharding import AXIS, _flat_axes, batch_size
+from sims.run.mesh import global_mesh, local_rows, process_rows
+from sims.run.sharding import batch_size
 from sims.run.spec import RunSpec, run_spec
 from sims.vehicles.params import fleet_axes
 
@@ -105,57 +104,6 @@ def barrier(name: str) -> None:
         multihost_utils.sync_global_devices(name)
 
 
-def global_mesh(axis_name: str = AXIS) -> Mesh:
-    """A 1-D mesh over every device of every process, grouped by process (so each process's rows are
-    one contiguous block)."""
-    devs = sorted(jax.devices(), key=lambda d: (d.process_index, d.id))
-    return Mesh(np.array(devs), (axis_name,))
-
-
-def process_rows(n: int, mesh: Mesh | None = None) -> tuple[int, int, int]:
-    """``(start, stop, n_padded)``: the rows of a fleet of ``n`` (padded to a multiple of the device
-    count) that this process's devices hold."""
-    mesh = mesh if mesh is not None else global_mesh()
-    devs = list(mesh.devices.flat)
-    n_pad = -(-n // len(devs)) * len(devs)
-    per = n_pad // len(devs)
-    mine = [i for i, d in enumerate(devs) if d.process_index == jax.process_index()]
-    if not mine or mine != list(range(mine[0], mine[-1] + 1)):
-        raise ValueError("this process's devices must form one contiguous block of the mesh")
-    return mine[0] * per, (mine[-1] + 1) * per, n_pad
-
-
-def _to_global(tree, axes, mesh: Mesh, rows: tuple[int, int, int], local_inputs: bool, n: int):
-    start, stop, n_pad = rows
-    leaves, treedef = jax.tree.flatten(tree)
-    out = []
-    for leaf, ax in zip(leaves, _flat_axes(tree, axes), strict=False):
-        x = np.asarray(jax.device_get(leaf))
-        if ax == 0:
-            if not local_inputs:
-                x = x[start : min(stop, n)]
-            if x.shape[0] < stop - start:  # the padding rows (copies of the last vehicle)
-                x = np.concatenate([x, np.repeat(x[-1:], stop - start - x.shape[0], axis=0)], axis=0)
-            sh = NamedSharding(mesh, P(mesh.axis_names[0]))
-            out.append(jax.make_array_from_process_local_data(sh, x, (n_pad,) + x.shape[1:]))
-        else:
-            out.append(jax.make_array_from_process_local_data(NamedSharding(mesh, P()), x, x.shape))
-    return jax.tree.unflatten(treedef, out)
-
-
-def _local_rows(x) -> np.ndarray:
-    """This process's rows of a global array sharded on axis 0 (its addressable shards, in order)."""
-    shards = sorted(x.addressable_shards, key=lambda s: s.index[0].start or 0)
-    seen, parts = set(), []
-    for s in shards:
-        key = (s.index[0].start, s.index[0].stop)
-        if key in seen:  # replicated copies on several local devices
-            continue
-        seen.add(key)
-        parts.append(np.asarray(s.data))
-    return np.concatenate(parts, axis=0)
-
-
 def monte_carlo(
     out_dir,
     params,
@@ -182,29 +130,24 @@ def monte_carlo(
     spec = run_spec(spec, "monte_carlo", **fields).check(params, "monte_carlo", n_steps=n_steps)
     axes = (fleet_axes(params), 0, driver_axes, reducer_axes)
     args = (params, state0, controls, reducer)
-    mesh = global_mesh()
     if local_inputs:
         if n_vehicles is None:
             raise ValueError("local_inputs=True needs n_vehicles (the size of the whole fleet)")
         n = int(n_vehicles)
     else:
         n = batch_size(args, axes)
-    rows = process_rows(n, mesh)
+    rows = process_rows(n, global_mesh())
     if local_inputs and batch_size(args, axes) != min(rows[1], n) - rows[0]:
         raise ValueError(
             f"local_inputs: this process holds rows {rows[0]}..{min(rows[1], n)} of {n}, "
             f"got {batch_size(args, axes)} rows"
         )
-    g = [_to_global(a, ax, mesh, rows, local_inputs, n) for a, ax in zip(args, axes, strict=False)]
-
-    def fn(p, s, c, r):
-        return fleet_rollout(p, s, c, n_steps, spec, driver_axes=driver_axes, reducer=r, reducer_axes=reducer_axes)
-
-    out = jax.jit(fn, compiler_options=spec.options())(*g)
+    kw = dict(driver_axes=driver_axes, reducer_axes=reducer_axes)
+    out, rows = global_rollout(args, n_steps, spec, n=n, local_inputs=local_inputs, **kw)
     start, stop, _ = rows
     keep = max(0, min(stop, n) - start)
     names = _names(out)
-    arrays: dict[str, Any] = {nm: _local_rows(x)[:keep] for nm, x in zip(names, jax.tree.leaves(out), strict=False)}
+    arrays: dict[str, Any] = {nm: local_rows(x)[:keep] for nm, x in zip(names, jax.tree.leaves(out), strict=False)}
     arrays["vehicle"] = np.arange(start, start + keep)
     pid, npr = jax.process_index(), jax.process_count()
     os.makedirs(out_dir, exist_ok=True)

@@ -38,7 +38,7 @@ from jaxtire.validation import ValidationError, check_int, check_range, is_concr
 from sims.drivers import check_target_speed
 from sims.roads.contact import check_surface_ids
 from sims.run._scan import blocked, check_steps, chunk_fns
-from sims.run.mesh import block_of, padded_size, place, split_call, unpad
+from sims.run.mesh import block_of, global_mesh, padded_size, place, process_rows, split_call, to_global, unpad
 from sims.run.placement import Placement
 from sims.run.rollout import RolloutResult, _rollout_impl, launch
 from sims.run.spec import RunSpec, run_config
@@ -225,9 +225,18 @@ def fleet_rollout(
     every local device, ``k`` the first ``k``, or a sequence; ``block``: vehicles per cache-sized block), the
     placement of :class:`FleetRun` (the same code): the fleet is padded to a multiple of the device count, each
     device runs the one-device program on its block, the outputs (padding dropped) are bitwise those of one
-    device.  Under a transformation (``jit``, ``grad``, ``vmap`` of this call) the devices are the caller's:
-    its program runs (blocks still apply)."""
+    device.  ``hosts=True``: every device of every process after :func:`sims.run.distributed.initialize` (the
+    same call on every process, each with the whole fleet; :func:`global_rollout`), and every process gets the
+    whole result (gathered, padding dropped).  Under a transformation (``jit``, ``grad``, ``vmap`` of this call)
+    the devices are the caller's: its program runs (blocks still apply)."""
     spec, where = run_config(spec, placement, "fleet_rollout", **fields)
+    if where.hosts and is_concrete((params, state0, controls, reducer)):
+        from jax.experimental import multihost_utils
+
+        n = fleet_size(params)
+        kw = dict(t0=t0, driver_axes=driver_axes, reducer_axes=reducer_axes, block=where.block)
+        out, _ = global_rollout((params, state0, controls, reducer), n_steps, spec, n=n, **kw)
+        return unpad(jax.tree.map(jnp.asarray, multihost_utils.process_allgather(out, tiled=True)), n)
     if where.devices != 1 and is_concrete((params, state0, controls, reducer)):
         mesh = where.mesh("fleet_rollout")
         if mesh is not None:
@@ -270,6 +279,26 @@ def fleet_rollout(
         reducer_axes=reducer_axes,
         block=where.block_size(),
     )
+
+
+def global_rollout(
+    args: tuple, n_steps: int, spec: RunSpec, *, n: int, local_inputs: bool = False, block="auto", **kw
+) -> tuple[RolloutResult, tuple[int, int, int]]:
+    """:func:`fleet_rollout` of ``args`` (``(params, state0, controls, reducer)``, a fleet of ``n`` vehicles)
+    over the global mesh of every process's devices (:func:`sims.run.mesh.global_mesh`): each process passes
+    the whole fleet (or, ``local_inputs``, only its rows) and gets ``(the output as global arrays, padded to a
+    multiple of the device count; this process's rows (start, stop, n_padded))``.  ``kw``: ``t0``,
+    ``driver_axes``, ``reducer_axes``.  The one multi-host run of :func:`fleet_rollout` (``hosts=True``) and
+    :func:`sims.run.distributed.monte_carlo`."""
+    mesh = global_mesh()
+    rows = process_rows(n, mesh)
+    axes = (fleet_axes(args[0]), 0, kw.get("driver_axes", 0), kw.get("reducer_axes"))
+    g = [to_global(a, ax, mesh, rows, local_inputs, n) for a, ax in zip(args, axes, strict=True)]
+
+    def fn(p, s, c, r):
+        return fleet_rollout(p, s, c, n_steps, spec, reducer=r, devices=1, block=block, **kw)
+
+    return jax.jit(fn, compiler_options=spec.options())(*g), rows
 
 
 class RunStats(NamedTuple):
@@ -333,7 +362,8 @@ class FleetRun:
     ):
         if isinstance(driver, Controls):
             raise ValueError("FleetRun needs a driver (wrap open-loop controls in sims.drivers.OpenLoop)")
-        spec, self.placement = run_config(spec, placement, "FleetRun", **fields)
+        spec, where = run_config(spec, placement, "FleetRun", **fields)
+        self.placement = where.local("FleetRun")
         self.spec = spec.check(params, "FleetRun", chunk_steps=chunk_steps)
         self.n = fleet_size(params)
         self.params, self.state, self.driver, self.reducer = params, state0, driver, reducer

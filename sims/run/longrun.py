@@ -419,6 +419,7 @@ def long_run(
     if placement is None:
         fields.setdefault("block", None)
     spec, where = run_config(spec, placement, "long_run", **fields)
+    where = where.local("long_run")
     spec = spec.check(params, "long_run", chunk_steps=chunk_steps, last_chunk_steps=last_steps)
     n = fleet_size(params)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):

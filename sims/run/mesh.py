@@ -1,6 +1,7 @@
 """The vehicle mesh, the placement of fleet pytrees on it and the per-device dispatch (private; re-exported by
 :mod:`sims.run.sharding`, used by :class:`sims.run.fleet.FleetRun`, :mod:`sims.run.longrun` and
-:class:`sims.envs.devices.DeviceEnv`)."""
+:class:`sims.envs.devices.DeviceEnv`); the global mesh of every process's devices and the global arrays on it
+(:func:`sims.run.fleet.fleet_rollout` with ``hosts=True``, :mod:`sims.run.distributed`)."""
 
 from __future__ import annotations
 
@@ -147,3 +148,58 @@ def split_call(fn: Callable | list, args: tuple, mesh: Mesh | None, seen: set):
         return jax.make_array_from_single_device_arrays(shape, spread, list(xs))
 
     return jax.tree.map(whole, *outs)
+
+
+def global_mesh(axis_name: str = AXIS) -> Mesh:
+    """A 1-D mesh over every device of every process, grouped by process (so each process's rows are
+    one contiguous block)."""
+    devs = sorted(jax.devices(), key=lambda d: (d.process_index, d.id))
+    return Mesh(np.array(devs), (axis_name,))
+
+
+def process_rows(n: int, mesh: Mesh | None = None) -> tuple[int, int, int]:
+    """``(start, stop, n_padded)``: the rows of a fleet of ``n`` (padded to a multiple of the device
+    count) that this process's devices hold."""
+    mesh = mesh if mesh is not None else global_mesh()
+    devs = list(mesh.devices.flat)
+    n_pad = -(-n // len(devs)) * len(devs)
+    per = n_pad // len(devs)
+    mine = [i for i, d in enumerate(devs) if d.process_index == jax.process_index()]
+    if not mine or mine != list(range(mine[0], mine[-1] + 1)):
+        raise ValueError("this process's devices must form one contiguous block of the mesh")
+    return mine[0] * per, (mine[-1] + 1) * per, n_pad
+
+
+def to_global(tree, axes, mesh: Mesh, rows: tuple[int, int, int], local_inputs: bool, n: int):
+    """``tree`` as global arrays on the mesh of every process (:func:`global_mesh`): its batched leaves (``axes``
+    0) sharded over the vehicles, this process contributing its ``rows`` (``(start, stop, n_padded)`` of
+    :func:`process_rows`; the whole fleet given, or only these rows with ``local_inputs``), padded with copies of
+    the last vehicle; the shared leaves replicated."""
+    start, stop, n_pad = rows
+    leaves, treedef = jax.tree.flatten(tree)
+    out = []
+    for leaf, ax in zip(leaves, _flat_axes(tree, axes), strict=False):
+        x = np.asarray(jax.device_get(leaf))
+        if ax == 0:
+            if not local_inputs:
+                x = x[start : min(stop, n)]
+            if x.shape[0] < stop - start:  # the padding rows (copies of the last vehicle)
+                x = np.concatenate([x, np.repeat(x[-1:], stop - start - x.shape[0], axis=0)], axis=0)
+            sh = NamedSharding(mesh, P(mesh.axis_names[0]))
+            out.append(jax.make_array_from_process_local_data(sh, x, (n_pad,) + x.shape[1:]))
+        else:
+            out.append(jax.make_array_from_process_local_data(NamedSharding(mesh, P()), x, x.shape))
+    return jax.tree.unflatten(treedef, out)
+
+
+def local_rows(x) -> np.ndarray:
+    """This process's rows of a global array sharded on axis 0 (its addressable shards, in order)."""
+    shards = sorted(x.addressable_shards, key=lambda s: s.index[0].start or 0)
+    seen, parts = set(), []
+    for s in shards:
+        key = (s.index[0].start, s.index[0].stop)
+        if key in seen:  # replicated copies on several local devices
+            continue
+        seen.add(key)
+        parts.append(np.asarray(s.data))
+    return np.concatenate(parts, axis=0)

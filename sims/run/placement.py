@@ -11,6 +11,11 @@ field        default     meaning
 ``block``    ``"auto"``  vehicles per cache-sized block of one device's program (``lax.map`` over blocks,
                          :mod:`sims.run.chunked`): ``"auto"`` :func:`default_block` (:data:`CPU_BLOCK` on a
                          CPU, one batch on an accelerator), ``None`` one batch, or an integer >= 1.
+``hosts``    ``False``   ``False``: this process's devices (``devices``); ``True``: every device of every
+                         process after :func:`sims.run.distributed.initialize`, one global mesh grouped by
+                         process (``devices`` must be ``None``); each process makes the same call with the
+                         whole fleet and :func:`~sims.run.fleet.fleet_rollout` returns the whole result on
+                         every process, equal to the one-process run.
 ===========  ==========  =============================================================================
 
 The runners (:func:`~sims.run.fleet.fleet_rollout`, :class:`~sims.run.fleet.FleetRun`,
@@ -20,9 +25,11 @@ The runners (:func:`~sims.run.fleet.fleet_rollout`, :class:`~sims.run.fleet.Flee
     fleet_rollout(fleet, state0, driver, 400, RunSpec(dt=0.005), placement=Placement(devices=2))
     fleet_rollout(fleet, state0, driver, 400, dt=0.005, devices=2)        # the same
 
-A placement is hashable and static.  Several hosts: :func:`sims.run.distributed.monte_carlo` (its placement is
-every process's devices, one global mesh, after ``jax.distributed.initialize``).  On a CPU, JAX has several
-host devices only when asked before it starts (:func:`sims.run.use_host_devices`).
+A placement is hashable and static.  Several hosts: ``fleet_rollout(..., hosts=True)`` gathers the whole result
+on every process; :func:`sims.run.distributed.monte_carlo` runs the same program with ``hosts=True``'s mesh and
+writes each process's rows to its own file instead (no process holds the whole result).  The chunked runners
+(:class:`~sims.run.fleet.FleetRun`, :func:`~sims.run.longrun.long_run`) run on one process's devices.  On a
+CPU, JAX has several host devices only when asked before it starts (:func:`sims.run.use_host_devices`).
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ class Placement(NamedTuple):
 
     devices: Any = None
     block: Any = "auto"
+    hosts: bool = False
 
     def check(self, source: str = "run") -> Placement:
         """This placement with ``devices`` a tuple when a sequence, each field checked (the error names
@@ -70,7 +78,23 @@ class Placement(NamedTuple):
                 raise ValidationError(f"{source}: devices is an empty sequence (give None for every local device)")
         if self.block not in (None, "auto"):
             check_int("block ('auto', None or an integer)", self.block, 1, None, source=source)
+        if not isinstance(self.hosts, bool):
+            raise ValidationError(f"{source}: hosts must be True or False, got {self.hosts!r}")
+        if self.hosts and devices is not None:
+            raise ValidationError(
+                f"{source}: hosts=True runs on every device of every process; devices must be None, got {devices!r}"
+            )
         return self._replace(devices=devices)
+
+    def local(self, source: str = "run") -> Placement:
+        """This placement, refused (naming ``source``) with ``hosts=True``: for the runners that run on this
+        process's devices only (:class:`~sims.run.fleet.FleetRun`, :func:`~sims.run.longrun.long_run`)."""
+        if self.hosts:
+            raise ValidationError(
+                f"{source}: hosts=True is for fleet_rollout and sims.run.distributed.monte_carlo; a chunked run "
+                f"runs on this process's devices (hosts=False)"
+            )
+        return self
 
     def mesh(self, source: str = "run") -> Mesh | None:
         """The 1-D device mesh of ``devices`` (:func:`sims.run.mesh.device_mesh`), ``None`` for one device."""

@@ -136,28 +136,40 @@ def circle_run(
         chunk_steps=chunk_steps,
     )
     check_window("circle_run", "duration", duration, settle)
-    speeds = jnp.asarray(speeds)
-    follower = CircleFollower(radius=radius, center_x=0.0, center_y=radius)
-    _, state0, drv = fleet_start(
-        params,
-        run_kw.get("model", "double_track"),
-        follower,
-        speed=speeds,
-        yaw_rate=speeds / radius,
-        target_speed=speeds,
-    )
-    red = SkidpadReducer(settle=settle, radius=radius, center_x=0.0, center_y=radius)
+    model = run_kw.pop("model", "double_track")
+    su = circle_setup(params, jnp.asarray(speeds), radius=radius, settle=settle, duration=duration, dt=dt, model=model)
     run = FleetRun(
-        params,
-        state0,
-        drv,
+        su.params,
+        su.state0,
+        su.driver,
         dt=dt,
-        reducer=red,
+        model=model,
+        reducer=su.reducer,
+        reducer_axes=0,
         chunk_steps=chunk_steps,
         **run_kw,
     )
     _, _, acc, _ = run.run(max(chunk_steps, int(math.ceil(duration / dt))))
     return SkidpadPoint(*(np.asarray(a) for a in steady_point(acc, radius, tolerance)))
+
+
+def circle_setup(params: VehicleParams, speeds, *, radius: float, settle: float, duration: float, dt: float, model):
+    """The :class:`~sims.scenarios.base.Setup` of the fleet ``params`` driving the circle of ``radius`` [m]
+    (centre ``(0, R)``, turning left from the origin) at ``speeds`` [m/s] (one per vehicle), each started on
+    the circle at its speed and yaw rate ``V / R`` with :class:`~sims.drivers.CircleFollower` holding it, and
+    :class:`SkidpadReducer` averaging after ``settle`` [s] over ``duration`` [s] of steps ``dt`` [s]: the one
+    circle drive of :class:`Skidpad` and :func:`circle_run`."""
+    m, state0, drv = fleet_start(
+        params,
+        model,
+        CircleFollower(radius=radius, center_x=0.0, center_y=radius),
+        speed=speeds,
+        yaw_rate=speeds / radius,
+        target_speed=speeds,
+    )
+    dtype = jnp.asarray(params.chassis.mass).dtype
+    red = per_vehicle(SkidpadReducer(settle, radius, 0.0, radius), speeds.shape[0], dtype)
+    return Setup(params, state0, drv, red, m, dt, int(math.ceil(duration / dt)))
 
 
 def steady_point(acc: SkidpadAcc, radius, tolerance) -> SkidpadPoint:
@@ -208,18 +220,8 @@ class Skidpad(ScenarioBase):
         check_config(self.name, radius=self.radius, duration=self.duration, settle=self.settle, dt=self.dt)
         check_window(self.name, "duration", self.duration, self.settle)
         speed = jnp.sqrt(settings["ay_target"] * self.radius)
-        r = self.radius
-        m, state0, drv = fleet_start(
-            params,
-            self.model,
-            CircleFollower(radius=r, center_x=0.0, center_y=r),
-            speed=speed,
-            yaw_rate=speed / r,
-            target_speed=speed,
-        )
-        dtype = jnp.asarray(params.chassis.mass).dtype
-        red = per_vehicle(SkidpadReducer(self.settle, r, 0.0, r), speed.shape[0], dtype)
-        return Setup(params, state0, drv, red, m, self.dt, int(math.ceil(self.duration / self.dt)))
+        kw = dict(radius=self.radius, settle=self.settle, duration=self.duration, dt=self.dt, model=self.model)
+        return circle_setup(params, speed, **kw)
 
     def evaluate(self, acc: SkidpadAcc, setup: Setup, settings) -> dict:
         pt = steady_point(acc, self.radius, self.tolerance)

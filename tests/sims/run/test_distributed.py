@@ -37,12 +37,19 @@ WORKER = textwrap.dedent("""
     info = distributed.monte_carlo(out_dir, fleet, state0, drv, 60, dt=0.005, driver_axes=None,
                                    reducer=BrakingReducer(), run_id="mc-test", compiler_options=fast)
     distributed.barrier("written")
+    # the same run through the one fleet runner with hosts=True: every process gets the whole result
+    from sims.run.fleet import fleet_rollout
+    from sims.run.placement import Placement
+    whole = fleet_rollout(fleet, state0, drv, 60, dt=0.005, driver_axes=None, reducer=BrakingReducer(),
+                          placement=Placement(hosts=True), compiler_options=fast)
+    distance = [float(x) for x in whole.reduced.distance]
     merged_rows = None
     if info.process_index == 0:
         merged_rows = int(distributed.merge(out_dir)["vehicle"].shape[0])
     print("RESULT", json.dumps(dict(process_index=jax.process_index(), process_count=jax.process_count(),
                                     devices=len(jax.devices()), local=len(jax.local_devices()),
-                                    start=info.start, stop=info.stop, merged_rows=merged_rows)), flush=True)
+                                    start=info.start, stop=info.stop, merged_rows=merged_rows,
+                                    distance=distance)), flush=True)
     distributed.shutdown()
 """)
 
@@ -100,6 +107,11 @@ def test_two_processes_merge_equals_single_process(tmp_path):
         rtol = 2e-5 if k.startswith("driver_state") else 2e-6
         np.testing.assert_allclose(a[k], b[k], rtol=rtol, atol=1e-6, err_msg=k)
     assert np.all(np.isfinite(a["reduced.distance"])) and np.all(a["reduced.distance"] > 0)
+    # fleet_rollout(placement=Placement(hosts=True)): both processes hold the whole result (7 rows, padding
+    # dropped), bitwise the same on each, and equal to the shards' rows (the same global program)
+    assert res[0]["distance"] == res[1]["distance"] and len(res[0]["distance"]) == 7
+    np.testing.assert_array_equal(np.asarray(res[0]["distance"], np.float32), a["reduced.distance"])
+    np.testing.assert_allclose(one["distance"], b["reduced.distance"], rtol=0, atol=0)
 
 
 def test_merge_detects_missing_shard(tmp_path):

@@ -85,3 +85,11 @@ def test_placement_and_its_keywords_are_the_same_run():
         placement(devices=())
     with pytest.raises(ValueError, match="devices"):
         placement(devices="gpu")
+    # hosts (every process's devices: tests/sims/run/test_distributed.py runs it on two processes)
+    assert placement(hosts=True) == Placement(None, "auto", True)
+    with pytest.raises(ValueError, match="hosts must be True or False"):
+        placement(hosts=1)
+    with pytest.raises(ValueError, match="devices must be None"):
+        placement(hosts=True, devices=1)
+    with pytest.raises(ValueError, match="FleetRun: hosts=True is for fleet_rollout"):
+        FleetRun(fleet, s0, drv, spec, chunk_steps=20, hosts=True)
