@@ -80,6 +80,14 @@ def fleet_size(params: VehicleParams) -> int:
     return shapes.pop()
 
 
+def vehicles(params: VehicleParams, index) -> VehicleParams:
+    """The vehicles ``index`` of the fleet ``params``: every batched leaf (:func:`~sims.vehicles.params.fleet_axes`:
+    the chassis, a per-vehicle contact, road or driveline) indexed on its vehicle axis, the shared ones kept.  An
+    integer gives one vehicle (no vehicle axis), a slice or an index array a smaller fleet."""
+    take = lambda ax, sub: sub if ax is None else jax.tree.map(lambda x: jnp.asarray(x)[index], sub)  # noqa: E731
+    return jax.tree.map(take, fleet_axes(params), params, is_leaf=lambda x: x is None)
+
+
 def make_fleet(params: VehicleParams, n: int) -> VehicleParams:
     """``n`` identical copies of one vehicle, as a fleet (chassis and contact batched, tires and surfaces
     shared)."""
@@ -549,8 +557,7 @@ class FleetRun:
                 def one(t, d=first):
                     return t if d is None else jax.device_put(t, d)
 
-                per = lambda ax, sub, take=take: sub if ax is None else jax.tree.map(take, sub)  # noqa: E731
-                params = one(jax.tree.map(per, fleet_axes(p0), p0, is_leaf=lambda x: x is None))
+                params = one(vehicles(p0, idx))
                 driver = one(jax.tree.map(take, d0) if self._driver_axes == 0 else d0)
                 r0 = self._args[3]
                 reducer = one(jax.tree.map(take, r0) if self._reducer_axes == 0 else r0)

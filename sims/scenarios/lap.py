@@ -39,7 +39,7 @@ from sims.drivers import LapFollower, pytree_dataclass
 from sims.roads.circuits import Track, astype, get_track, load_circuit, progress_delta, stack, track_pose, widths_at
 from sims.roads.path import Path, make_path
 from sims.roads.raceline import min_curvature_line
-from sims.run.fleet import fleet_size, fleet_start
+from sims.run.fleet import fleet_size, fleet_start, vehicles
 from sims.scenarios.base import PASSED, Metric, ScenarioBase, Setup, run_scenario
 from sims.scenarios.sine_dwell import understeer_gradient
 from sims.vehicles.params import VehicleParams, wheel_layout
@@ -272,7 +272,7 @@ def transient_lap(
             raise ValidationError(f"transient_lap: {len(line)} lines and {len(centre)} centrelines for {n} vehicles")
 
         def laps(p):
-            one = lambda i: p._replace(chassis=jax.tree.map(lambda a: a[i : i + 1], p.chassis))  # noqa: E731
+            one = lambda i: vehicles(p, slice(i, i + 1))  # noqa: E731
             return jax.tree.map(
                 lambda *a: jnp.concatenate(a), *[lap_times(one(i), ln, envelope=envelope) for i, ln in enumerate(line)]
             )

@@ -7,7 +7,7 @@ import pytest
 
 from jaxtire.surfaces import surface_id
 from sims.drivers import SineSteer, StraightBraking
-from sims.run.fleet import Sampling, broadcast, fleet_rollout, make_fleet, sample_fleet
+from sims.run.fleet import Sampling, broadcast, fleet_rollout, make_fleet, sample_fleet, vehicles
 from sims.vehicles import DOUBLE_TRACK, fleet_axes, presets
 from tests.sims.conftest import FAST, roll
 
@@ -45,7 +45,7 @@ def test_fleet_rollout_equals_a_loop_and_is_bitwise_reproducible(hatch):
     for x, y in zip(jax.tree.leaves(res.final_state), jax.tree.leaves(res2.final_state)):
         assert np.array_equal(np.asarray(x), np.asarray(y))  # deterministic
     for i in range(4):
-        p_i = fleet._replace(chassis=jax.tree.map(lambda x: x[i], fleet.chassis))
+        p_i = vehicles(fleet, i)
         one = roll(p_i, jax.tree.map(lambda x: x[i], s0), StraightBraking(abs_on=1.0), 800, dt=0.005)
         for x, y in zip(jax.tree.leaves(one.final_state), jax.tree.leaves(res.final_state)):
             np.testing.assert_allclose(np.asarray(y)[i], np.asarray(x), rtol=1e-4, atol=1e-4)

@@ -144,7 +144,9 @@ def test_body_channels_of_the_full_vehicle(tmp_path):
     got = float(res.columns["roll_peak"][1])
     print(f"peak |roll| {np.degrees(got):.3f} deg, lowest heave {float(res.columns['heave_min'][1]) * 1e3:.2f} mm")
     assert got == pytest.approx(np.abs(roll).max(), rel=1e-5)
-    assert float(res.columns["heave_min"][1]) == pytest.approx(z.min(), rel=1e-5, abs=1e-8)
+    # the study's fleet and the replayed row are two programs: float32 round-off of the body's force balance
+    # (corner forces of ~3.5 kN to ~2e-4 N, ~1e-8 m of heave a step) differs between them by up to ~1e-7 m
+    assert float(res.columns["heave_min"][1]) == pytest.approx(z.min(), rel=1e-5, abs=1e-7)
     assert np.radians(0.3) < got < np.radians(8.0)  # a hatchback's roll in a step steer: degrees, not radians
     planar = sm.Study.from_dict({**BODY, "options": {"duration": 3.0}})
     with pytest.raises(ValidationError, match="model = 'full'"):
