@@ -12,6 +12,7 @@ from sims.vehicles import double_track as dt
 from sims.vehicles import presets
 from sims.vehicles.params import Controls, make_chassis
 from tests.conftest import tol
+from tests.sims.conftest import FAST
 
 
 @functools.partial(jax.jit, static_argnums=(2,))
@@ -229,9 +230,10 @@ def test_3_4_gradients_finite_at_standstill_and_on_a_grade():
         pp = p._replace(contact=p.contact._replace(grade=grade))
         return _run(pp, s0, Controls(brake=brake), 200).x
 
-    g = jax.grad(loss, argnums=(0, 1))(jnp.float32(1.0), jnp.float32(GRADE))
+    g = jax.jit(jax.grad(loss, argnums=(0, 1)), compiler_options=FAST)(jnp.float32(1.0), jnp.float32(GRADE))
     assert all(np.isfinite(float(v)) for v in g)
-    g0 = jax.grad(lambda b: _run(presets.get("hatchback"), dt.init_state(p, 0.0), Controls(brake=b), 200).x)(0.0)
+    flat = presets.get("hatchback")
+    g0 = jax.jit(jax.grad(lambda b: _run(flat, dt.init_state(flat, 0.0), Controls(brake=b), 200).x), compiler_options=FAST)(0.0)
     assert np.isfinite(float(g0))
 
 
