@@ -127,10 +127,13 @@ def contact_axes(c: Contact) -> Contact:
     return Contact._make((0 if np.ndim(c.grade) else None, 0 if np.ndim(c.bank) else None, 0 if ids == 2 else None))
 
 
-def broadcast_contact(c: Contact, n: int) -> Contact:
-    """``c`` with one value per vehicle of a fleet of ``n`` on every leaf: shared leaves copied, per-vehicle
-    ones (:func:`contact_axes`) kept."""
+def broadcast_contact(c: Contact, n: int, **fields) -> Contact:
+    """``c`` with one value per vehicle of a fleet of ``n`` on every leaf (shared leaves copied, per-vehicle ones,
+    :func:`contact_axes`, kept) and ``fields`` (``grade``, ``bank``: a scalar or one per vehicle; ``surface_ids``:
+    4 values or one row per vehicle) set, each broadcast to that per-vehicle shape in its leaf's dtype."""
     axes = contact_axes(c)
-    return Contact._make(
+    out = Contact._make(
         x if ax == 0 else jnp.broadcast_to(jnp.asarray(x), (n,) + jnp.shape(x)) for x, ax in zip(c, axes, strict=True)
     )
+    per = {k: jnp.asarray(getattr(out, k)) for k in fields}
+    return out._replace(**{k: jnp.broadcast_to(jnp.asarray(v, per[k].dtype), per[k].shape) for k, v in fields.items()})

@@ -290,21 +290,31 @@ def fleet_rollout(
 
 
 def global_rollout(
-    args: tuple, n_steps: int, spec: RunSpec, *, n: int, local_inputs: bool = False, block="auto", **kw
+    args: tuple,
+    n_steps: int,
+    spec: RunSpec,
+    *,
+    n: int,
+    driver_axes=0,
+    reducer_axes=None,
+    t0=0.0,
+    local_inputs: bool = False,
+    block="auto",
 ) -> tuple[RolloutResult, tuple[int, int, int]]:
     """:func:`fleet_rollout` of ``args`` (``(params, state0, controls, reducer)``, a fleet of ``n`` vehicles)
     over the global mesh of every process's devices (:func:`sims.run.mesh.global_mesh`): each process passes
     the whole fleet (or, ``local_inputs``, only its rows) and gets ``(the output as global arrays, padded to a
-    multiple of the device count; this process's rows (start, stop, n_padded))``.  ``kw``: ``t0``,
-    ``driver_axes``, ``reducer_axes``.  The one multi-host run of :func:`fleet_rollout` (``hosts=True``) and
+    multiple of the device count; this process's rows (start, stop, n_padded))``; ``driver_axes``,
+    ``reducer_axes``, ``t0`` and ``block`` as :func:`fleet_rollout`'s.  The one multi-host run of :func:`fleet_rollout` (``hosts=True``) and
     :func:`sims.run.distributed.monte_carlo`."""
     mesh = global_mesh()
     rows = process_rows(n, mesh)
-    axes = (fleet_axes(args[0]), 0, kw.get("driver_axes", 0), kw.get("reducer_axes"))
+    axes = (fleet_axes(args[0]), 0, driver_axes, reducer_axes)
     g = [to_global(a, ax, mesh, rows, local_inputs, n) for a, ax in zip(args, axes, strict=True)]
+    kw = dict(reducer_axes=reducer_axes, driver_axes=driver_axes, t0=t0, devices=1, block=block)
 
     def fn(p, s, c, r):
-        return fleet_rollout(p, s, c, n_steps, spec, reducer=r, devices=1, block=block, **kw)
+        return fleet_rollout(p, s, c, n_steps, spec, reducer=r, **kw)
 
     return jax.jit(fn, compiler_options=spec.options())(*g), rows
 

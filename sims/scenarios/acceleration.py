@@ -156,9 +156,7 @@ def split_mu(params: VehicleParams, low, high) -> VehicleParams:
     ids = [surface_id(s) if isinstance(s, str) else int(s) for s in (low, high)]
     n = fleet_size(params)
     row = jnp.asarray([ids[0], ids[1], ids[0], ids[1]], jnp.int32)
-    return params._replace(
-        contact=broadcast_contact(params.contact, n)._replace(surface_ids=jnp.broadcast_to(row, (n, 4)))
-    )
+    return params._replace(contact=broadcast_contact(params.contact, n, surface_ids=row))
 
 
 @dataclasses.dataclass(frozen=True)

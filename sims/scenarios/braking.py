@@ -399,14 +399,9 @@ def format_table(rows: list[dict]) -> str:
 
 
 def _with_contact(params: VehicleParams, **fields) -> VehicleParams:
-    """``params`` (a fleet) with the contact's ``fields`` replaced (:class:`~sims.roads.contact.Contact`), each
-    broadcast to one value per vehicle."""
-    c = broadcast_contact(params.contact, fleet_size(params))
-    rep: dict[str, Any] = {}
-    for k, v in fields.items():
-        old = jnp.asarray(getattr(c, k))
-        rep[k] = jnp.broadcast_to(jnp.asarray(v, old.dtype), old.shape)
-    return params._replace(contact=c._replace(**rep))
+    """``params`` (a fleet) with the contact's ``fields`` set, one value per vehicle
+    (:func:`sims.roads.contact.broadcast_contact`)."""
+    return params._replace(contact=broadcast_contact(params.contact, fleet_size(params), **fields))
 
 
 def downhill_brake_test(params: VehicleParams, abs_on, grade=math.atan(0.1), **kw):

@@ -552,7 +552,7 @@ def _nominal(path: str, base, settings: Mapping[str, float]) -> list[tuple[str, 
     if tgt.kind == "chassis":
         return [(path, float(getattr(ch, tgt.field)))]
     if tgt.kind == "contact":
-        return [(path, float(jnp.mean(jnp.asarray(getattr(base.contact, tgt.field)))))]
+        return [(path, float(getattr(base.contact, tgt.field)))]
     if tgt.kind == "setting":
         return [(path, float(settings[tgt.field]))]
     if tgt.kind != "tire_scale":
